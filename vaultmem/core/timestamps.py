@@ -1,0 +1,67 @@
+"""Datetimes at the note boundary: read any ISO 8601 form, write Obsidian's UTC form.
+
+Spec section 2: datetimes are written ``YYYY-MM-DDTHH:MM:SS`` in UTC. On read we accept any
+ISO 8601 form (``Z`` and offsets honoured, naive = UTC, a bare date = midnight UTC), epoch
+seconds, and YAML's own ``date``/``datetime`` objects. Everything inside vaultmem is an aware
+UTC :class:`datetime.datetime` or epoch seconds (``float``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+UTC = dt.UTC
+
+DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
+
+
+def parse_datetime(value: object) -> dt.datetime:
+    """Return ``value`` as an aware UTC datetime.
+
+    Accepts ``datetime`` (naive = UTC), ``date`` (midnight UTC), ``int``/``float`` epoch seconds
+    and ISO 8601 strings. Raises ``ValueError`` for anything else (including booleans).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"not a datetime: {value!r}")
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            raise ValueError(f"not a datetime: {value!r}")
+        return dt.datetime.fromtimestamp(float(value), tz=UTC)
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise ValueError("empty datetime")
+        try:
+            return dt.datetime.fromtimestamp(float(text), tz=UTC)
+        except ValueError:
+            pass
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        parsed = dt.datetime.fromisoformat(text)
+        return parse_datetime(parsed)
+    raise ValueError(f"not a datetime: {value!r}")
+
+
+def format_datetime(value: dt.datetime) -> str:
+    """Format as ``YYYY-MM-DDTHH:MM:SS`` in UTC (Obsidian's datetime property format)."""
+    return parse_datetime(value).strftime(DATETIME_FORMAT)
+
+
+def to_epoch(value: dt.datetime) -> float:
+    """Epoch seconds of an aware (or naive = UTC) datetime."""
+    return parse_datetime(value).timestamp()
+
+
+def from_epoch(seconds: float) -> dt.datetime:
+    """Aware UTC datetime of epoch ``seconds``."""
+    return dt.datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def utc_now() -> dt.datetime:
+    """The current time, aware UTC, truncated to whole seconds (notes store seconds)."""
+    return dt.datetime.now(UTC).replace(microsecond=0)

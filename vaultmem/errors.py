@@ -1,0 +1,82 @@
+"""Errors vaultmem raises, with messages fit to show a person.
+
+Every error the library raises on purpose is a :class:`VaultmemError`; the CLI turns
+them into a one-line message and exit code 1. Subclasses carry structured fields
+(``path``, ``key``, ``candidates``) so callers can act on them without parsing text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class VaultmemError(Exception):
+    """Base of every error vaultmem raises on purpose; ``str(err)`` is one line for a person."""
+
+
+class VaultNotFoundError(VaultmemError):
+    """No vault was given and none was found from the current folder upward."""
+
+
+class ConfigError(VaultmemError):
+    """``vaultmem.toml`` cannot be read or holds a value of the wrong type."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+class NoteError(VaultmemError):
+    """A note cannot be read or written; ``path`` names it, ``problem`` says why."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+class UnsafeNoteError(NoteError):
+    """The note has unparsable YAML, git conflict markers or non-UTF-8 bytes: it is never written."""
+
+
+class NoteChangedError(NoteError):
+    """The note changed on disk after it was read; the write was refused to keep the person's edit."""
+
+
+class NoteNotFoundError(VaultmemError):
+    """No note matches the given id or title."""
+
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+        super().__init__(f"no memory with id or title {ref!r}")
+
+
+class AmbiguousNoteError(VaultmemError):
+    """More than one note matches a title; ``candidates`` lists their vault-relative paths."""
+
+    def __init__(self, ref: str, candidates: Sequence[str]) -> None:
+        self.ref = ref
+        self.candidates = list(candidates)
+        listed = ", ".join(self.candidates)
+        super().__init__(
+            f"{len(self.candidates)} notes are named {ref!r}: {listed} — use the id"
+        )
+
+
+class DuplicateNameError(VaultmemError):
+    """A managed note's base name would clash (case-insensitively) with another note's."""
+
+    def __init__(self, name: str, existing: str) -> None:
+        self.name = name
+        self.existing = existing
+        super().__init__(f"a note named {name!r} already exists at {existing}")
+
+
+class InputError(VaultmemError):
+    """A value given on the command line or to the API is not acceptable."""
+
+
+class LockedError(VaultmemError):
+    """Another vaultmem process holds the vault's lock (a pass is running)."""
