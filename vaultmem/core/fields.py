@@ -1,0 +1,210 @@
+"""The memory fields of a note's frontmatter, normalised once at the parse boundary.
+
+Spec section 2 lists the keys, their Obsidian property types and defaults. Raw frontmatter is a
+plain dict (whatever YAML gave); :func:`read_fields` turns it into :class:`MemoryFields` with
+aware UTC datetimes, numbers in range and tuples of strings, and reports every value of the
+wrong type as a :class:`FieldWarning` (the default is used for scoring; the note is left alone).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from vaultmem.core.timestamps import parse_datetime
+
+MANAGED_TYPES = ("memory", "box", "trace")
+STATUSES = ("active", "promoted", "archived", "superseded")
+LAYERS = ("working", "episodic", "semantic", "procedural")
+SOURCES = ("human", "agent", "import", "consolidation")
+CATEGORIES = (
+    "fact", "preference", "correction", "entity", "decision", "relationship",
+    "principle", "commitment", "moment", "skill",
+)
+
+DATETIME_KEYS = (
+    "created", "last_used", "last_review_at", "promoted_at", "archived_at", "resolved_at",
+    "valid_until",
+)
+"""Keys whose values are datetimes (Obsidian property type ``datetime``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldWarning:
+    """A frontmatter value of the wrong type; the default was used in its place."""
+
+    key: str
+    value: object
+    problem: str
+
+    def message(self, path: str) -> str:
+        """One line naming the note and the key, e.g. ``STM/x.md: strength: 'high' is not a number``."""
+        return f"{path}: {self.key}: {self.value!r} {self.problem}; using the default"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFields:
+    """Typed view of the spec section 2 keys. Datetimes are aware UTC; ``None`` = absent."""
+
+    id: str | None = None
+    type: str | None = None
+    status: str = "active"
+    layer: str = "working"
+    category: str = "fact"
+    created: dt.datetime | None = None
+    last_used: dt.datetime | None = None
+    use_count: int = 1
+    strength: float = 1.0
+    importance: float = 0.5
+    confidence: float = 1.0
+    source: str = "human"
+    pinned: bool = False
+    tags: tuple[str, ...] = ()
+    box: str | None = None
+    trace: str | None = None
+    related: tuple[str, ...] = ()
+    review_count: int = 0
+    last_review_at: dt.datetime | None = None
+    cross_domain_count: int = 0
+    promoted_at: dt.datetime | None = None
+    archived_at: dt.datetime | None = None
+    resolved_at: dt.datetime | None = None
+    valid_until: dt.datetime | None = None
+
+    @property
+    def managed(self) -> bool:
+        """True for notes vaultmem manages (``type`` memory, box or trace; spec section 1)."""
+        return self.type in MANAGED_TYPES
+
+    @property
+    def access_count(self) -> int:
+        """The seeds' ``access_count`` = ``use_count - 1`` (spec section 2)."""
+        return max(0, self.use_count - 1)
+
+
+_TAG_SPLIT = re.compile(r"[,\s]+")
+
+
+def normalise_tags(value: object) -> tuple[str, ...]:
+    """Obsidian tags from a list or a ``"a, b"`` / ``"#a #b"`` string: no ``#``, no blanks, no repeats."""
+    items: list[object]
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items = list(_TAG_SPLIT.split(value))
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        raise ValueError("is not a list of tags")
+    tags: list[str] = []
+    for item in items:
+        if item is None:
+            continue
+        if not isinstance(item, str | int | float) or isinstance(item, bool):
+            raise ValueError("is not a list of tags")
+        tag = str(item).strip().lstrip("#").strip()
+        if tag and tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
+
+
+def _link_list(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(str(v) for v in value)
+    raise ValueError("is not a list of links")
+
+
+def _number(value: object, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError("is not a number")
+    if not low <= float(value) <= high:
+        raise ValueError(f"is outside {low:g}..{high:g}")
+    return float(value)
+
+
+def _count(value: object, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError("is not a whole number")
+    if float(value) != int(value) or int(value) < low:
+        raise ValueError(f"is not a whole number ≥ {low}")
+    return int(value)
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise ValueError("is not text")
+    text = str(value).strip()
+    if not text:
+        raise ValueError("is empty")
+    return text
+
+
+def _checkbox(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("is not true or false")
+    return value
+
+
+def _optional_text(value: object) -> str | None:
+    return None if value is None else _text(value)
+
+
+_CONVERTERS = {
+    "id": _optional_text,
+    "type": _optional_text,
+    "status": _text,
+    "layer": _text,
+    "category": _text,
+    "use_count": lambda v: _count(v, 1),
+    "strength": lambda v: _number(v, 0.0, 2.0),
+    "importance": lambda v: _number(v, 0.0, 1.0),
+    "confidence": lambda v: _number(v, 0.0, 1.0),
+    "source": _text,
+    "pinned": _checkbox,
+    "tags": normalise_tags,
+    "box": lambda v: None if v is None else _text(v),
+    "trace": lambda v: None if v is None else _text(v),
+    "related": _link_list,
+    "review_count": lambda v: _count(v, 0),
+    "cross_domain_count": lambda v: _count(v, 0),
+}
+
+
+def read_fields(
+    raw: Mapping[str, object], *, fallback_time: dt.datetime | None = None
+) -> tuple[MemoryFields, list[FieldWarning]]:
+    """Normalise raw frontmatter into :class:`MemoryFields`.
+
+    ``fallback_time`` stands in for a missing ``created`` (the store passes the file's mtime);
+    a missing ``last_used`` is ``created``. Never raises on bad values: each one becomes a
+    :class:`FieldWarning` and its default is used (spec section 2, last rule). ``layer`` values
+    outside :data:`LAYERS` are kept as written (they decay like ``working``).
+    """
+    values: dict[str, object] = {}
+    warnings: list[FieldWarning] = []
+    for key, convert in _CONVERTERS.items():
+        if key not in raw or (raw[key] is None and key not in ("box", "trace", "id", "type")):
+            continue
+        try:
+            values[key] = convert(raw[key])
+        except ValueError as err:
+            warnings.append(FieldWarning(key, raw[key], str(err)))
+    for key in DATETIME_KEYS:
+        if raw.get(key) is None:
+            continue
+        try:
+            values[key] = parse_datetime(raw[key])
+        except ValueError:
+            warnings.append(FieldWarning(key, raw[key], "is not a datetime"))
+    if "created" not in values and fallback_time is not None:
+        values["created"] = parse_datetime(fallback_time)
+    if "last_used" not in values and "created" in values:
+        values["last_used"] = values["created"]
+    return MemoryFields(**values), warnings  # type: ignore[arg-type]

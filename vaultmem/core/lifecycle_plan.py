@@ -1,0 +1,232 @@
+"""Planning the lifecycle passes from columns (spec section 4): promote, expire, forget, prune.
+
+Pure and vectorised: every rule is a numpy mask over :class:`~vaultmem.core.scoring.MemoryColumns`
+and :class:`~vaultmem.core.scoring.Scores`; no file is read. Each planned :class:`Move` states its
+rule and the numbers behind it, so nothing moves without a reason a person can check.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from vaultmem.core.importance import importance_level
+from vaultmem.core.scoring import MemoryColumns, Scores
+from vaultmem.core.settings import Settings
+
+BoolArray = npt.NDArray[np.bool_]
+
+PROCEDURAL_CATEGORIES = ("principle", "skill", "decision")
+"""Categories promoted to the procedural layer; the rest go to semantic (spec 4, rule 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One planned change of one note: move it to ``destination`` and set ``changes``.
+
+    ``destination`` is a vault-relative path (``None`` = stays where it is; ``action`` "delete"
+    removes the file). ``rule`` names the spec rule; ``reason`` gives its numbers.
+    """
+
+    path: str
+    id: str | None
+    action: str
+    destination: str | None
+    changes: dict[str, object] = field(default_factory=dict)
+    rule: str = ""
+    reason: str = ""
+
+
+def base_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def in_folder(paths: npt.NDArray[np.object_], folder: str) -> BoolArray:
+    """Mask of paths inside vault folder ``folder`` (any depth)."""
+    prefix = folder.strip("/") + "/"
+    return np.array([str(p).startswith(prefix) for p in paths], dtype=bool)
+
+
+def _managed_active(columns: MemoryColumns) -> BoolArray:
+    return (columns.type == "memory") & (columns.status == "active")
+
+
+def immune_mask(columns: MemoryColumns, settings: Settings) -> BoolArray:
+    """Immune to forgetting and pruning (spec 4): pinned, level ≥ 4, access ≥ 3, semantic/procedural."""
+    lc = settings.lifecycle
+    level = np.asarray(importance_level(columns.importance))
+    access = np.maximum(columns.use_count - 1, 0)
+    return (
+        columns.pinned
+        | (level >= lc.immune_level)
+        | (access >= lc.immune_access_count)
+        | np.isin(columns.layer, ["semantic", "procedural"])
+    )
+
+
+def plan_promote(
+    columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime
+) -> list[Move]:
+    """Spec 4, rule 2 (seeds 001, 003, 004): STM or box memories that earned long-term memory."""
+    th = settings.thresholds
+    folders = settings.folders
+    eligible = _managed_active(columns) & (
+        in_folder(columns.path, folders.stm) | in_folder(columns.path, folders.boxes)
+    )
+    by_score = (scores.score >= th.promote) & (scores.age_days >= th.promote_min_age_days)
+    by_use = (columns.use_count >= th.promote_use_count) & (scores.age_days <= th.promote_window_days)
+    by_episode = (
+        (columns.layer == "episodic")
+        & (columns.importance >= th.episodic_promote_importance)
+        & (columns.use_count - 1 >= th.episodic_promote_access_count)
+    )
+    moves: list[Move] = []
+    for i in np.flatnonzero(eligible & (by_score | by_use | by_episode)):
+        path = str(columns.path[i])
+        if by_score[i]:
+            reason = (
+                f"score {scores.score[i]:.3f} ≥ {th.promote} and age {scores.age_days[i]:.1f} d "
+                f"≥ {th.promote_min_age_days:g} d"
+            )
+        elif by_use[i]:
+            reason = (
+                f"use_count {int(columns.use_count[i])} ≥ {th.promote_use_count} within "
+                f"{th.promote_window_days:g} d of creation (age {scores.age_days[i]:.1f} d)"
+            )
+        else:
+            reason = (
+                f"episodic, importance {columns.importance[i]:.2f} ≥ "
+                f"{th.episodic_promote_importance} and access_count "
+                f"{int(columns.use_count[i]) - 1} ≥ {th.episodic_promote_access_count}"
+            )
+        layer = "procedural" if columns.category[i] in PROCEDURAL_CATEGORIES else "semantic"
+        moves.append(Move(
+            path, columns.id[i], "promote", f"{folders.ltm}/{base_name(path)}",
+            {"status": "promoted", "layer": layer, "promoted_at": now},
+            rule="promote", reason=reason,
+        ))
+    return moves
+
+
+def _archive(
+    path: str, note_id: object, settings: Settings, now: dt.datetime, rule: str, reason: str,
+    *, hard: bool = False,
+) -> Move:
+    if hard:
+        return Move(path, note_id if isinstance(note_id, str) else None, "delete", None,
+                    rule=rule, reason=reason)
+    return Move(
+        path, note_id if isinstance(note_id, str) else None, "archive",
+        f"{settings.folders.archive}/{base_name(path)}",
+        {"status": "archived", "archived_at": now}, rule=rule, reason=reason,
+    )
+
+
+def _movable(columns: MemoryColumns, settings: Settings) -> BoolArray:
+    f = settings.folders
+    return _managed_active(columns) & (
+        in_folder(columns.path, f.stm) | in_folder(columns.path, f.boxes)
+        | in_folder(columns.path, f.ltm)
+    )
+
+
+def plan_expire(
+    columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime
+) -> list[Move]:
+    """Spec 4, rule 3 (seed 002): old unconfirmed speculative memories; long-resolved commitments."""
+    lc = settings.lifecycle
+    now_epoch = now.timestamp()
+    movable = _movable(columns, settings) & ~columns.pinned
+    speculative = (
+        (columns.confidence < lc.speculative_confidence)
+        & (scores.age_days > lc.speculative_ttl_days)
+        & (columns.use_count <= 1)
+    )
+    resolved_days = (now_epoch - columns.resolved_at) / 86_400.0
+    with np.errstate(invalid="ignore"):
+        commitment = (columns.category == "commitment") & (resolved_days > lc.commitment_ttl_days)
+    moves: list[Move] = []
+    for i in np.flatnonzero(movable & (speculative | commitment)):
+        if speculative[i]:
+            reason = (
+                f"speculative (confidence {columns.confidence[i]:.2f} < "
+                f"{lc.speculative_confidence}), {scores.age_days[i]:.0f} d old "
+                f"> {lc.speculative_ttl_days:g} d, never confirmed"
+            )
+        else:
+            reason = f"commitment resolved {resolved_days[i]:.0f} d ago > {lc.commitment_ttl_days:g} d"
+        moves.append(_archive(str(columns.path[i]), columns.id[i], settings, now, "expire", reason))
+    return moves
+
+
+def plan_forget(
+    columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime,
+    *, threshold: float | None = None, hard: bool = False, skip: frozenset[str] = frozenset(),
+) -> list[Move]:
+    """Spec 4, rule 4 (seeds 001, 003, 004): archive (or delete with ``hard``) faded memories.
+
+    Score below ``threshold`` (default ``[thresholds] forget``), or older than 90 days with
+    retention < 0.15, importance < 0.3 and access_count < 3 (seed 004). Immune memories
+    (:func:`immune_mask`) stay; protected categories are immune to the age rule only. ``skip``
+    holds paths another pass already moves.
+    """
+    lc = settings.lifecycle
+    limit = settings.thresholds.forget if threshold is None else threshold
+    candidates = _movable(columns, settings) & ~immune_mask(columns, settings)
+    low = scores.score < limit
+    old = (
+        (scores.age_days > lc.old_age_days)
+        & (scores.retention < lc.old_retention)
+        & (columns.importance < lc.old_importance)
+        & (columns.use_count - 1 < lc.immune_access_count)
+        & ~np.isin(columns.category, list(lc.protected_categories))
+    )
+    moves: list[Move] = []
+    for i in np.flatnonzero(candidates & (low | old)):
+        path = str(columns.path[i])
+        if path in skip:
+            continue
+        if low[i]:
+            reason = f"score {scores.score[i]:.3f} < {limit:g} (idle {scores.idle_days[i]:.1f} d)"
+        else:
+            reason = (
+                f"{scores.age_days[i]:.0f} d old, retention {scores.retention[i]:.3f} < "
+                f"{lc.old_retention}, importance {columns.importance[i]:.2f} < {lc.old_importance}"
+            )
+        moves.append(_archive(path, columns.id[i], settings, now, "forget", reason, hard=hard))
+    return moves
+
+
+def plan_prune(
+    columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime,
+    *, skip: frozenset[str] = frozenset(),
+) -> list[Move]:
+    """Spec 4, rule 5 (seed 000): over ``max_active`` active memories, archive the lowest EI.
+
+    Batches of ``prune_batch`` until under the cap; immune memories and those younger than the
+    grace period (24 h) are never pruned. ``skip`` holds paths already leaving.
+    """
+    lc = settings.lifecycle
+    active = _managed_active(columns) & ~np.isin(columns.path, list(skip))
+    excess = int(active.sum()) - lc.max_active
+    if excess <= 0:
+        return []
+    batches = -(-excess // lc.prune_batch)
+    count = min(excess, batches * lc.prune_batch)
+    grace_days = lc.grace_period_hours / 24.0
+    candidates = active & _movable(columns, settings) & ~immune_mask(columns, settings)
+    candidates &= scores.age_days >= grace_days
+    order = np.flatnonzero(candidates)
+    order = order[np.lexsort((columns.path[order].astype(str), scores.effective_importance[order]))]
+    moves: list[Move] = []
+    for i in order[:count]:
+        reason = (
+            f"{int(active.sum())} active > max_active {lc.max_active}; lowest EI "
+            f"{scores.effective_importance[i]:.3f}"
+        )
+        moves.append(_archive(str(columns.path[i]), columns.id[i], settings, now, "prune", reason))
+    return moves
+

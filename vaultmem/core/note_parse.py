@@ -1,0 +1,95 @@
+"""One note's text → everything the index and the services need to know about it.
+
+Pure: the caller reads the file and passes its text. A note whose frontmatter does not parse,
+that holds git conflict markers, that was not valid UTF-8, or that is a sync-conflict copy is
+still indexed (as plain text, with its ``problems``) and is never written to (spec sections 1, 2).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from vaultmem.core.fields import FieldWarning, MemoryFields, read_fields
+from vaultmem.core.links import Link, extract_links
+from vaultmem.core.note_text import FrontmatterError, find_conflict_markers, parse_frontmatter, split_note
+
+_CONFLICT_COPY = re.compile(r"\(conflicted copy [^)]*\)\.md$|(^|/)conflict-files-obsidian-git\.md$", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedNote:
+    """A parsed note. ``path`` is vault-relative POSIX; ``title`` is the file name without ``.md``."""
+
+    path: str
+    title: str
+    frontmatter: dict[str, Any]
+    fields: MemoryFields
+    body: str
+    links: tuple[Link, ...]
+    problems: tuple[str, ...]
+    warnings: tuple[FieldWarning, ...]
+
+    @property
+    def writable(self) -> bool:
+        """False when vaultmem must never write this note (it has problems)."""
+        return not self.problems
+
+
+def title_of(path: str) -> str:
+    """Obsidian's title of a note: its file name without the ``.md`` extension."""
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def is_conflict_copy(path: str) -> bool:
+    """Obsidian Sync conflict copies and obsidian-git's conflict file (spec section 1)."""
+    return bool(_CONFLICT_COPY.search(path))
+
+
+def parse_note(
+    path: str,
+    text: str,
+    *,
+    fallback_time: dt.datetime | None = None,
+    extra_problems: tuple[str, ...] = (),
+) -> ParsedNote:
+    """Parse ``text`` of the note at vault-relative ``path``; never raises on bad content.
+
+    ``fallback_time`` stands in for a missing ``created`` (the file's mtime);
+    ``extra_problems`` lets the reader add what it saw (e.g. "not UTF-8").
+    """
+    problems = list(extra_problems)
+    markers = find_conflict_markers(text)
+    if markers:
+        lines = ", ".join(str(n) for n in markers[:5])
+        problems.append(f"git conflict markers at line {lines}")
+    if is_conflict_copy(path):
+        problems.append("sync conflict copy")
+    parts = split_note(text)
+    frontmatter: dict[str, Any] = {}
+    body = parts.body
+    if parts.has_frontmatter:
+        try:
+            frontmatter = parse_frontmatter(parts.yaml, path=path)
+        except FrontmatterError as err:
+            problems.append(f"frontmatter does not parse: {err}")
+            body = text
+    fields, warnings = read_fields(frontmatter, fallback_time=fallback_time)
+    try:
+        links = tuple(extract_links(body, frontmatter))
+    except RecursionError:  # pathological nesting; the note is still searchable
+        links = ()
+        problems.append("links could not be parsed")
+    return ParsedNote(
+        path=path,
+        title=title_of(path),
+        frontmatter=frontmatter,
+        fields=fields,
+        body=body,
+        links=links,
+        problems=tuple(problems),
+        warnings=tuple(warnings),
+    )

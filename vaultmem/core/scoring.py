@@ -1,0 +1,167 @@
+"""Scores of many memories at once, from columns (spec section 3; style rule 5).
+
+:class:`MemoryColumns` holds one numpy array per field for n memories (the index hands them over
+column by column; a single memory is a table of one row). :func:`score_columns` computes every
+derived value — decay score, its factors, EI, review priority — as numpy expressions, with no
+Python loop over memories.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from vaultmem.core.decay import (
+    SECONDS_PER_DAY,
+    DecayParams,
+    retention,
+    source_trust,
+    trust_weighted_half_life,
+)
+from vaultmem.core.fields import MemoryFields
+from vaultmem.core.importance import effective_importance, review_priority
+from vaultmem.core.settings import Settings
+from vaultmem.core.timestamps import to_epoch
+
+FloatArray = npt.NDArray[np.float64]
+ObjArray = npt.NDArray[np.object_]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryColumns:
+    """n memories as columns; datetimes are epoch seconds with NaN for "absent"."""
+
+    path: ObjArray
+    id: ObjArray
+    type: ObjArray
+    status: ObjArray
+    layer: ObjArray
+    category: ObjArray
+    source: ObjArray
+    created: FloatArray
+    last_used: FloatArray
+    use_count: FloatArray
+    strength: FloatArray
+    importance: FloatArray
+    confidence: FloatArray
+    pinned: npt.NDArray[np.bool_]
+    resolved_at: FloatArray
+    edges: FloatArray
+
+    def __len__(self) -> int:
+        return len(self.path)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[object]]) -> MemoryColumns:
+        """Build from rows ordered as :data:`COLUMN_ORDER` (``None`` → NaN for numbers)."""
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(COLUMN_ORDER)
+        values: dict[str, np.ndarray] = {}
+        for name, column in zip(COLUMN_ORDER, columns, strict=True):
+            if name in _TEXT_COLUMNS:
+                values[name] = np.array(column, dtype=object)
+            elif name == "pinned":
+                values[name] = np.array(column, dtype=bool)
+            else:
+                values[name] = np.array(
+                    [math.nan if v is None else v for v in column], dtype=np.float64
+                )
+        return cls(**values)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_fields(cls, path: str, fields: MemoryFields, edges: int = 0) -> MemoryColumns:
+        """A table of one memory."""
+
+        def epoch(value: object) -> float | None:
+            return None if value is None else to_epoch(value)  # type: ignore[arg-type]
+
+        row = (
+            path, fields.id, fields.type, fields.status, fields.layer, fields.category,
+            fields.source, epoch(fields.created), epoch(fields.last_used), fields.use_count,
+            fields.strength, fields.importance, fields.confidence, fields.pinned,
+            epoch(fields.resolved_at), edges,
+        )
+        return cls.from_rows([row])
+
+
+COLUMN_ORDER = (
+    "path", "id", "type", "status", "layer", "category", "source", "created", "last_used",
+    "use_count", "strength", "importance", "confidence", "pinned", "resolved_at", "edges",
+)
+_TEXT_COLUMNS = {"path", "id", "type", "status", "layer", "category", "source"}
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """Derived values of n memories (spec 3): arrays of shape (n,)."""
+
+    score: FloatArray
+    use_factor: FloatArray
+    retention: FloatArray
+    half_life_days: FloatArray
+    age_days: FloatArray
+    idle_days: FloatArray
+    effective_importance: FloatArray
+    review_priority: FloatArray
+
+
+def decay_params(settings: Settings) -> DecayParams:
+    """The :class:`DecayParams` of a vault's ``[decay]`` settings."""
+    d = settings.decay
+    return DecayParams(
+        model=d.model, beta=d.beta, alpha=d.alpha, two_component_weight=d.two_component_weight,
+        lambda_fast=d.lambda_fast, lambda_slow=d.lambda_slow, huber_delta=d.huber_delta,
+        elastic_ratio=d.elastic_ratio, trust_kappa=d.trust_kappa,
+    )
+
+
+def half_life_seconds(layer: ObjArray, source: ObjArray, settings: Settings) -> FloatArray:
+    """Effective half-life per memory: layer half-life, trust-weighted by source (seed 004)."""
+    names, inverse = np.unique(layer.astype(str), return_inverse=True)
+    days = np.array([settings.half_life_days(str(name)) for name in names], dtype=np.float64)
+    base = days[inverse.reshape(layer.shape)] * SECONDS_PER_DAY
+    trust = source_trust(np.asarray(source, dtype=object))
+    return np.asarray(
+        trust_weighted_half_life(base, trust, settings.decay.trust_kappa), dtype=np.float64
+    )
+
+
+def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) -> Scores:
+    """Every derived value of ``columns`` at ``now_epoch`` (epoch seconds).
+
+    score = use_count^β · f(Δt) · strength (spec 3.1, seeds 001/003), Δt = now − last_used
+    floored at 0; EI (spec 3.2, seed 000) with ``edges`` from the link graph; review priority
+    (spec 3.3, seed 001) over the ``[thresholds]`` danger zone.
+    """
+    params = decay_params(settings)
+    half_life = half_life_seconds(columns.layer, columns.source, settings)
+    last_used = np.where(np.isnan(columns.last_used), columns.created, columns.last_used)
+    last_used = np.where(np.isnan(last_used), now_epoch, last_used)
+    idle = np.maximum(now_epoch - last_used, 0.0)
+    created = np.where(np.isnan(columns.created), last_used, columns.created)
+    kept = np.asarray(retention(idle, half_life, params), dtype=np.float64)
+    use_factor = np.power(np.maximum(columns.use_count, 0.0), params.beta)
+    score = use_factor * kept * columns.strength
+    idle_days = idle / SECONDS_PER_DAY
+    access = np.maximum(columns.use_count - 1.0, 0.0)
+    ei = np.asarray(
+        effective_importance(columns.importance, access, idle_days, columns.edges),
+        dtype=np.float64,
+    )
+    th = settings.thresholds
+    priority = np.asarray(
+        review_priority(score, th.danger_zone_min, th.danger_zone_max), dtype=np.float64
+    )
+    return Scores(
+        score=score,
+        use_factor=use_factor,
+        retention=kept,
+        half_life_days=half_life / SECONDS_PER_DAY,
+        age_days=np.maximum(now_epoch - created, 0.0) / SECONDS_PER_DAY,
+        idle_days=idle_days,
+        effective_importance=ei,
+        review_priority=priority,
+    )

@@ -1,0 +1,218 @@
+"""Typed settings of a vault, from the mapping ``vaultmem.toml`` parses to.
+
+Every key is optional; the defaults are the numbers of the spec (sections 1, 3, 4, 6, 7) and are
+written out, commented, in ``vault-template/vaultmem.toml``. Parsing is pure: the store reads the
+file with :mod:`tomllib` and hands the mapping to :func:`parse_settings`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+LAYERS = ("working", "episodic", "semantic", "procedural")
+
+
+class SettingsError(ValueError):
+    """A key of ``vaultmem.toml`` is unknown or holds a value of the wrong type."""
+
+
+@dataclass(frozen=True, slots=True)
+class FolderSettings:
+    """Vault-relative folder names (spec section 1)."""
+
+    stm: str = "STM"
+    boxes: str = "Boxes"
+    ltm: str = "LTM"
+    archive: str = "Archive"
+
+
+@dataclass(frozen=True, slots=True)
+class DecaySettings:
+    """Decay model and its parameters (spec section 3.1; seeds 001, 003, 004)."""
+
+    model: str = "power_law"
+    beta: float = 0.6
+    alpha: float = 1.1
+    two_component_weight: float = 0.7
+    lambda_fast: float = 1.603e-5
+    lambda_slow: float = 1.147e-6
+    huber_delta: float = 0.5
+    elastic_ratio: float = 0.3
+    trust_kappa: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdSettings:
+    """Forget / promote thresholds and the review danger zone (spec sections 3.1, 3.3, 4)."""
+
+    forget: float = 0.05
+    promote: float = 0.65
+    promote_min_age_days: float = 3.0
+    promote_use_count: int = 5
+    promote_window_days: float = 14.0
+    episodic_promote_importance: float = 0.7
+    episodic_promote_access_count: int = 5
+    danger_zone_min: float = 0.15
+    danger_zone_max: float = 0.35
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleSettings:
+    """Parameters of the lifecycle passes (spec section 4; seeds 000, 002, 004)."""
+
+    box_topic_overlap: float = 0.35
+    box_gap_minutes: float = 30.0
+    box_max_members: int = 50
+    trace_overlap: float = 0.4
+    trace_window_days: float = 7.0
+    speculative_confidence: float = 0.40
+    speculative_ttl_days: float = 30.0
+    commitment_ttl_days: float = 90.0
+    old_age_days: float = 90.0
+    old_retention: float = 0.15
+    old_importance: float = 0.3
+    immune_access_count: int = 3
+    immune_level: int = 4
+    protected_categories: tuple[str, ...] = ("commitment", "preference", "decision", "principle")
+    max_active: int = 1000
+    prune_batch: int = 10
+    grace_period_hours: float = 24.0
+
+
+@dataclass(frozen=True, slots=True)
+class LinkSettings:
+    """Semantic auto-links at remember (spec section 6; seed 000)."""
+
+    auto_link_overlap: float = 0.10
+    auto_link_max: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """Recall fusion (spec section 7; seeds 000, 001)."""
+
+    k: int = 10
+    review_blend: float = 0.3
+    weight_relevance: float = 1.0
+    weight_decay: float = 0.3
+    weight_graph: float = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    """What the index skips besides dot-paths and non-markdown files (spec section 1)."""
+
+    exclude: tuple[str, ...] = ()
+
+
+def _default_half_lives() -> dict[str, float]:
+    return {"working": 3.0, "episodic": 30.0, "semantic": math.inf, "procedural": math.inf}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """All settings of one vault; ``Settings()`` is the spec's defaults."""
+
+    folders: FolderSettings = field(default_factory=FolderSettings)
+    decay: DecaySettings = field(default_factory=DecaySettings)
+    thresholds: ThresholdSettings = field(default_factory=ThresholdSettings)
+    lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
+    links: LinkSettings = field(default_factory=LinkSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    index: IndexSettings = field(default_factory=IndexSettings)
+    layer_half_life_days: Mapping[str, float] = field(default_factory=_default_half_lives)
+
+    def half_life_days(self, layer: str) -> float:
+        """Half-life of ``layer`` in days; unknown layers decay like ``working``."""
+        return self.layer_half_life_days.get(layer, self.layer_half_life_days["working"])
+
+
+_SECTIONS: dict[str, type[Any]] = {
+    "folders": FolderSettings,
+    "decay": DecaySettings,
+    "thresholds": ThresholdSettings,
+    "lifecycle": LifecycleSettings,
+    "links": LinkSettings,
+    "recall": RecallSettings,
+    "index": IndexSettings,
+}
+
+
+def _coerce(section: str, key: str, default: object, value: object) -> object:
+    where = f"[{section}] {key}"
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise SettingsError(f"{where} must be true or false, not {value!r}")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SettingsError(f"{where} must be a whole number, not {value!r}")
+        return value
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise SettingsError(f"{where} must be a number, not {value!r}")
+        return float(value)
+    if isinstance(default, str):
+        if not isinstance(value, str) or not value.strip():
+            raise SettingsError(f"{where} must be a non-empty string, not {value!r}")
+        return value
+    if isinstance(default, tuple):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SettingsError(f"{where} must be a list of strings, not {value!r}")
+        return tuple(value)
+    raise SettingsError(f"{where} is not a setting")  # pragma: no cover - defaults are typed
+
+
+def _parse_section(name: str, cls: type[Any], raw: object) -> Any:
+    if not isinstance(raw, Mapping):
+        raise SettingsError(f"[{name}] must be a table")
+    default = cls()
+    known = {f.name for f in fields(cls)}
+    changes: dict[str, object] = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise SettingsError(f"unknown setting [{name}] {key}; known: {', '.join(sorted(known))}")
+        changes[key] = _coerce(name, key, getattr(default, key), value)
+    return replace(default, **changes)
+
+
+def parse_settings(raw: Mapping[str, object]) -> Settings:
+    """Build :class:`Settings` from the mapping of a parsed ``vaultmem.toml``.
+
+    Raises :class:`SettingsError` naming the section and key of an unknown key or a wrongly
+    typed value. ``[layers.<name>] half_life_days`` takes a number of days or ``inf``.
+    """
+    parts: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name == "layers":
+            parts["layer_half_life_days"] = _parse_layers(value)
+        elif name in _SECTIONS:
+            parts[name] = _parse_section(name, _SECTIONS[name], value)
+        else:
+            known = ", ".join(sorted([*_SECTIONS, "layers"]))
+            raise SettingsError(f"unknown section [{name}]; known: {known}")
+    settings = Settings(**parts)
+    if settings.decay.model not in (
+        "power_law", "exponential", "two_component", "l2", "huber", "elastic"
+    ):
+        raise SettingsError(f"[decay] model {settings.decay.model!r} is not a known decay model")
+    return settings
+
+
+def _parse_layers(raw: object) -> dict[str, float]:
+    if not isinstance(raw, Mapping):
+        raise SettingsError("[layers] must be a table of [layers.<name>] tables")
+    half_lives = _default_half_lives()
+    for layer, table in raw.items():
+        if not isinstance(table, Mapping) or set(table) - {"half_life_days"}:
+            raise SettingsError(f"[layers.{layer}] takes only half_life_days")
+        value = table.get("half_life_days", half_lives.get(layer, 3.0))
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise SettingsError(
+                f"[layers.{layer}] half_life_days must be a positive number or inf, not {value!r}"
+            )
+        half_lives[str(layer)] = float(value)
+    return half_lives

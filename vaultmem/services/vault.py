@@ -1,0 +1,273 @@
+"""The Python API: :class:`Vault` — open a vault, remember, reinforce, list, score, run passes.
+
+Every CLI command is a thin layer over one method here. Methods take ``now`` (an aware datetime;
+default: the current time) so passes can be simulated; they raise :class:`~vaultmem.errors.
+VaultmemError` subclasses with messages fit to show a person.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+
+from vaultmem.core.fields import MemoryFields, normalise_tags
+from vaultmem.core.link_resolution import note_key
+from vaultmem.core.naming import new_id, numbered, safe_title, title_from_content
+from vaultmem.core.note_parse import parse_note
+from vaultmem.core.note_text import FrontmatterError, find_conflict_markers, render_note, set_fields
+from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
+from vaultmem.core.scoring import MemoryColumns, score_columns
+from vaultmem.core.settings import Settings
+from vaultmem.core.timestamps import utc_now
+from vaultmem.errors import (
+    AmbiguousNoteError,
+    InputError,
+    NoteChangedError,
+    NoteNotFoundError,
+    UnsafeNoteError,
+    VaultNotFoundError,
+)
+from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
+from vaultmem.services.memory_view import Memory, memory_from_note
+from vaultmem.store.index_db import IndexDB
+from vaultmem.store.note_files import read_note, write_note
+from vaultmem.store.sidecar import SIDECAR_DIR
+from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
+from vaultmem.store.vault_lock import vault_lock
+
+ChangeFunction = Callable[[MemoryFields], dict[str, object]]
+
+
+def discover_vault(start: Path) -> Path:
+    """The vault holding ``start``: the nearest folder upward with ``vaultmem.toml`` or ``.obsidian/``."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        if (folder / SETTINGS_FILE).is_file() or (folder / ".obsidian").is_dir():
+            return folder
+    raise VaultNotFoundError(
+        f"no vault found from {here} upward (no vaultmem.toml or .obsidian/); "
+        "pass --vault PATH, set VAULTMEM_VAULT, or run `vaultmem init`"
+    )
+
+
+def template_root() -> Path:
+    """The bundled vault template (``vault-template/`` of the repository)."""
+    return Path(str(resources.files("vaultmem") / "template"))
+
+
+class Vault:
+    """One vault on disk, its settings and its sidecar index."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = root
+        self.settings = settings
+        self.sidecar = root / SIDECAR_DIR
+        self._index: IndexDB | None = None
+        self.warnings: list[str] = []
+        """Field warnings met while reading notes (one line each, naming note and key)."""
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None) -> Vault:
+        """Open the vault at ``path``, or find it from ``VAULTMEM_VAULT`` / the current folder."""
+        if path is None:
+            env = os.environ.get("VAULTMEM_VAULT")
+            root = Path(env) if env else discover_vault(Path.cwd())
+        else:
+            root = Path(path)
+        if not root.is_dir():
+            raise VaultNotFoundError(f"{root}: no such folder")
+        root = root.resolve()
+        return cls(root, load_settings(root))
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str]) -> tuple[Vault, list[str]]:
+        """Make ``path`` a vaultmem vault; returns the vault and the files created.
+
+        A new or empty folder gets the whole template. In an existing Obsidian vault only the
+        template's files it lacks are added (``vaultmem.toml``, the memory folders, the template
+        note, the dashboard); no existing file is changed — the sidecar ignores itself for git.
+        """
+        root = Path(path)
+        root.mkdir(parents=True, exist_ok=True)
+        created = _copy_missing(template_root(), root)
+        vault = cls.open(root)
+        for folder in vault.folders():
+            target = root / folder
+            if not target.exists():
+                target.mkdir(parents=True)
+                created.append(folder + "/")
+        return vault, created
+
+    def folders(self) -> list[str]:
+        f = self.settings.folders
+        return [f.stm, f.boxes, f.ltm, f.archive]
+
+    @property
+    def index(self) -> IndexDB:
+        """The sidecar index, opened (and created or repaired) on first use."""
+        if self._index is None:
+            self._index = IndexDB.open(self.sidecar)
+        return self._index
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ index
+    def sync(self, *, rebuild: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
+        """Incremental index sync (spec 5): unchanged notes are not read. ``rebuild`` starts over."""
+        return sync_index(self.root, self.index, self.settings, rebuild=rebuild, progress=progress)
+
+    def refresh(self, paths: Iterable[str]) -> SyncReport:
+        """Re-index just ``paths`` (vault-relative), e.g. after vaultmem wrote them."""
+        return sync_paths(self.root, self.index, self.settings, paths)
+
+    # ------------------------------------------------------------------ lookup
+    def resolve(self, ref: str) -> str:
+        """Vault-relative path of the note with id ``ref``, or title / path ``ref``.
+
+        Raises :class:`NoteNotFoundError`, or :class:`AmbiguousNoteError` listing the candidates.
+        """
+        self.sync()
+        ref = ref.strip()
+        paths = self.index.paths_by_id(ref)
+        if not paths:
+            as_path = ref if ref.lower().endswith(".md") else ref + ".md"
+            if self.index.note_row(as_path) is not None:
+                return as_path
+            paths = self.index.paths_by_title(ref.removesuffix(".md"))
+        if not paths:
+            raise NoteNotFoundError(ref)
+        if len(paths) > 1:
+            raise AmbiguousNoteError(ref, paths)
+        return paths[0]
+
+    def memory(self, ref: str, *, now: dt.datetime | None = None) -> Memory:
+        """One note with its fields and derived values (score, factors, EI, review priority)."""
+        path = self.resolve(ref)
+        return self._load(path, now or utc_now())
+
+    def _load(self, path: str, now: dt.datetime) -> Memory:
+        snapshot = read_note(self.root / path)
+        mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
+        note = parse_note(path, snapshot.text, fallback_time=mtime)
+        self.warnings.extend(w.message(path) for w in note.warnings)
+        edges = len({r.resolved for r in self.index.links_from(path) if r.resolved not in (None, path)}
+                    | {r.source for r in self.index.links_into(path) if r.source != path})
+        return memory_from_note(note, score_columns(
+            MemoryColumns.from_fields(path, note.fields, edges), now.timestamp(), self.settings
+        ), edges)
+
+    # ------------------------------------------------------------------ writing
+    def edit(self, path: str, compute: ChangeFunction, *, now: dt.datetime | None = None) -> Memory:
+        """Apply ``compute(fields)``'s changes to the note at ``path``, surgically and atomically.
+
+        The note is re-read just before writing; if it changed in between, the changes are
+        computed again from the fresh text once. Raises :class:`UnsafeNoteError` for notes with
+        unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
+        """
+        with vault_lock(self.sidecar):
+            for attempt in (1, 2):
+                snapshot = read_note(self.root / path)
+                note = parse_note(path, snapshot.text)
+                if note.problems:
+                    raise UnsafeNoteError(path, f"{note.problems[0]}; not written")
+                try:
+                    text = set_fields(snapshot.text, compute(note.fields))
+                except FrontmatterError as err:
+                    raise UnsafeNoteError(path, f"{err}; not written") from None
+                try:
+                    write_note(self.root / path, text, expected=snapshot.fingerprint)
+                    break
+                except NoteChangedError:
+                    if attempt == 2:
+                        raise
+        self.refresh([path])
+        return self._load(path, now or utc_now())
+
+    def touch(self, ref: str, *, boost: bool = False, now: dt.datetime | None = None) -> Memory:
+        """Reinforce (spec 3.4): ``last_used = now``, ``use_count += 1``; ``boost`` +0.1 strength."""
+        when = now or utc_now()
+        return self.edit(self._managed(ref), lambda f: touch_changes(f, when, boost=boost), now=when)
+
+    def observe(
+        self, refs: Sequence[str], context_tags: Iterable[str], *, now: dt.datetime | None = None
+    ) -> list[Memory]:
+        """Seed 001's observed use of each memory in a context (spec 3.4)."""
+        when = now or utc_now()
+        tags = normalise_tags(list(context_tags))
+        return [
+            self.edit(self._managed(ref), lambda f: observe_changes(f, when, tags), now=when)
+            for ref in refs
+        ]
+
+    def keep(self, ref: str, *, now: dt.datetime | None = None) -> Memory:
+        """``gc --keep`` (seed 000): ``use_count += 3``."""
+        return self.edit(self._managed(ref), keep_changes, now=now)
+
+    def pin(self, ref: str, pinned: bool = True, *, now: dt.datetime | None = None) -> Memory:
+        """Set ``pinned`` (immune to forgetting and pruning)."""
+        return self.edit(self._managed(ref), lambda f: {"pinned": pinned}, now=now)
+
+    def _managed(self, ref: str) -> str:
+        path = self.resolve(ref)
+        row = self.index.note_row(path)
+        if row is None or row["type"] not in ("memory", "box", "trace"):
+            raise InputError(
+                f"{path} is not a note vaultmem manages (no `type: memory` in its frontmatter)"
+            )
+        return path
+
+    def unique_title(self, title: str) -> str:
+        """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive)."""
+        n = 1
+        while True:
+            candidate = numbered(title, n)
+            if not self.index.paths_with_name(note_key(candidate + ".md")):
+                return candidate
+            n += 1
+
+    def create_memory(
+        self, content: str, fields: dict[str, object], *, title: str | None = None,
+        folder: str | None = None,
+    ) -> str:
+        """Write a new memory note; returns its vault-relative path. ``fields`` in output order."""
+        base = safe_title(title) if title else title_from_content(content)
+        if not base:
+            base = f"Memory {fields.get('id') or new_id()}"
+        with vault_lock(self.sidecar):
+            self.sync()
+            name = self.unique_title(base)
+            rel = f"{folder or self.settings.folders.stm}/{name}.md"
+            body = content if content.endswith("\n") else content + "\n"
+            write_note(self.root / rel, render_note(fields, body), expected=None)
+        self.refresh([rel])
+        return rel
+
+
+def _copy_missing(template: Path, root: Path) -> list[str]:
+    """Copy the template's files that ``root`` lacks; never touches an existing file."""
+    created: list[str] = []
+    for source in sorted(template.rglob("*")):
+        target = root / source.relative_to(template)
+        if source.is_dir() or target.exists() or source.name == "__init__.py":
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        created.append(source.relative_to(template).as_posix())
+    return created
+
+
+__all__ = ["Vault", "discover_vault"]

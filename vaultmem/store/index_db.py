@@ -1,0 +1,344 @@
+"""The sidecar index: SQLite in WAL mode at ``.vaultmem/index.db`` (spec section 5).
+
+It holds, per note, the path, id, mtime_ns, size, content hash, title, the frontmatter fields as
+typed columns (datetimes as epoch seconds), tags, links (raw and resolved) and problems, plus an
+FTS5 table over title, body and tags. It is a cache of the vault: a deleted or corrupt file is
+rebuilt from the notes without loss.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultmem.core.link_resolution import note_key
+from vaultmem.core.note_parse import ParsedNote, title_of
+from vaultmem.core.timestamps import to_epoch
+from vaultmem.store.index_schema import migrate
+from vaultmem.store.sidecar import ensure_sidecar
+
+INDEX_FILE = "index.db"
+
+FIELD_COLUMNS = (
+    "id", "type", "status", "layer", "category", "created", "last_used", "use_count",
+    "strength", "importance", "confidence", "source", "pinned", "box", "trace", "review_count",
+    "last_review_at", "cross_domain_count", "promoted_at", "archived_at", "resolved_at",
+    "valid_until",
+)
+"""Columns of ``notes`` that hold :class:`~vaultmem.core.fields.MemoryFields` values."""
+
+_INSERT_COLUMNS = (
+    "path", "name_key", "mtime_ns", "size", "hash", "title", *FIELD_COLUMNS,
+    "tags", "related", "problems", "warnings",
+)
+_INSERT_SQL = (
+    f"INSERT INTO notes ({', '.join(_INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_INSERT_COLUMNS))})"
+)
+_UPDATE_SQL = (
+    f"UPDATE notes SET {', '.join(f'{c} = ?' for c in _INSERT_COLUMNS)} WHERE nid = ?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the index knows of a file without reading it."""
+
+    nid: int
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    """One stored link: ``source`` path, ``target`` as written, ``kind``, ``resolved`` path or None."""
+
+    lid: int
+    source: str
+    target: str
+    subpath: str | None
+    kind: str
+    resolved: str | None
+
+
+def _epoch(value: object) -> float | None:
+    return None if value is None else to_epoch(value)  # type: ignore[arg-type]
+
+
+def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) -> list[object]:
+    f = note.fields
+    values: list[object] = [note.path, note_key(note.path), mtime_ns, size, content_hash, note.title]
+    for column in FIELD_COLUMNS:
+        value = getattr(f, column)
+        if column in ("created", "last_used", "last_review_at", "promoted_at", "archived_at",
+                      "resolved_at", "valid_until"):
+            value = _epoch(value)
+        elif column == "pinned":
+            value = int(value)
+        values.append(value)
+    values += [
+        json.dumps(list(f.tags), ensure_ascii=False),
+        json.dumps(list(f.related), ensure_ascii=False),
+        json.dumps(list(note.problems), ensure_ascii=False),
+        json.dumps([w.message(note.path) for w in note.warnings], ensure_ascii=False),
+    ]
+    return values
+
+
+class IndexDB:
+    """A connection to one vault's index. Use :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, recreated: bool) -> None:
+        self.conn = conn
+        self.path = path
+        self.recreated = recreated
+        """True when the file was missing or corrupt and has just been created empty."""
+
+    @classmethod
+    def open(cls, sidecar: Path) -> IndexDB:
+        """Open (creating or migrating) ``sidecar/index.db``; a corrupt file is replaced."""
+        ensure_sidecar(sidecar)
+        path = sidecar / INDEX_FILE
+        existed = path.exists()
+        try:
+            conn = cls._connect(path)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            migrate(conn)
+            conn.execute("SELECT count(*) FROM notes").fetchone()
+            return cls(conn, path, recreated=not existed)
+        except sqlite3.DatabaseError:
+            with_suffixes = [path, path.with_name(INDEX_FILE + "-wal"), path.with_name(INDEX_FILE + "-shm")]
+            for stale in with_suffixes:
+                stale.unlink(missing_ok=True)
+            conn = cls._connect(path)
+            migrate(conn)
+            return cls(conn, path, recreated=True)
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA temp_store=MEMORY")
+        conn.execute("PRAGMA cache_size=-65536")
+        return conn
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on error)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # ----------------------------------------------------------------- file states
+    def file_states(self, *, under: Sequence[str] | None = None) -> dict[str, FileState]:
+        """Indexed path → :class:`FileState`, for every note or only ``under`` the given paths.
+
+        ``under`` holds vault-relative paths; each matches itself and every note below it.
+        """
+        sql = "SELECT nid, path, size, mtime_ns, hash, id FROM notes"
+        if under is None:
+            return {row[1]: FileState(*row) for row in self.conn.execute(sql)}
+        states: dict[str, FileState] = {}
+        for rel in under:
+            if not rel:
+                return self.file_states()
+            # "a/" ≤ path < "a0" selects everything under folder a ('0' follows '/')
+            rows = self.conn.execute(
+                f"{sql} WHERE path = ? OR (path >= ? AND path < ?)", (rel, rel + "/", rel + "0")
+            )
+            states.update((row[1], FileState(*row)) for row in rows)
+        return states
+
+    def paths_with_keys(self, keys: Iterable[str]) -> list[str]:
+        """Paths of the notes whose lower-cased file name is in ``keys``."""
+        key_list = list(set(keys))
+        out: list[str] = []
+        for start in range(0, len(key_list), 500):
+            chunk = key_list[start : start + 500]
+            out += [
+                row[0] for row in self.conn.execute(
+                    f"SELECT path FROM notes WHERE name_key IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            ]
+        return out
+
+    def all_paths(self) -> list[str]:
+        return [row[0] for row in self.conn.execute("SELECT path FROM notes")]
+
+    # ----------------------------------------------------------------- writes
+    def upsert(self, note: ParsedNote, *, size: int, mtime_ns: int, content_hash: str) -> int:
+        """Insert or replace ``note``'s rows (fields, tags, FTS; links are set separately)."""
+        values = _note_values(note, size, mtime_ns, content_hash)
+        row = self.conn.execute("SELECT nid FROM notes WHERE path = ?", (note.path,)).fetchone()
+        if row is None:
+            nid = int(self.conn.execute(_INSERT_SQL, values).lastrowid or 0)
+        else:
+            nid = int(row[0])
+            self.conn.execute(_UPDATE_SQL, [*values, nid])
+            self.conn.execute("DELETE FROM tags WHERE nid = ?", (nid,))
+            self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (nid,))
+        tags = note.fields.tags
+        if tags:
+            self.conn.executemany("INSERT INTO tags (nid, tag) VALUES (?, ?)", [(nid, t) for t in tags])
+        self.conn.execute(
+            "INSERT INTO notes_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
+            (nid, note.title, note.body, " ".join(tags)),
+        )
+        return nid
+
+    def set_links(self, nid: int, links: Iterable[tuple[str, str, str | None, str, str | None]]) -> None:
+        """Replace the links of note ``nid`` with (target, target_key, subpath, kind, resolved)."""
+        self.conn.execute("DELETE FROM links WHERE nid = ?", (nid,))
+        self.conn.executemany(
+            "INSERT INTO links (nid, target, target_key, subpath, kind, resolved) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(nid, *link) for link in links],
+        )
+
+    def update_stat(self, path: str, *, size: int, mtime_ns: int) -> None:
+        """Same content, new size/mtime (e.g. ``touch`` of the file without an edit)."""
+        self.conn.execute(
+            "UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
+        )
+
+    def move(self, old: str, new: str, *, size: int, mtime_ns: int) -> None:
+        """Rename a note's rows from ``old`` to ``new`` (links stay attached to the note)."""
+        self.conn.execute(
+            "UPDATE notes SET path = ?, name_key = ?, title = ?, size = ?, mtime_ns = ? "
+            "WHERE path = ?",
+            (new, note_key(new), title_of(new), size, mtime_ns, old),
+        )
+        if title_of(new) != title_of(old):
+            self.conn.execute(
+                "UPDATE notes_fts SET title = ? WHERE rowid = (SELECT nid FROM notes WHERE path = ?)",
+                (title_of(new), new),
+            )
+        self.conn.execute("UPDATE links SET resolved = ? WHERE resolved = ?", (new, old))
+
+    def remove(self, path: str) -> None:
+        """Forget a note (its tags, links and FTS row go with it)."""
+        row = self.conn.execute("SELECT nid FROM notes WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return
+        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (row[0],))
+        self.conn.execute("DELETE FROM notes WHERE nid = ?", (row[0],))
+        self.conn.execute("UPDATE links SET resolved = NULL WHERE resolved = ?", (path,))
+
+    def clear(self) -> None:
+        """Drop every row (``index --rebuild``)."""
+        for table in ("links", "tags", "notes_fts", "notes"):
+            self.conn.execute(f"DELETE FROM {table}")
+
+    # ----------------------------------------------------------------- memory columns
+    def memory_rows(self, where: str = "1", params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        """Rows in :data:`~vaultmem.core.scoring.COLUMN_ORDER` for notes matching ``where``.
+
+        ``edges`` = distinct other notes linked to or from the note (spec 3.2), from the links.
+        """
+        return self.conn.execute(
+            f"""
+            SELECT n.path, n.id, n.type, n.status, n.layer, n.category, n.source, n.created,
+                   n.last_used, n.use_count, n.strength, n.importance, n.confidence, n.pinned,
+                   n.resolved_at,
+                   (SELECT count(*) FROM (
+                        SELECT l.resolved FROM links l
+                        WHERE l.nid = n.nid AND l.resolved IS NOT NULL AND l.resolved != n.path
+                        UNION
+                        SELECT s.path FROM links l2 JOIN notes s ON s.nid = l2.nid
+                        WHERE l2.resolved = n.path AND s.nid != n.nid)) AS edges
+            FROM notes n WHERE {where} ORDER BY n.path
+            """,
+            tuple(params),
+        ).fetchall()
+
+    def note_row(self, path: str) -> dict[str, object] | None:
+        """Every column of the note at ``path`` as a dict (``None`` if not indexed)."""
+        cursor = self.conn.execute("SELECT * FROM notes WHERE path = ?", (path,))
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        return {d[0]: v for d, v in zip(cursor.description, row, strict=True)}
+
+    def paths_by_id(self, note_id: str) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT path FROM notes WHERE id = ?", (note_id,))]
+
+    def paths_by_title(self, title: str) -> list[str]:
+        """Paths whose title equals ``title`` case-insensitively (managed notes first)."""
+        rows = self.conn.execute(
+            "SELECT path FROM notes WHERE title = ? COLLATE NOCASE "
+            "ORDER BY (type IN ('memory', 'box', 'trace')) DESC, path",
+            (title,),
+        )
+        return [r[0] for r in rows]
+
+    def paths_with_name(self, key: str) -> list[str]:
+        """Paths whose lower-cased file name is ``key`` (e.g. ``"foo.md"``)."""
+        return [r[0] for r in self.conn.execute("SELECT path FROM notes WHERE name_key = ?", (key,))]
+
+    # ----------------------------------------------------------------- links
+    def links_to_keys(self, keys: Iterable[str]) -> list[tuple[int, str, str]]:
+        """(lid, source path, target) of every link whose target's file name is in ``keys``."""
+        out: list[tuple[int, str, str]] = []
+        key_list = list(set(keys))
+        for start in range(0, len(key_list), 500):
+            chunk = key_list[start : start + 500]
+            out += self.conn.execute(
+                "SELECT l.lid, n.path, l.target FROM links l JOIN notes n ON n.nid = l.nid "
+                f"WHERE l.target_key IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+        return out
+
+    def set_resolved(self, updates: Sequence[tuple[str | None, int]]) -> None:
+        """Apply (resolved path or None, lid) pairs."""
+        self.conn.executemany("UPDATE links SET resolved = ? WHERE lid = ?", updates)
+
+    def links_from(self, path: str) -> list[LinkRow]:
+        return self._link_rows("n.path = ?", (path,))
+
+    def links_into(self, path: str) -> list[LinkRow]:
+        return self._link_rows("l.resolved = ?", (path,))
+
+    def all_links(self) -> list[LinkRow]:
+        return self._link_rows("1", ())
+
+    def _link_rows(self, where: str, params: tuple[object, ...]) -> list[LinkRow]:
+        rows = self.conn.execute(
+            "SELECT l.lid, n.path, l.target, l.subpath, l.kind, l.resolved FROM links l "
+            f"JOIN notes n ON n.nid = l.nid WHERE {where} ORDER BY n.path, l.lid",
+            params,
+        )
+        return [LinkRow(*row) for row in rows]
+
+    def edge_counts(self) -> dict[str, int]:
+        """Path → number of distinct notes linked to or from it (spec 3.2's ``edges``)."""
+        rows = self.conn.execute(
+            """
+            SELECT path, count(DISTINCT other) FROM (
+                SELECT n.path AS path, l.resolved AS other FROM links l JOIN notes n ON n.nid = l.nid
+                WHERE l.resolved IS NOT NULL AND l.resolved != n.path
+                UNION ALL
+                SELECT l.resolved AS path, n.path AS other FROM links l JOIN notes n ON n.nid = l.nid
+                WHERE l.resolved IS NOT NULL AND l.resolved != n.path
+            ) GROUP BY path
+            """
+        )
+        return {path: int(count) for path, count in rows}
+

@@ -1,0 +1,101 @@
+"""Numbered migrations of the sidecar index ``.vaultmem/index.db`` (spec section 5).
+
+Each migration is a function ``mNNN_<what>(conn)``; the ones applied are recorded in
+``migrations``. New schema changes are new functions appended to :data:`MIGRATIONS`, never edits
+of old ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+
+def m001_notes_links_fts(conn: sqlite3.Connection) -> None:
+    """Notes with their fields as typed columns, tags, links, and the FTS5 table."""
+    conn.executescript(
+        """
+        CREATE TABLE notes (
+            nid INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            name_key TEXT NOT NULL,
+            id TEXT,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            title TEXT NOT NULL,
+            type TEXT,
+            status TEXT NOT NULL,
+            layer TEXT NOT NULL,
+            category TEXT NOT NULL,
+            created REAL,
+            last_used REAL,
+            use_count INTEGER NOT NULL,
+            strength REAL NOT NULL,
+            importance REAL NOT NULL,
+            confidence REAL NOT NULL,
+            source TEXT NOT NULL,
+            pinned INTEGER NOT NULL,
+            box TEXT,
+            trace TEXT,
+            review_count INTEGER NOT NULL,
+            last_review_at REAL,
+            cross_domain_count INTEGER NOT NULL,
+            promoted_at REAL,
+            archived_at REAL,
+            resolved_at REAL,
+            valid_until REAL,
+            tags TEXT NOT NULL,
+            related TEXT NOT NULL,
+            problems TEXT NOT NULL,
+            warnings TEXT NOT NULL
+        );
+        CREATE INDEX notes_id ON notes(id);
+        CREATE INDEX notes_name_key ON notes(name_key);
+        CREATE INDEX notes_type ON notes(type);
+        CREATE TABLE tags (
+            nid INTEGER NOT NULL REFERENCES notes(nid) ON DELETE CASCADE,
+            tag TEXT NOT NULL
+        );
+        CREATE INDEX tags_nid ON tags(nid);
+        CREATE INDEX tags_tag ON tags(tag COLLATE NOCASE);
+        CREATE TABLE links (
+            lid INTEGER PRIMARY KEY,
+            nid INTEGER NOT NULL REFERENCES notes(nid) ON DELETE CASCADE,
+            target TEXT NOT NULL,
+            target_key TEXT NOT NULL,
+            subpath TEXT,
+            kind TEXT NOT NULL,
+            resolved TEXT
+        );
+        CREATE INDEX links_nid ON links(nid);
+        CREATE INDEX links_target_key ON links(target_key);
+        CREATE INDEX links_resolved ON links(resolved);
+        CREATE VIRTUAL TABLE notes_fts USING fts5(
+            title, body, tags, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_notes_links_fts,)
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply the migrations not yet recorded; returns the names applied (in order)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+    applied: list[str] = []
+    for migration in MIGRATIONS:
+        name = migration.__name__
+        if name in done:
+            continue
+        with conn:
+            migration(conn)
+            conn.execute(
+                "INSERT INTO migrations (name, applied_at) VALUES (?, datetime('now'))", (name,)
+            )
+        applied.append(name)
+    return applied

@@ -1,0 +1,33 @@
+"""Reading ``vaultmem.toml`` into :class:`~vaultmem.core.settings.Settings` (with :mod:`tomllib`)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from vaultmem.core.settings import Settings, SettingsError, parse_settings
+from vaultmem.errors import ConfigError
+
+SETTINGS_FILE = "vaultmem.toml"
+
+
+def load_settings(root: Path) -> Settings:
+    """Settings of the vault at ``root``; defaults when it has no ``vaultmem.toml``.
+
+    Raises :class:`ConfigError` naming the file and the problem (TOML syntax, unknown key,
+    wrong type).
+    """
+    path = root / SETTINGS_FILE
+    if not path.exists():
+        return Settings()
+    try:
+        with open(path, "rb") as handle:
+            raw = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(path, f"not valid TOML: {err}") from None
+    except OSError as err:
+        raise ConfigError(path, f"cannot read: {err.strerror}") from None
+    try:
+        return parse_settings(raw)
+    except SettingsError as err:
+        raise ConfigError(path, str(err)) from None

@@ -1,0 +1,34 @@
+"""One writer at a time: the vault lock in ``.vaultmem/lock`` (the filelock library)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from vaultmem.errors import LockedError
+from vaultmem.store.sidecar import ensure_sidecar
+
+
+@contextmanager
+def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None]:
+    """Hold the vault's write lock for the ``with`` block.
+
+    Raises :class:`LockedError` when another vaultmem process keeps it longer than
+    ``timeout_seconds`` (typically a lifecycle pass). Re-entrant within one process.
+    """
+    ensure_sidecar(sidecar)
+    lock = FileLock(str(sidecar / "lock"))
+    try:
+        lock.acquire(timeout=timeout_seconds)
+    except Timeout:
+        raise LockedError(
+            f"another vaultmem process is writing to this vault (a pass is running); "
+            f"lock: {sidecar / 'lock'}"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
