@@ -30,6 +30,7 @@ import yaml
 
 from vaultmem.core.fields import read_fields
 from vaultmem.core.settings import Settings, parse_settings
+from vaultmem.core.timestamps import parse_datetime
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
 DASHBOARD = TEMPLATE / "Memory dashboard.md"
@@ -218,7 +219,9 @@ def test_memory_template_fills_in_to_a_memory_note_with_the_defaults() -> None:
     data, body = _frontmatter(_fill_placeholders(raw, when, "Prefers dark themes"))
     assert data["type"] == "memory"
     assert set(SECTION_2_TYPES) <= set(data)
-    assert data["created"] == data["last_used"] == when
+    # quoted in the template so it parses before Obsidian fills it in; read as a datetime
+    created, last_used = parse_datetime(data["created"]), parse_datetime(data["last_used"])
+    assert created == last_used == parse_datetime(when)
     expected: dict[str, Any] = {
         "id": None,
         "status": "active",
@@ -242,12 +245,19 @@ def test_memory_template_fills_in_to_a_memory_note_with_the_defaults() -> None:
     assert body.strip() == "Prefers dark themes"
 
 
-def test_unfilled_template_is_not_valid_yaml_so_it_never_counts_as_a_memory() -> None:
-    # Unquoted {{date:...}} is what Obsidian's own templates use; before the Templates plugin
-    # fills it in, YAML cannot read it, so vaultmem treats Templates/Memory.md as a plain note.
-    raw = (TEMPLATE / "Templates" / "Memory.md").read_text()
-    with pytest.raises(yaml.YAMLError):
-        _frontmatter(raw)
+def test_template_note_parses_but_is_never_a_memory(tmp_path: Path) -> None:
+    # The placeholders are quoted, so the unfilled template is valid YAML (doctor stays quiet);
+    # notes in Obsidian's templates folder are indexed as ordinary notes, never as memories.
+    from vaultmem import Vault
+
+    vault, _ = Vault.init(tmp_path / "v")
+    with vault:
+        vault.sync()
+        row = vault.index.note_row("Templates/Memory.md")
+        assert row is not None
+        assert row["type"] is None
+        assert row["problems"] == "[]"
+        assert vault.memories() == []
 
 
 # --- Memories.base ------------------------------------------------------------------------------

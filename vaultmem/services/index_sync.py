@@ -10,10 +10,11 @@ after a second ``stat`` confirms it is gone. :func:`sync_paths` does the same fo
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
@@ -116,11 +117,28 @@ def _read(root: Path, rel: str) -> _Read | None:
     return _Read(rel, len(data), info.st_mtime_ns, content_hash(data), text, problems)
 
 
-def _parse(read: _Read) -> ParsedNote:
-    return parse_note(
+def templates_folder(root: Path) -> str | None:
+    """The folder of Obsidian's core Templates plugin (``.obsidian/templates.json``), if set.
+
+    Notes there are templates, not memories: they are indexed as ordinary notes even when their
+    frontmatter says ``type: memory``, so a template never decays, moves or shows up as a memory.
+    """
+    try:
+        config = json.loads((root / ".obsidian" / "templates.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    folder = config.get("folder") if isinstance(config, dict) else None
+    return folder.strip("/") if isinstance(folder, str) and folder.strip("/") else None
+
+
+def _parse(read: _Read, templates: str | None) -> ParsedNote:
+    note = parse_note(
         read.path, read.text, fallback_time=from_epoch(read.mtime_ns / 1e9),
         extra_problems=read.problems,
     )
+    if templates and note.fields.type and read.path.startswith(templates + "/"):
+        note = replace(note, fields=replace(note.fields, type=None))
+    return note
 
 
 class _Syncer:
@@ -132,6 +150,7 @@ class _Syncer:
         self.dirty_keys: set[str] = set()
         self.parsed: list[tuple[int, ParsedNote]] = []
         self.relink_sources: set[str] = set()
+        self.templates = templates_folder(root)
 
     def apply(
         self,
@@ -163,13 +182,13 @@ class _Syncer:
                     self.db.update_stat(rel, size=read.size, mtime_ns=read.mtime_ns)
                     report.unchanged += 1
                 else:
-                    self._store(_parse(read), read)
+                    self._store(_parse(read, self.templates), read)
                     report.changed += 1
                 continue
             origin = by_hash.pop(read.hash, None)
             note: ParsedNote | None = None
             if origin is None:
-                note = _parse(read)
+                note = _parse(read, self.templates)
                 origin = by_id.pop(note.fields.id, None) if note.fields.id else None
             if origin is not None and origin in gone:
                 del gone[origin]
@@ -182,7 +201,7 @@ class _Syncer:
                     self.relink_sources.add(rel)
                 report.touched_paths.append(rel)
                 continue
-            self._store(note or _parse(read), read)
+            self._store(note or _parse(read, self.templates), read)
             self.dirty_keys.add(note_key(rel))
             report.added += 1
         for rel in gone:

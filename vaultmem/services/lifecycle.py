@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vaultmem.core.lifecycle_plan import (
+    PROCEDURAL_CATEGORIES,
     Move,
+    base_name,
     plan_expire,
     plan_forget,
     plan_promote,
@@ -25,7 +26,7 @@ from vaultmem.core.lifecycle_plan import (
 from vaultmem.core.note_parse import parse_note
 from vaultmem.core.note_text import FrontmatterError, set_fields
 from vaultmem.errors import NoteError, VaultmemError
-from vaultmem.services.memory_view import memory_table
+from vaultmem.services.memory_view import MemoryTable
 from vaultmem.store.note_files import move_note, read_note, write_note
 from vaultmem.store.vault_lock import vault_lock
 
@@ -106,11 +107,11 @@ def apply_moves(vault: Vault, result: PassResult) -> PassResult:
 
 def plan_pass(
     vault: Vault, name: str, now: dt.datetime, *, threshold: float | None = None,
-    hard: bool = False, only: Sequence[str] | None = None,
+    hard: bool = False, table: MemoryTable | None = None,
 ) -> PassResult:
-    """Plan one pass from the index (after a cheap sync). ``only`` limits it to these paths."""
-    vault.sync()
-    table = memory_table(vault.index, vault.settings, now)
+    """Plan one pass from the index (after a cheap sync), or from an already loaded ``table``."""
+    if table is None:
+        table = vault.table(now=now)
     cols, scores, settings = table.columns, table.scores, vault.settings
     if name == "promote":
         moves = plan_promote(cols, scores, settings, now)
@@ -122,7 +123,17 @@ def plan_pass(
         moves = plan_prune(cols, scores, settings, now)
     else:
         raise ValueError(f"unknown pass {name!r}")
-    if only is not None:
-        wanted = set(only)
-        moves = [m for m in moves if m.path in wanted]
     return PassResult(name, moves, dry_run=False)
+
+
+def on_request_promotion(vault: Vault, path: str, now: dt.datetime) -> Move:
+    """A promotion the person asked for by name (``promote ID``), outside rule 2."""
+    row = vault.index.note_row(path) or {}
+    category = str(row.get("category") or "fact")
+    layer = "procedural" if category in PROCEDURAL_CATEGORIES else "semantic"
+    return Move(
+        path, str(row.get("id")) if row.get("id") else None, "promote",
+        f"{vault.settings.folders.ltm}/{base_name(path)}",
+        {"status": "promoted", "layer": layer, "promoted_at": now},
+        rule="promote", reason="promoted on request",
+    )

@@ -14,7 +14,7 @@ import numpy as np
 
 from vaultmem.core.fields import DATETIME_KEYS, MemoryFields
 from vaultmem.core.importance import importance_level
-from vaultmem.core.note_parse import ParsedNote
+from vaultmem.core.note_parse import ParsedNote, title_of
 from vaultmem.core.scoring import MemoryColumns, Scores, score_columns
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import format_datetime
@@ -134,3 +134,91 @@ def order_rows(table: MemoryTable, sort: str) -> np.ndarray:
     else:
         raise ValueError(f"unknown sort key {sort!r}; one of {', '.join(SORT_KEYS)}")
     return np.lexsort((c.path.astype(str), key))
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    """One line of ``list``: identity, place, state and the derived values that order it."""
+
+    path: str
+    id: str | None
+    title: str
+    status: str
+    layer: str
+    category: str
+    use_count: int
+    last_used: str | None
+    score: float
+    effective_importance: float
+    review_priority: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path, "id": self.id, "title": self.title, "status": self.status,
+            "layer": self.layer, "category": self.category, "use_count": self.use_count,
+            "last_used": self.last_used, "score": _finite(self.score),
+            "effective_importance": _finite(self.effective_importance),
+            "review_priority": _finite(self.review_priority),
+        }
+
+
+def rows_of(table: MemoryTable, order: np.ndarray, db: IndexDB) -> list[MemoryRow]:
+    """:class:`MemoryRow` for the rows ``order`` of ``table``."""
+    c, s = table.columns, table.scores
+    rows: list[MemoryRow] = []
+    for i in order:
+        path = str(c.path[i])
+        last_used = None if np.isnan(c.last_used[i]) else format_datetime(
+            dt.datetime.fromtimestamp(float(c.last_used[i]), tz=dt.UTC)
+        )
+        rows.append(MemoryRow(
+            path=path, id=c.id[i], title=title_of(path), status=str(c.status[i]),
+            layer=str(c.layer[i]), category=str(c.category[i]), use_count=int(c.use_count[i]),
+            last_used=last_used, score=float(s.score[i]),
+            effective_importance=float(s.effective_importance[i]),
+            review_priority=float(s.review_priority[i]),
+        ))
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class VaultStatus:
+    """``status``: notes and memories per top folder and status, and what passes would do now."""
+
+    notes: int
+    memories: int
+    by_folder: dict[str, int]
+    by_status: dict[str, int]
+    by_layer: dict[str, int]
+    danger_zone: int
+    would_forget: int
+    would_promote: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "notes": self.notes, "memories": self.memories, "by_folder": self.by_folder,
+            "by_status": self.by_status, "by_layer": self.by_layer,
+            "danger_zone": self.danger_zone, "would_forget": self.would_forget,
+            "would_promote": self.would_promote,
+        }
+
+
+def _counts(values: np.ndarray) -> dict[str, int]:
+    names, counts = np.unique(values.astype(str), return_counts=True)
+    return {str(n): int(k) for n, k in zip(names, counts, strict=True)}
+
+
+def vault_status(
+    table: MemoryTable, settings: Settings, notes: int, *, forget: int, promote: int
+) -> VaultStatus:
+    """Summarise ``table`` (all memories); ``forget``/``promote`` are the planned move counts."""
+    c, s = table.columns, table.scores
+    folders = np.array([p.split("/", 1)[0] + "/" if "/" in p else "(top)" for p in c.path.astype(str)])
+    th = settings.thresholds
+    active = c.status == "active"
+    danger = active & (s.score >= th.danger_zone_min) & (s.score <= th.danger_zone_max)
+    return VaultStatus(
+        notes=notes, memories=len(c), by_folder=_counts(folders), by_status=_counts(c.status),
+        by_layer=_counts(c.layer), danger_zone=int(danger.sum()), would_forget=forget,
+        would_promote=promote,
+    )

@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from vaultmem.core.fields import MemoryFields, normalise_tags
 from vaultmem.core.link_resolution import note_key
@@ -32,7 +33,24 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
-from vaultmem.services.memory_view import Memory, memory_from_note
+from vaultmem.services.lifecycle import (
+    PassResult,
+    apply_moves,
+    on_request_promotion,
+    plan_pass,
+)
+from vaultmem.services.memory_view import (
+    Memory,
+    MemoryRow,
+    MemoryTable,
+    VaultStatus,
+    memory_from_note,
+    memory_table,
+    order_rows,
+    rows_of,
+    vault_status,
+)
+from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.note_files import read_note, write_note
 from vaultmem.store.sidecar import SIDECAR_DIR
@@ -229,6 +247,114 @@ class Vault:
                 f"{path} is not a note vaultmem manages (no `type: memory` in its frontmatter)"
             )
         return path
+
+    # ------------------------------------------------------------------ remembering
+    def remember(
+        self, content: str, *, now: dt.datetime | None = None, link: bool = True, **options: Any
+    ) -> Memory:
+        """Save a new memory in STM (spec 2) and return it.
+
+        ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
+        source, layer, pinned, strength, extra (other properties). Raises :class:`InputError`.
+        """
+        when = now or utc_now()
+        path = self.write_draft(make_draft(content, **options), now=when, link=link)
+        return self._load(path, when)
+
+    def write_draft(self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True) -> str:
+        """Write a validated :class:`MemoryDraft` as a new note; returns its path."""
+        if draft.id is not None:
+            self.sync()
+            taken = self.index.paths_by_id(draft.id)
+            if taken:
+                raise InputError(f"id {draft.id} is already used by {taken[0]}")
+        return self.create_memory(draft.content, draft.frontmatter(now), title=draft.title)
+
+    def import_jsonl(
+        self, lines: Iterable[str], *, now: dt.datetime | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportReport:
+        """Import one memory per JSONL line (see :func:`~vaultmem.services.remembering.draft_from_json`)."""
+        return import_lines(self, lines, now=now or utc_now(), progress=progress)
+
+    # ------------------------------------------------------------------ listing
+    def table(self, *, now: dt.datetime | None = None, where: str = "n.type = 'memory'",
+              params: tuple[object, ...] = ()) -> MemoryTable:
+        """Columns and scores of the memories (after a cheap sync), for listing and planning."""
+        self.sync()
+        return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
+
+    def memories(
+        self, *, status: str | None = None, layer: str | None = None, tag: str | None = None,
+        folder: str | None = None, sort: str = "score", limit: int | None = None,
+        now: dt.datetime | None = None,
+    ) -> list[MemoryRow]:
+        """Memories matching every given filter, ordered by ``sort`` (see :data:`SORT_KEYS`)."""
+        clauses, params = ["n.type = 'memory'"], []
+        if status:
+            clauses.append("n.status = ?")
+            params.append(status)
+        if layer:
+            clauses.append("n.layer = ?")
+            params.append(layer)
+        if tag:
+            clauses.append("n.nid IN (SELECT nid FROM tags WHERE tag = ? COLLATE NOCASE)")
+            params.append(tag.lstrip("#"))
+        if folder:
+            prefix = folder.strip("/") + "/"
+            clauses.append("substr(n.path, 1, ?) = ?")
+            params += [len(prefix), prefix]
+        table = self.table(now=now, where=" AND ".join(clauses), params=tuple(params))
+        order = order_rows(table, sort)
+        if limit is not None:
+            order = order[:limit]
+        return rows_of(table, order, self.index)
+
+    def status(self, *, now: dt.datetime | None = None) -> VaultStatus:
+        """Counts per folder and status, danger zone, and what a pass would do now."""
+        when = now or utc_now()
+        table = self.table(now=when)
+        would_forget = plan_pass(self, "forget", when, table=table).planned
+        would_promote = plan_pass(self, "promote", when, table=table).planned
+        return vault_status(table, self.settings, len(self.index.all_paths()),
+                            forget=len(would_forget), promote=len(would_promote))
+
+    # ------------------------------------------------------------------ passes
+    def promote(
+        self, ref: str | None = None, *, dry_run: bool = False, now: dt.datetime | None = None
+    ) -> PassResult:
+        """Spec 4 rule 2: move promotion candidates to LTM/ — or the one memory ``ref``.
+
+        A named memory that is not a candidate is promoted anyway (the person asked), with the
+        reason "promoted on request".
+        """
+        when = now or utc_now()
+        result = plan_pass(self, "promote", when)
+        if ref is not None:
+            path = self._managed(ref)
+            result.planned = [m for m in result.planned if m.path == path]
+            if not result.planned:
+                result.planned = [on_request_promotion(self, path, when)]
+        result.dry_run = dry_run
+        return apply_moves(self, result)
+
+    def gc(
+        self, *, threshold: float | None = None, keep: Sequence[str] = (), dry_run: bool = False,
+        hard: bool = False, now: dt.datetime | None = None,
+    ) -> PassResult:
+        """Forget (spec 4 rule 4): archive memories scoring below ``threshold``; ``hard`` deletes.
+
+        ``keep`` ids/titles are reinforced first (``use_count += 3``, seed 000) and left alone.
+        """
+        when = now or utc_now()
+        kept = [self._managed(ref) for ref in keep]
+        if not dry_run:
+            for path in kept:
+                self.edit(path, keep_changes, now=when)
+        result = plan_pass(self, "forget", when, threshold=threshold, hard=hard)
+        result.planned = [m for m in result.planned if m.path not in kept]
+        result.dry_run = dry_run
+        return apply_moves(self, result)
 
     def unique_title(self, title: str) -> str:
         """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive)."""

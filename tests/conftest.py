@@ -1,0 +1,55 @@
+"""Shared fixtures: every test runs against files under tmp_path, never the developer's home."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+SHARED_VAULTS = Path(__file__).resolve().parents[2] / "shared" / "vaults"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No test reads VAULTMEM_* from the developer's shell or writes outside tmp_path."""
+    for name in ("VAULTMEM_VAULT", "VAULTMEM_NOW"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    yield
+
+
+def _make_writable(root: Path) -> None:
+    for folder, dirs, files in os.walk(root):
+        os.chmod(folder, os.stat(folder).st_mode | stat.S_IWUSR | stat.S_IXUSR)
+        for name in files:
+            path = os.path.join(folder, name)
+            os.chmod(path, os.stat(path).st_mode | stat.S_IWUSR)
+
+
+@pytest.fixture
+def copy_vault(tmp_path: Path) -> Callable[[str], Path]:
+    """Copy one of ``../shared/vaults/<name>`` into tmp_path (writable) and return its path."""
+
+    def copy(name: str) -> Path:
+        source = SHARED_VAULTS / name
+        if not source.is_dir():
+            pytest.fail(f"real vault {source} is missing: ../shared must sit beside the repo")
+        target = tmp_path / name
+        shutil.copytree(source, target)
+        _make_writable(target)
+        return target
+
+    return copy
+
+
+def snapshot_files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (outside .vaultmem/) → its bytes."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".vaultmem" not in p.relative_to(root).parts
+    }

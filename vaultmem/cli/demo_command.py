@@ -1,0 +1,26 @@
+"""``vaultmem demo``: a new vault with a month of simulated memories and passes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import tempfile
+from pathlib import Path
+
+import click
+
+from vaultmem.cli.common import library_errors, now_option
+from vaultmem.services.demo import run_demo
+
+
+@click.command()
+@click.option("--dir", "target", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the demo vault (new or empty). Default: a new temporary folder.")
+@now_option
+def demo(target: Path | None, now: dt.datetime) -> None:
+    """Build a demo vault: a month of memories, reinforcement, then gc and promote at later times.
+
+    Prints what moved where and why, and the folder to open in Obsidian.
+    """
+    folder = target or Path(tempfile.mkdtemp(prefix="vaultmem-demo-"))
+    with library_errors():
+        run_demo(folder, now, click.echo)

@@ -1,0 +1,178 @@
+"""Commands on single memories: remember, import, show, touch, observe, pin, unpin."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+
+import click
+
+from vaultmem.cli.common import (
+    fmt_score,
+    json_option,
+    now_option,
+    print_json,
+    progress_bar,
+    vault_command,
+)
+from vaultmem.core.fields import LAYERS, SOURCES
+from vaultmem.core.timestamps import format_datetime
+from vaultmem.errors import InputError
+from vaultmem.services.memory_view import Memory
+from vaultmem.services.vault import Vault
+
+
+def _split_tags(value: str | None) -> list[str] | None:
+    return None if value is None else [t for t in value.replace(",", " ").split() if t]
+
+
+@click.command()
+@click.argument("text", required=False)
+@click.option("--title", help="Title and file name (default: the first words of TEXT).")
+@click.option("--tags", help="Comma-separated tags, e.g. editor,ui.")
+@click.option("--category", help="fact, preference, decision, commitment, skill, … (default fact).")
+@click.option("--importance", type=float, help="0.0–1.0 (default 0.5).")
+@click.option("--imp", type=click.IntRange(1, 5), help="Mnemon's importance level 1–5 instead.")
+@click.option("--confidence", type=float, help="0.0–1.0; below 0.40 the memory is speculative.")
+@click.option("--source", type=click.Choice(SOURCES), help="Who says so (sets decay trust).")
+@click.option("--layer", type=click.Choice(LAYERS), help="Memory layer (default working).")
+@click.option("--pin", "pinned", is_flag=True, default=None, help="Immune to forgetting and pruning.")
+@click.option("--no-link", is_flag=True, help="Do not add related: links to similar memories.")
+@json_option
+@now_option
+@vault_command
+def remember(vault: Vault, text: str | None, as_json: bool, now: dt.datetime, no_link: bool,
+             tags: str | None, **options: object) -> None:
+    """Save TEXT as a new memory note in STM/ (reads stdin when TEXT is absent or "-")."""
+    if text is None or text == "-":
+        if sys.stdin.isatty():
+            raise InputError("give TEXT or pipe it on stdin")
+        text = sys.stdin.read()
+    memory = vault.remember(text, now=now, link=not no_link, tags=_split_tags(tags), **options)
+    if as_json:
+        print_json({"id": memory.fields.id, "path": memory.path, "title": memory.title,
+                    "related": list(memory.fields.related)})
+    else:
+        click.echo(f"remembered {memory.path} (id {memory.fields.id})")
+
+
+@click.command("import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@json_option
+@now_option
+@vault_command
+def import_(vault: Vault, file: click.utils.LazyFile, as_json: bool, now: dt.datetime) -> None:
+    """Import memories from FILE.jsonl, one JSON object per line ("-" for stdin).
+
+    Each line needs "content"; the keys of a memory note (created, last_used, use_count,
+    strength, importance, tags, …) carry over, so decay histories migrate; other keys become
+    properties as they are. A bad line is reported by its number and skipped.
+    """
+    lines = file.readlines()
+    with progress_bar(len(lines), "importing", as_json=as_json) as bar:
+        report = vault.import_jsonl(lines, now=now, progress=lambda n: bar.update(1))
+    if as_json:
+        print_json(report.as_dict())
+    else:
+        click.echo(f"imported {len(report.imported)} memories")
+    for number, error in report.errors:
+        click.echo(f"line {number}: {error}", err=True)
+    if report.errors and not report.imported:
+        raise click.ClickException(f"no line of {file.name} could be imported")
+
+
+def _describe(memory: Memory) -> str:
+    f = memory.fields
+    lines = [
+        f"{memory.title}",
+        f"  path        {memory.path}",
+        f"  id          {f.id}",
+        f"  type        {f.type}   status {f.status}   layer {f.layer}   category {f.category}",
+        f"  created     {format_datetime(f.created) if f.created else '—'}",
+        f"  last_used   {format_datetime(f.last_used) if f.last_used else '—'}"
+        f"   ({memory.idle_days:.1f} d ago)",
+        f"  use_count   {f.use_count}   strength {f.strength:g}   importance {f.importance:g}"
+        f" (level {memory.importance_level})   confidence {f.confidence:g}",
+        f"  source      {f.source}   pinned {str(f.pinned).lower()}",
+        f"  tags        {', '.join(f.tags) or '—'}",
+        f"  score       {fmt_score(memory.score)} = use {memory.use_factor:.3f}"
+        f" × retention {memory.retention:.3f} × strength {f.strength:g}"
+        f"   (half-life {fmt_score(memory.half_life_days)} d)",
+        f"  EI          {memory.effective_importance:.3f}   (edges {memory.edges})",
+        f"  review      priority {memory.review_priority:.3f}",
+    ]
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("ref", metavar="ID")
+@json_option
+@now_option
+@vault_command
+def show(vault: Vault, ref: str, as_json: bool, now: dt.datetime) -> None:
+    """Show a memory (by id, title or path): fields, score and its factors, EI, review priority."""
+    memory = vault.memory(ref, now=now)
+    if as_json:
+        print_json(memory.as_dict())
+    else:
+        click.echo(_describe(memory))
+
+
+def _report(memory: Memory, verb: str, as_json: bool) -> None:
+    if as_json:
+        print_json(memory.as_dict())
+    else:
+        click.echo(f"{verb} {memory.path}: use_count {memory.fields.use_count}, "
+                   f"strength {memory.fields.strength:g}, score {fmt_score(memory.score)}")
+
+
+@click.command()
+@click.argument("ref", metavar="ID")
+@click.option("--boost", is_flag=True, help="Also add 0.1 to strength (capped at 2.0).")
+@json_option
+@now_option
+@vault_command
+def touch(vault: Vault, ref: str, boost: bool, as_json: bool, now: dt.datetime) -> None:
+    """Reinforce a memory: last_used = now, use_count + 1 (two changed lines in the note)."""
+    _report(vault.touch(ref, boost=boost, now=now), "touched", as_json)
+
+
+@click.command()
+@click.argument("refs", nargs=-1, required=True, metavar="ID...")
+@click.option("--context-tags", default="", help="Tags of the context the memories were used in.")
+@json_option
+@now_option
+@vault_command
+def observe(vault: Vault, refs: tuple[str, ...], context_tags: str, as_json: bool,
+            now: dt.datetime) -> None:
+    """Record that memories were used (seed 001): a touch plus review bookkeeping.
+
+    When the memory's tags overlap the context tags by less than 30 % (Jaccard), the use is
+    cross-domain: cross_domain_count + 1 and strength + 0.1.
+    """
+    memories = vault.observe(list(refs), _split_tags(context_tags) or [], now=now)
+    if as_json:
+        print_json([m.as_dict() for m in memories])
+    else:
+        for memory in memories:
+            _report(memory, "observed", False)
+
+
+@click.command()
+@click.argument("ref", metavar="ID")
+@json_option
+@vault_command
+def pin(vault: Vault, ref: str, as_json: bool) -> None:
+    """Pin a memory: immune to forgetting and pruning."""
+    memory = vault.pin(ref, True)
+    print_json(memory.as_dict()) if as_json else click.echo(f"pinned {memory.path}")
+
+
+@click.command()
+@click.argument("ref", metavar="ID")
+@json_option
+@vault_command
+def unpin(vault: Vault, ref: str, as_json: bool) -> None:
+    """Unpin a memory."""
+    memory = vault.pin(ref, False)
+    print_json(memory.as_dict()) if as_json else click.echo(f"unpinned {memory.path}")

@@ -1,0 +1,166 @@
+"""Resolve a link target to a note path the way Obsidian does (spec section 6, Graph).
+
+Paths are vault-relative POSIX strings of ``.md`` notes (``"Folder/Note.md"``), as the store
+finds them on disk; the caller leaves out ignored paths (spec section 1). Targets are
+:attr:`vaultmem.core.links.Link.target` strings: no ``#subpath``, no ``|display``, markdown
+links already URL-decoded. Pure: no file I/O.
+
+Order of the rules in :meth:`LinkResolver.resolve`:
+
+1. ``./x`` and ``../x`` are joined to the linking note's folder and must then match a path
+   exactly; a path that climbs above the vault root resolves to nothing.
+2. ``/x`` matches the vault path ``x`` exactly, and so does any target that equals a full vault
+   path (``[[Folder/Note]]``, or ``[[Note]]`` for a note at the root).
+3. A bare name (no ``/``) that only one note has resolves to that note.
+4. Otherwise the candidates are the notes whose path ends with the link path on a ``/``
+   boundary; those inside the linking note's folder (at any depth) come first, then the rest,
+   each shortest path first, ties broken by the path's text.
+
+Everywhere: ``.md`` is appended when the link has no ``.md`` extension (``[[v1.2 notes]]``
+looks up ``v1.2 notes.md``); comparison is case-insensitive after NFC normalisation; empty
+segments and ``.`` segments are dropped. Frontmatter ``aliases`` are not link targets.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Iterator
+
+__all__ = ["LinkResolver", "fold_path", "note_key"]
+
+
+def fold_path(path: str) -> str:
+    """``path`` in the form links are compared in: NFC-normalised, then lower-cased."""
+    if not path.isascii():
+        path = unicodedata.normalize("NFC", path)
+    return path.lower()
+
+
+def note_key(target: str) -> str:
+    """The lower-cased file name a link looks up: ``"Folder/My Note"`` → ``"my note.md"``.
+
+    The base name after the last ``/``, folded with :func:`fold_path`, with ``.md`` appended
+    unless it already ends in ``.md``. The index stores unresolved links under this key so
+    they resolve once a note of that name appears; :meth:`LinkResolver.add` files notes under
+    the same key.
+    """
+    key = fold_path(target[target.rfind("/") + 1 :])
+    return key if key.endswith(".md") else key + ".md"
+
+
+def _with_md(folded: str) -> str:
+    return folded if folded.endswith(".md") else folded + ".md"
+
+
+def _clean_segments(path: str) -> list[str] | None:
+    """``path`` split at ``/``, ``""``/``"."`` dropped, ``".."`` applied; None above the root."""
+    out: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not out:
+                return None
+            out.pop()
+        else:
+            out.append(part)
+    return out
+
+
+def _folder(path: str) -> str:
+    return path[: path.rfind("/") + 1] if "/" in path else ""
+
+
+class LinkResolver:
+    """Which note a link opens, for a changing set of notes (spec section 6).
+
+    Holds ``note_key(path)`` → ``{path: fold_path(path)}``: :meth:`add` and :meth:`remove`
+    are O(1), :meth:`resolve` is O(notes sharing the base name). 100,000 notes take about
+    25 MB. Not thread-safe.
+    """
+
+    __slots__ = ("_by_key", "_count")
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        """Start with ``paths``, vault-relative POSIX paths of ``.md`` notes."""
+        self._by_key: dict[str, dict[str, str]] = {}
+        self._count = 0
+        for path in paths:
+            self.add(path)
+
+    def add(self, path: str) -> None:
+        """Add the note at ``path``; adding a path twice keeps one."""
+        bucket = self._by_key.setdefault(note_key(path), {})
+        if path not in bucket:
+            bucket[path] = fold_path(path)
+            self._count += 1
+
+    def remove(self, path: str) -> None:
+        """Forget the note at ``path``; a path never added is ignored."""
+        key = note_key(path)
+        bucket = self._by_key.get(key)
+        if bucket is not None and bucket.pop(path, None) is not None:
+            self._count -= 1
+            if not bucket:
+                del self._by_key[key]
+
+    def __contains__(self, path: object) -> bool:
+        """True when exactly this path (same case, same bytes) was added."""
+        return isinstance(path, str) and path in self._by_key.get(note_key(path), {})
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[str]:
+        for bucket in self._by_key.values():
+            yield from bucket
+
+    def resolve(self, target: str, source_path: str) -> str | None:
+        """The path Obsidian would open for ``target`` written in the note at ``source_path``.
+
+        ``target`` is a :attr:`Link.target` (no ``#``/``|`` parts); ``source_path`` the linking
+        note's vault-relative path (it need not be in the resolver). Returns a path exactly as
+        it was added, or ``None`` when no note matches (an unresolved link).
+        """
+        target = target.strip()
+        if target.startswith(("./", "../")) or target in (".", ".."):
+            segments = _clean_segments(_folder(source_path) + target)
+            return None if not segments else self._exact("/".join(segments))
+        segments = _clean_segments(target)
+        if not segments:
+            return None
+        linkpath = _with_md(fold_path("/".join(segments)))
+        bucket = self._by_key.get(note_key(linkpath))
+        if not bucket:
+            return None
+        if target.startswith("/"):
+            return self._exact_in(bucket, linkpath, "/".join(segments))
+        exact = self._exact_in(bucket, linkpath, "/".join(segments))
+        if exact is not None:
+            return exact
+        if len(segments) == 1:
+            if len(bucket) == 1:
+                return next(iter(bucket))
+            matching = list(bucket.items())
+        else:
+            tail = "/" + linkpath
+            matching = [(p, f) for p, f in bucket.items() if f.endswith(tail)]
+            if not matching:
+                return None
+        here = fold_path(_folder(source_path))
+        best = min(matching, key=lambda pf: (not pf[1].startswith(here), len(pf[1]), pf[1], pf[0]))
+        return best[0]
+
+    def _exact(self, path: str) -> str | None:
+        linkpath = _with_md(fold_path(path))
+        bucket = self._by_key.get(note_key(linkpath))
+        return self._exact_in(bucket, linkpath, path) if bucket else None
+
+    @staticmethod
+    def _exact_in(bucket: dict[str, str], linkpath: str, as_written: str) -> str | None:
+        """The path in ``bucket`` equal to ``linkpath`` when folded; same spelling first."""
+        hits = [p for p, f in bucket.items() if f == linkpath]
+        if len(hits) > 1:
+            spelled = as_written if as_written.lower().endswith(".md") else as_written + ".md"
+            return spelled if spelled in hits else min(hits)
+        return hits[0] if hits else None
