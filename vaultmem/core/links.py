@@ -267,10 +267,14 @@ def _frontmatter_links(value: object, out: list[Link], seen: set[int]) -> None:
 
 
 def _recording_backtick(state: StateInline, silent: bool) -> bool:
-    """markdown-it's code-span rule, also noting each span's offsets in the inline source."""
+    """markdown-it's code-span rule, also noting each span's offsets in the inline source.
+
+    Spans are noted in silent mode too (link labels, image alt text are first skipped over
+    silently); a run of backticks without a closer is literal text and is not noted.
+    """
     start = state.pos
     matched = backtick(state, silent)
-    if matched and not silent:
+    if matched and state.src[start : state.pos].strip("`"):
         spans = state.env.setdefault(_CODE_KEY, {})
         spans.setdefault(state.src, []).append((start, state.pos))
     return matched

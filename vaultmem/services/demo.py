@@ -1,7 +1,7 @@
-"""``vaultmem demo``: a new vault with a believable month of memories, and what the passes do.
+"""``vaultmem demo``: a new vault with eight believable weeks of memories, and what passes do.
 
 The story is fixed (same memories, same history every run) and told relative to ``now``: the
-first memory is made 28 days before ``now``; on simulated days some are used again, and the
+first memory is made 56 days before ``now``; on simulated days some are used again, and the
 promote and gc passes run at later simulated times, printing what moved where and why.
 """
 
@@ -16,6 +16,7 @@ from vaultmem.services.lifecycle import PassResult
 from vaultmem.services.vault import Vault
 
 DAY = dt.timedelta(days=1)
+SPAN_DAYS = 56
 
 # (title, content, tags, category, importance, day made, days on which it was used again)
 MEMORIES: tuple[tuple[str, str, tuple[str, ...], str, float, float, tuple[float, ...]], ...] = (
@@ -65,7 +66,7 @@ class DemoReport:
 
 
 def run_demo(target: Path, now: dt.datetime, echo: Callable[[str], None]) -> DemoReport:
-    """Build the demo vault at ``target`` (must be new or empty) and tell its month.
+    """Build the demo vault at ``target`` (must be new or empty) and tell its eight weeks.
 
     Raises :class:`~vaultmem.errors.InputError` when ``target`` holds files already.
     """
@@ -75,15 +76,15 @@ def run_demo(target: Path, now: dt.datetime, echo: Callable[[str], None]) -> Dem
         raise InputError(f"{target} is not empty; give --dir a new folder")
     vault, _ = Vault.init(target)
     report = DemoReport(vault.root)
-    start = now - 28 * DAY
-    echo(f"A month of memories in {vault.root}, from {start:%Y-%m-%d} to {now:%Y-%m-%d}.\n")
+    start = now - SPAN_DAYS * DAY
+    echo(f"Eight weeks of memories in {vault.root}, from {start:%Y-%m-%d} to {now:%Y-%m-%d}.\n")
     events: list[tuple[dt.datetime, str, int]] = []
     for index, memory in enumerate(MEMORIES):
         made = start + memory[5] * DAY
         events.append((made, "remember", index))
         events += [(start + d * DAY + dt.timedelta(hours=2), "use", index) for d in memory[6]]
-    checkpoints = {7: ("promote",), 14: ("gc", "promote"), 21: ("gc", "promote"),
-                   28: ("gc", "promote")}
+    checkpoints = {7: ("promote",), 14: ("gc", "promote"), 28: ("gc", "promote"),
+                   42: ("gc", "promote"), SPAN_DAYS: ("gc", "promote")}
     refs: dict[int, str] = {}
     day_done = 0
     with vault:
@@ -113,7 +114,7 @@ def _run_checkpoints(
     checkpoints: dict[int, tuple[str, ...]], echo: Callable[[str], None],
 ) -> int:
     for day in sorted(checkpoints):
-        at = min(start + day * DAY + dt.timedelta(hours=23), start + 28 * DAY)
+        at = min(start + day * DAY + dt.timedelta(hours=23), start + SPAN_DAYS * DAY)
         if day <= day_done or at >= until:
             continue
         for name in checkpoints[day]:
