@@ -6,6 +6,7 @@ import click
 
 from vaultmem import __version__
 from vaultmem.cli.demo_command import demo
+from vaultmem.cli.index_commands import doctor, graph, index, links
 from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
 from vaultmem.cli.vault_commands import gc, init, list_, promote, status
 
@@ -22,5 +23,5 @@ def main() -> None:
 
 
 for command in (init, remember, import_, show, touch, observe, pin, unpin, list_, status, gc, promote,
-                demo):
+                demo, index, links, graph, doctor):
     main.add_command(command)

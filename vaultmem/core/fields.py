@@ -40,9 +40,13 @@ class FieldWarning:
     value: object
     problem: str
 
+    def describe(self) -> str:
+        """The key and the problem, e.g. ``strength: 'high' is not a number; using the default``."""
+        return f"{self.key}: {self.value!r} {self.problem}; using the default"
+
     def message(self, path: str) -> str:
-        """One line naming the note and the key, e.g. ``STM/x.md: strength: 'high' is not a number``."""
-        return f"{path}: {self.key}: {self.value!r} {self.problem}; using the default"
+        """One line naming the note and the key: ``STM/x.md: strength: 'high' is not a number…``."""
+        return f"{path}: {self.describe()}"
 
 
 @dataclass(frozen=True, slots=True)

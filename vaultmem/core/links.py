@@ -72,11 +72,12 @@ class Link:
 
 
 # One expression for both link syntaxes; a match starts at "[" (a fast literal search) and the
-# caller looks one character back for the "!" of an embed. Links never span lines.
+# caller looks one character back for the "!" of an embed. Links never span lines. NUL marks
+# a cut-out code span (markdown-it path only): it may sit in link text, nowhere else.
 _LINK_RE = re.compile(
     r"\[(?:"
-    r"\[(?P<wiki>[^\[\]\n]+)\]\]"
-    r"|(?P<text>[^\[\]\n]*)\]\([ \t]*(?:<(?P<angle>[^<>\n]*)>|(?P<url>[^\s()<>]+))"
+    r"\[(?P<wiki>[^\[\]\n\0]+)\]\]"
+    r"|(?P<text>[^\[\]\n]*)\]\([ \t]*(?:<(?P<angle>[^<>\n\0]*)>|(?P<url>[^\s()<>\0]+))"
     r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
     r")"
 )
@@ -93,6 +94,7 @@ _PREFIX_PART_RE = re.compile(r"([ \t]*)(>|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t
 _RULE_LINE_RE = re.compile(r"[-*_=\s]+")
 _REFERENCE_DEF_RE = re.compile(r"\[[^\]]*\]:")
 _CODE_KEY = "vaultmem_code_spans"
+_CODE_MARK_RE = re.compile("\0([0-9]+)\0")
 
 
 def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) -> list[Link]:
@@ -191,17 +193,23 @@ def _columns(spaces: str, col: int) -> int:
     return col - start
 
 
-def _scan(text: str) -> Iterator[Link]:
-    """Every link in ``text`` by the regular expression alone (no code awareness)."""
+def _scan(text: str, code: list[str] | None = None) -> Iterator[Link]:
+    """Every link in ``text`` by the regular expression alone (no code awareness).
+
+    ``code`` holds the code spans cut out of ``text`` as ``"\\0<index>\\0"`` marks; a mark
+    inside markdown link text is put back into ``display``.
+    """
     for match in _LINK_RE.finditer(text):
         start = match.start()
         bang = start > 0 and text[start - 1] == "!"
         wiki = match.group("wiki")
-        link = (
-            _wiki_link(wiki, "embed" if bang else "wikilink")
-            if wiki is not None
-            else _markdown_link(match.group("angle"), match.group("url"), match.group("text"))
-        )
+        if wiki is not None:
+            link = _wiki_link(wiki, "embed" if bang else "wikilink")
+        else:
+            label = match.group("text")
+            if code and "\0" in label:
+                label = _CODE_MARK_RE.sub(lambda m: code[int(m.group(1))], label)
+            link = _markdown_link(match.group("angle"), match.group("url"), label)
         if link is not None:
             yield link
 
@@ -304,6 +312,7 @@ def _parsed_links(body: str) -> list[Link]:
     spans = env.get(_CODE_KEY, {})
     lines = body.split("\n")
     pieces: list[str] = []
+    code: list[str] = []
     next_line = 0
     for token in tokens:
         if token.type in _LEAF_BLOCKS and token.map is not None:
@@ -313,13 +322,17 @@ def _parsed_links(body: str) -> list[Link]:
             if token.type == "html_block":
                 pieces.append(token.content)
         elif token.type == "inline":
-            pieces.append(_cut_code(token.content, spans.get(token.content, [])))
+            pieces.append(_cut_code(token.content, spans.get(token.content, []), code))
     pieces.extend(lines[next_line:])
-    return list(_scan("\n".join(pieces)))
+    return list(_scan("\n".join(pieces), code))
 
 
-def _cut_code(source: str, code_spans: list[tuple[int, int]]) -> str:
-    """``source`` with each code span replaced by a line break, so no link can cross it."""
+def _cut_code(source: str, code_spans: list[tuple[int, int]], code: list[str]) -> str:
+    """``source`` with each code span replaced by ``"\\0<n>\\0"``, its text put in ``code[n]``.
+
+    The mark ends any wikilink or link destination that would run through the span, yet
+    ``[`f()`](api.md)`` keeps its link text.
+    """
     if not code_spans:
         return source
     out: list[str] = []
@@ -328,6 +341,8 @@ def _cut_code(source: str, code_spans: list[tuple[int, int]]) -> str:
         if start < pos:
             continue
         out.append(source[pos:start])
+        out.append(f"\0{len(code)}\0")
+        code.append(source[start:end])
         pos = end
     out.append(source[pos:])
-    return "\n".join(out)
+    return "".join(out)

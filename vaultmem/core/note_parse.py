@@ -73,11 +73,13 @@ def parse_note(
     body = parts.body
     if parts.has_frontmatter:
         try:
-            frontmatter = parse_frontmatter(parts.yaml, path=path)
+            frontmatter = parse_frontmatter(parts.yaml)
         except FrontmatterError as err:
-            problems.append(f"frontmatter does not parse: {err}")
+            problems.append(str(err))
             body = text
     fields, warnings = read_fields(frontmatter, fallback_time=fallback_time)
+    if not fields.managed:  # vaultmem's keys mean nothing in a person's own notes
+        warnings = []
     try:
         links = tuple(extract_links(body, frontmatter))
     except RecursionError:  # pathological nesting; the note is still searchable

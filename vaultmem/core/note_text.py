@@ -48,10 +48,13 @@ _CLOSE_FENCE: Final = re.compile(r"^---[ \t]*(?:\r?\n|\r?\Z)", re.MULTILINE)
 # Lines as YAML counts them (libyaml and PyYAML alike), so that YAML marks index our lines.
 _YAML_LINE: Final = re.compile(r"[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])|.+\Z")
 _CONFLICT: Final = re.compile(
-    r"^\ufeff?(?:(<{7}|>{7})(?=[ \t]|\r?$)|(={7}|\|{7})(?=[ \t]*\r?$))", re.MULTILINE
+    r"^\ufeff?(?:(<{7}|>{7})|(\|{7})|(={7})(?=[ \t]*\r?$))(?=[ \t]|\r?$)", re.MULTILINE
 )
 _INDICATORS: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_NUMBERISH: Final = re.compile(r"[-+]?(?:\.?[0-9]|\.inf|\.nan)", re.IGNORECASE)
+_NUMBER_1_2: Final = re.compile(  # YAML 1.2 core numbers (Obsidian); 1.1's are checked by loading
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:e[-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-f]+|[-+]?\.inf|\.nan",
+    re.IGNORECASE,
+)
 _ESCAPES: Final = {
     "\0": "\\0", "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
     "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\",
@@ -504,7 +507,7 @@ def _plain_ok(text: str, *, flow: bool) -> bool:
     """Whether ``text`` may be written unquoted and read back identical by YAML 1.1 and 1.2."""
     if not text or text[0] in _INDICATORS or text != text.strip() or not text.isprintable():
         return False
-    if ": " in text or " #" in text or text.endswith(":") or _NUMBERISH.match(text):
+    if ": " in text or " #" in text or text.endswith(":") or _NUMBER_1_2.fullmatch(text):
         return False
     if flow and any(ch in text for ch in ",[]{}:"):
         return False

@@ -22,6 +22,8 @@ from vaultmem.store.index_schema import migrate
 from vaultmem.store.sidecar import ensure_sidecar
 
 INDEX_FILE = "index.db"
+PARSER_VERSION = 2
+"""Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 
 FIELD_COLUMNS = (
     "id", "type", "status", "layer", "category", "created", "last_used", "use_count",
@@ -87,7 +89,7 @@ def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) 
         json.dumps(list(f.tags), ensure_ascii=False),
         json.dumps(list(f.related), ensure_ascii=False),
         json.dumps(list(note.problems), ensure_ascii=False),
-        json.dumps([w.message(note.path) for w in note.warnings], ensure_ascii=False),
+        json.dumps([w.describe() for w in note.warnings], ensure_ascii=False),
     ]
     return values
 
@@ -112,14 +114,32 @@ class IndexDB:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             migrate(conn)
             conn.execute("SELECT count(*) FROM notes").fetchone()
-            return cls(conn, path, recreated=not existed)
+            db = cls(conn, path, recreated=not existed)
+            db._check_parser_version()
+            return db
         except sqlite3.DatabaseError:
             with_suffixes = [path, path.with_name(INDEX_FILE + "-wal"), path.with_name(INDEX_FILE + "-shm")]
             for stale in with_suffixes:
                 stale.unlink(missing_ok=True)
             conn = cls._connect(path)
             migrate(conn)
-            return cls(conn, path, recreated=True)
+            db = cls(conn, path, recreated=True)
+            db._check_parser_version()
+            return db
+
+    def _check_parser_version(self) -> None:
+        """Rows parsed by another version of the note parser are dropped (re-read on next sync)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'parser_version'").fetchone()
+        if row is not None and row[0] == str(PARSER_VERSION):
+            return
+        with self.transaction():
+            if self.conn.execute("SELECT count(*) FROM notes").fetchone()[0]:
+                self.clear()
+                self.recreated = True
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('parser_version', ?)",
+                (str(PARSER_VERSION),),
+            )
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:

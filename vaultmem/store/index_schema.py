@@ -78,7 +78,12 @@ def m001_notes_links_fts(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_notes_links_fts,)
+def m002_meta(conn: sqlite3.Connection) -> None:
+    """Key/value facts about the index itself (e.g. the parser version its rows came from)."""
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_notes_links_fts, m002_meta)
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
