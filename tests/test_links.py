@@ -1,0 +1,381 @@
+"""Link extraction (spec section 6): syntax, code is ignored, and the two parse paths agree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from vaultmem.core.links import (
+    Link,
+    _parsed_links,
+    _scan,
+    extract_links,
+    may_hold_code,
+)
+
+VAULTS = Path(__file__).resolve().parents[2] / "shared" / "vaults"
+SRD = VAULTS / "13th-age-srd"
+KEPANO = VAULTS / "kepano-obsidian"
+
+
+def split_note(text: str) -> tuple[dict[str, object], str]:
+    """(frontmatter, body) of a note; frontmatter YAML that does not load is kept as one string."""
+    if text.startswith("---\n"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            raw = text[4:end]
+            try:
+                loaded = yaml.safe_load(raw)
+            except yaml.YAMLError:  # templates such as ``created: {{date}}``
+                loaded = {"unparsed": raw}
+            newline = text.find("\n", end + 4)
+            body = text[newline + 1 :] if newline != -1 else ""
+            return (loaded if isinstance(loaded, dict) else {}), body
+    return {}, text
+
+
+def vault_notes(root: Path) -> dict[str, str]:
+    """Vault-relative path → text of every ``.md`` note outside dot folders."""
+    if not root.is_dir():
+        pytest.fail(f"real vault {root} is missing: ../shared must sit beside the repo")
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(root.rglob("*.md"))
+        if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    }
+
+
+def W(target: str, subpath: str | None = None, display: str | None = None) -> Link:  # noqa: N802
+    return Link(target, "wikilink", subpath, display)
+
+
+def M(target: str, subpath: str | None = None, display: str | None = None) -> Link:  # noqa: N802
+    return Link(target, "markdown", subpath, display)
+
+
+# --- wikilinks and embeds -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("[[Note]]", [W("Note")]),
+        ("[[Note|shown text]]", [W("Note", display="shown text")]),
+        ("[[Note#Heading]]", [W("Note", "Heading")]),
+        ("[[Note#^block-1]]", [W("Note", "^block-1")]),
+        ("[[folder/sub/Note]]", [W("folder/sub/Note")]),
+        ("[[Note#Part#Sub|text]]", [W("Note", "Part#Sub", "text")]),
+        ("[[Note|a#b]]", [W("Note", display="a#b")]),
+        ("[[ Spaced Note | text ]]", [W("Spaced Note", display="text")]),
+        ("[[Note#]]", [W("Note")]),
+        ("[[Note|]]", [W("Note")]),
+        ("| a | [[Note\\|alias]] |", [W("Note", display="alias")]),
+        ("![[Note]]", [Link("Note", "embed")]),
+        ("![[Note#^b|x]]", [Link("Note", "embed", "^b", "x")]),
+        ("text![[Note]]", [Link("Note", "embed")]),
+        ("[[v1.2 notes]]", [W("v1.2 notes")]),
+        ("[[Note.md]]", [W("Note.md")]),
+        ("[[Straße/Ünïcode 名前]]", [W("Straße/Ünïcode 名前")]),
+        ("[[%20 stays]]", [W("%20 stays")]),
+        ("[[[Note]]]", [W("Note")]),
+    ],
+)
+def test_wikilink_forms(body: str, expected: list[Link]) -> None:
+    assert extract_links(body) == expected
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[[#Heading]]",
+        "[[#^block]]",
+        "[[|text]]",
+        "![[image.png]]",
+        "![[Photo.JPEG]]",
+        "[[scan.pdf#page=3]]",
+        "![[board.canvas]]",
+        "![[Meetings.base#Person]]",
+        "[[folder/song.mp3]]",
+        "[[]]",
+        "[[a\nb]]",
+        "[ [Note]]",
+    ],
+)
+def test_not_edges(body: str) -> None:
+    assert extract_links(body) == []
+
+
+def test_every_occurrence_in_document_order() -> None:
+    body = "# [[H]]\n\nSee [[B]], [b](B.md) and [[B]].\n\n> ![[Q]]\n- [[L]]\n"
+    assert [(link.target, link.kind) for link in extract_links(body)] == [
+        ("H", "wikilink"),
+        ("B", "wikilink"),
+        ("B.md", "markdown"),
+        ("B", "wikilink"),
+        ("Q", "embed"),
+        ("L", "wikilink"),
+    ]
+
+
+# --- markdown links -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("[text](path.md)", [M("path.md", display="text")]),
+        ("[t](path%20x.md#Some%20Heading)", [M("path x.md", "Some Heading", "t")]),
+        ("[t](<path x.md>)", [M("path x.md", display="t")]),
+        ("[t](<path%20x.md#H>)", [M("path x.md", "H", "t")]),
+        ('[t](a/b.md "a title")', [M("a/b.md", display="t")]),
+        ("[t](../up/Note.MD)", [M("../up/Note.MD", display="t")]),
+        ("[t](./Caf%C3%A9.md)", [M("./Café.md", display="t")]),
+        ("[](empty.md)", [M("empty.md")]),
+        ("![alt](note.md)", [M("note.md", display="alt")]),
+        ("[t](a+b.md)", [M("a+b.md", display="t")]),
+    ],
+)
+def test_markdown_links(body: str, expected: list[Link]) -> None:
+    assert extract_links(body) == expected
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[site](https://example.com/page.md)",
+        "[x](obsidian://open?vault=v&file=Note.md)",
+        "[x](mailto:someone@example.com.md)",
+        "[x](file:///tmp/a.md)",
+        "[x](#Heading)",
+        "[x](Note)",
+        "[x](picture.png)",
+        "[x](doc.pdf#page=2)",
+        "[x](notes.md.txt)",
+        "[ref][label]\n\n[label]: target.md",
+    ],
+)
+def test_markdown_links_that_are_not_edges(body: str) -> None:
+    assert extract_links(body) == []
+
+
+# --- code is not a link ---------------------------------------------------------------------
+
+CODE_CASES = [
+    "Use `[[Inline]]` here.",
+    "Use ``a ` [[Double]]`` here.",
+    "```\n[[Fenced]]\n```",
+    "~~~md\n[[Tilde]]\n~~~",
+    "> ```\n> [[Quoted fence]]\n> ```",
+    "- item\n\n  ```\n  [[List fence]]\n  ```",
+    "para\n\n    [[Indented]]",
+    "    [[Indented first line]]",
+    "# Heading\n    [[After heading]]",
+    "- a\n-     [[List item holding code]]",
+    ">     [[Quote holding code]]",
+    "`[x](code.md)`",
+    "[[Broken `by code]]` span",
+]
+
+
+@pytest.mark.parametrize("body", CODE_CASES)
+def test_links_in_code_are_ignored(body: str) -> None:
+    assert may_hold_code(body)
+    assert extract_links(body + "\n\n[[Outside]]\n") == [W("Outside")]
+
+
+def test_unclosed_fence_runs_to_the_end() -> None:
+    assert extract_links("[[Before]]\n```\n[[In fence]]\n\n[[Still in fence]]\n") == [W("Before")]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("[`f()`](api.md)", [M("api.md", display="`f()`")]),
+        ("`code` then [[After]] and `more`", [W("After")]),
+        ("a ` lone backtick [[Kept]]", [W("Kept")]),
+        ("```\ncode\n```\n[[After fence]]", [W("After fence")]),
+    ],
+)
+def test_links_beside_code_are_kept(body: str, expected: list[Link]) -> None:
+    assert extract_links(body) == expected
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "plain [[a]] text\nwith lines",
+        "- a\n\t- [[b]]\n\t\t- [[c]]",
+        "- a\n    - [[b]]",
+        "1. a\n   continued [[b]]",
+        "> a\n    lazy continuation [[b]]",
+        "text    with inner spaces [[b]]",
+        "~~strike~~ [[b]]",
+        "-\tfoo [[b]]",
+    ],
+)
+def test_fast_path_is_taken_without_code(body: str) -> None:
+    assert not may_hold_code(body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    first line",
+        "a\n\n    after blank",
+        "# h\n    after heading",
+        "---\n    after rule",
+        "<div>\n\n</div>\n    after html",
+        "[r]: /x\n    after reference",
+        "- a\n\n      in loose item",
+        "- x\n-      code in item",
+        ">     code in quote",
+        "- a\n\t-\t\tcode by tabs",
+    ],
+)
+def test_code_candidates_take_the_parser(body: str) -> None:
+    assert may_hold_code(body)
+
+
+def test_crlf_and_nul_are_read_like_markdown_it() -> None:
+    assert extract_links("[[A]]\r\n    [[B]]\r\n") == extract_links("[[A]]\n    [[B]]\n")
+    assert extract_links("[[A\0B]]") == [W("A\ufffdB")]
+
+
+# --- frontmatter ----------------------------------------------------------------------------
+
+
+def test_frontmatter_links_come_first_recursively() -> None:
+    frontmatter: dict[str, object] = {
+        "categories": ["[[People]]", "[[Places|here]]"],
+        "author": "[[Steph Ango]]",
+        "nested": {"deep": [{"x": "see [[A]] and ![[B#H]]"}]},
+        "count": 3,
+        "when": None,
+        "aliases": ["Not a link"],
+        "pic": "[[photo.png]]",
+        "self": "[[#Heading]]",
+    }
+    assert extract_links("body [[Z]]", frontmatter) == [
+        Link("People", "frontmatter"),
+        Link("Places", "frontmatter", display="here"),
+        Link("Steph Ango", "frontmatter"),
+        Link("A", "frontmatter"),
+        Link("B", "frontmatter", "H"),
+        W("Z"),
+    ]
+
+
+def test_frontmatter_cycle_from_yaml_anchor_terminates() -> None:
+    loaded = yaml.safe_load("a: &x ['[[L]]', *x]")
+    assert extract_links("", loaded) == [Link("L", "frontmatter")]
+
+
+# --- real vaults ----------------------------------------------------------------------------
+
+
+def test_srd_block_embeds_keep_subpath_and_display() -> None:
+    fm, body = split_note((SRD / "Compendium/13A/Classes/Chaos-Mage.md").read_text("utf-8"))
+    links = extract_links(body, fm)
+    assert Link("Compendium/13A/Spells/Chaos-Ray", "embed", "^spell") in links
+    assert (
+        Link("Compendium/13A/Spells/Force-Tentacle", "embed", "^spell", "Force-Tentacle") in links
+    )
+    # Line 400 holds `dice: 6d10`-style inline code; nothing in it is a link.
+    assert all("dice" not in link.target for link in links)
+
+
+def test_srd_markdown_links_are_url_decoded() -> None:
+    fm, body = split_note((SRD / "Compendium/13A/Races/Racial-Feats/Halo.md").read_text("utf-8"))
+    assert extract_links(body, fm) == [
+        M("../Holy One-Aasimar.md", display="Holy One"),
+        M("../Holy One-Aasimar.md", display="Aasimar"),
+    ]
+    _, index = split_note((SRD / "Compendium/13A/13th-Age-Index.md").read_text("utf-8"))
+    assert (
+        M("Compendium/13A/Multiclassing/Multiclassing.md", "Multiclassing Basics", "Multiclassing Basics")
+        in extract_links(index)
+    )
+
+
+def test_srd_links_inside_statblock_fences_are_ignored() -> None:
+    text = (SRD / "Compendium/13A/Bestiary/Humanoid/Drow/Drow-Soldier.md").read_text("utf-8")
+    assert "[[Drow|Drow Abilities]]" in text  # it is there, inside a ```statblock fence
+    fm, body = split_note(text)
+    assert all(link.target != "Drow" for link in extract_links(body, fm))
+
+
+def test_srd_non_ascii_wikilink() -> None:
+    _, body = split_note((SRD / "Compendium/13A/Bestiary/Bestiary.md").read_text("utf-8"))
+    assert W("Frost-Würm") in extract_links(body)
+    assert W("Taranar-Coryphée") in extract_links(body)
+
+
+def test_kepano_frontmatter_links() -> None:
+    fm, body = split_note((KEPANO / "References/Kyoto.md").read_text("utf-8"))
+    targets = [link.target for link in extract_links(body, fm) if link.kind == "frontmatter"]
+    assert targets[:3] == ["Places", "Cities", "Japan"]
+
+
+HAS_CODE_PARSER = MarkdownIt("commonmark")
+
+
+def markdown_it_sees_code(body: str) -> bool:
+    for token in HAS_CODE_PARSER.parse(body):
+        if token.type in ("fence", "code_block"):
+            return True
+        if token.type == "inline" and any(c.type == "code_inline" for c in token.children or []):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("vault", [SRD, KEPANO], ids=lambda p: p.name)
+def test_both_paths_agree_over_real_vaults(vault: Path) -> None:
+    fast = code_free = 0
+    for path, text in vault_notes(vault).items():
+        _, body = split_note(text)
+        has_code = markdown_it_sees_code(body)
+        if not may_hold_code(body):
+            fast += 1
+            assert not has_code, f"{path}: fast path chosen for a note holding code"
+        if not has_code:
+            code_free += 1
+            assert list(_scan(body)) == _parsed_links(body), path
+    # The fast path is taken for nearly every note without code (13th Age: 286 of 287).
+    assert fast >= code_free - 1
+
+
+# --- hypothesis: the fast path is safe and agrees with the parser ---------------------------
+
+LINE_PREFIXES = ["", "", "", " ", "  ", "   ", "    ", "\t", "\t\t", "> ", ">", "> > ", "- ",
+                 "* ", "+ ", "1. ", "10) ", "-     ", "- \t", "    - ", "\t- ", ">     ", "# ",
+                 "## ", "[r]: "]  # fmt: skip
+LINE_BODIES = ["", "word", "a b", "[[A]]", "![[B#h|x]]", "[t](c.md)", "[t](<d e.md>)",
+               "x [[A|y]] z", "---", "===", "***", "- - -", "<div>", "</div>", "-->", "<!--",
+               "[", "]]", "[[", "(x.md)", "!", "\\[[E]]", "| [[T\\|u]] |", "&amp;", "*em*",
+               "[r]: [t](c.md)", "text    [[S]]"]  # fmt: skip
+markdownish = st.lists(
+    st.tuples(st.sampled_from(LINE_PREFIXES), st.sampled_from(LINE_BODIES)), max_size=12
+).map(lambda lines: "\n".join(p + b for p, b in lines))
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(markdownish)
+def test_fast_path_never_misses_code_and_agrees(body: str) -> None:
+    has_code = markdown_it_sees_code(body)
+    if not may_hold_code(body):
+        assert not has_code
+        assert extract_links(body) == _parsed_links(body)
+    if not has_code:
+        assert list(_scan(body)) == _parsed_links(body)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="[]()!|#`~ \t\n>-*1.aA", max_size=60))
+def test_extract_links_never_raises(body: str) -> None:
+    for link in extract_links(body):
+        assert link.target == link.target.strip() and link.target
