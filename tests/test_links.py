@@ -353,7 +353,7 @@ def test_both_paths_agree_over_real_vaults(vault: Path) -> None:
 
 LINE_PREFIXES = ["", "", "", " ", "  ", "   ", "    ", "\t", "\t\t", "> ", ">", "> > ", "- ",
                  "* ", "+ ", "1. ", "10) ", "-     ", "- \t", "    - ", "\t- ", ">     ", "# ",
-                 "## ", "[r]: "]  # fmt: skip
+                 "## ", "[r]: ", "> > ", "> - > ", "- > > ", "- > ", "> 1. ", "  ", "      "]  # fmt: skip
 LINE_BODIES = ["", "word", "a b", "[[A]]", "![[B#h|x]]", "[t](c.md)", "[t](<d e.md>)",
                "x [[A|y]] z", "---", "===", "***", "- - -", "<div>", "</div>", "-->", "<!--",
                "[", "]]", "[[", "(x.md)", "!", "\\[[E]]", "| [[T\\|u]] |", "&amp;", "*em*",
@@ -363,7 +363,7 @@ markdownish = st.lists(
 ).map(lambda lines: "\n".join(p + b for p, b in lines))
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(markdownish)
 def test_fast_path_never_misses_code_and_agrees(body: str) -> None:
     has_code = markdown_it_sees_code(body)
