@@ -173,13 +173,17 @@ def test_parse_keeps_scalar_keys_as_written() -> None:
     assert parse_frontmatter(text) == expected
     # the same through PyYAML's own constructor (taken for aliases and merges)
     merged = text + "base: &b {3: y}\nwith:\n  <<: *b\n  4: z\n"
-    assert parse_frontmatter(merged) == {**expected, "base": {"3": "y"}, "with": {"3": "y", "4": "z"}}
+    assert parse_frontmatter(merged) == {
+        **expected,
+        "base": {"3": "y"},
+        "with": {"3": "y", "4": "z"},
+    }
 
 
 def test_parse_uses_libyaml_when_available() -> None:
     if getattr(yaml, "__with_libyaml__", False):
         assert issubclass(note_text._Loader, yaml.CSafeLoader)
-    assert isinstance(note_text._HANDLER, note_text.YAMLHandler)
+    assert type(note_text._HANDLER).__name__ == "YAMLHandler"
 
 
 @pytest.mark.parametrize(
@@ -303,7 +307,7 @@ values = st.recursive(
     | st.text()
     | st.sampled_from(["[[A]]", "[[Dark mode]]", "true", "2026-01-01", "a: b", "x #y", "'"])
     | st.dates(min_value=dt.date(1000, 1, 1))
-    | st.datetimes(min_value=dt.datetime(1900, 1, 1), timezones=st.none() | st.just(UTC)),
+    | st.datetimes(min_value=dt.datetime(1900, 1, 1), timezones=st.sampled_from([None, UTC])),
     lambda inner: st.lists(inner, max_size=4),
     max_leaves=8,
 )
@@ -464,11 +468,15 @@ def test_closing_fence_at_end_of_file() -> None:
 
 def test_empty_frontmatter_block() -> None:
     assert set_fields("---\n---\nbody", {"a": "x"}) == "---\na: x\n---\nbody"
-    assert set_fields("---\n# just a comment\n---\n", {"a": 1}) == "---\n# just a comment\na: 1\n---\n"
+    assert (
+        set_fields("---\n# just a comment\n---\n", {"a": 1}) == "---\n# just a comment\na: 1\n---\n"
+    )
 
 
 def test_no_frontmatter_keeps_bom_and_crlf() -> None:
-    assert set_fields("\ufeffline\r\nline 2", {"a": 1}) == "\ufeff---\r\na: 1\r\n---\r\nline\r\nline 2"
+    assert (
+        set_fields("\ufeffline\r\nline 2", {"a": 1}) == "\ufeff---\r\na: 1\r\n---\r\nline\r\nline 2"
+    )
     assert set_fields("", {"a": 1}) == "---\na: 1\n---\n"
     # a lone '---' first line without a closing fence is body, and stays so
     assert set_fields("---\nbody", {"a": 1}) == "---\na: 1\n---\n---\nbody"
@@ -486,7 +494,9 @@ def test_block_scalar_keeps_its_content_lines_that_look_like_comments() -> None:
 
 
 def test_keep_chomping_block_scalar_and_multiline_strings() -> None:
-    text = "---\na: |+\n  x\n\n\nb: 'multi\n  line'\nc: \"q\n  r\"\nd: plain\n  continued\ne: 1\n---\n"
+    text = (
+        "---\na: |+\n  x\n\n\nb: 'multi\n  line'\nc: \"q\n  r\"\nd: plain\n  continued\ne: 1\n---\n"
+    )
     result = set_fields(text, {"a": 1, "b": 2, "c": 3, "d": 4})
     assert result == "---\na: 1\n\n\nb: 2\nc: 3\nd: 4\ne: 1\n---\n"
 
@@ -525,7 +535,10 @@ def test_anchor_and_merge_edits_are_refused_when_unsafe() -> None:
         ("---\n- a\n---\n", "frontmatter is a list"),
         ("---\n{a: 1, b: 2}\n---\n", "flow mapping"),
         ("---\na: 1\nb: 2\na: 3\n---\n", "property 'a' appears 2 times (lines 2, 4)"),
-        ("---\na: 1\n---\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> b\n", "conflict markers (lines 4, 6, 8)"),
+        (
+            "---\na: 1\n---\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> b\n",
+            "conflict markers (lines 4, 6, 8)",
+        ),
         ("---\ncreated: {{date}}\n---\n", "unhashable key"),
     ],
 )
@@ -635,7 +648,7 @@ new_values = st.one_of(
     st.floats(allow_nan=True),
     st.text(max_size=15),
     st.sampled_from(["[[A]]", "true", "a: b", "#x"]),
-    st.datetimes(min_value=dt.datetime(1970, 1, 1), timezones=st.none() | st.just(UTC)),
+    st.datetimes(min_value=dt.datetime(1970, 1, 1), timezones=st.sampled_from([None, UTC])),
     st.dates(min_value=dt.date(1000, 1, 1)),
     st.lists(st.sampled_from(["[[A]]", "[[B b]]", "editor", "ui", "x, y"]), max_size=3),
 )
@@ -649,7 +662,9 @@ def test_set_fields_keeps_every_other_byte(data: st.DataObject, generated: Any) 
     original = frontmatter_of(text)
     present = [key for key, _ in segments if key is not None]
     changes: dict[str, object] = {}
-    for key in data.draw(st.lists(st.sampled_from(present), unique=True) if present else st.just([])):
+    for key in data.draw(
+        st.lists(st.sampled_from(present), unique=True) if present else st.just([])
+    ):
         changes[key] = data.draw(new_values | st.just(DELETE))
     for key in data.draw(st.lists(st.sampled_from(NEW_KEYS), unique=True, max_size=3)):
         changes[key] = data.draw(new_values)
@@ -750,8 +765,8 @@ def test_real_vault_notes(vault: str) -> None:
         nl = note.newline
         added = [f"last_used: 2026-11-22T08:30:15{nl}", f"use_count: 7{nl}"]
         before, after = lines(text), lines(result)
-        ops = [op for op in difflib.SequenceMatcher(None, before, after, autojunk=False)
-               .get_opcodes() if op[0] != "equal"]  # fmt: skip
+        matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+        ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
         assert len(ops) == 1 and ops[0][0] == "insert", path
         _, i1, _, j1, j2 = ops[0]
         if note.has_frontmatter:
@@ -762,9 +777,8 @@ def test_real_vault_notes(vault: str) -> None:
             assert after[j1:j2] == [f"---{nl}", *added, f"---{nl}"], path
             assert i1 == 0
         assert split_note(result).body == note.body
-        assert strict_equal(frontmatter_of(result), {**fields, "last_used": now.replace(tzinfo=None),
-                                                     "use_count": 7})  # fmt: skip
+        edited = {**fields, "last_used": now.replace(tzinfo=None), "use_count": 7}
+        assert strict_equal(frontmatter_of(result), edited)
     notes_, with_, without, unparsable = REAL_VAULTS[vault]
-    assert counts == Counter(
-        {"notes": notes_, "with": with_, "without": without, "unparsable": unparsable}
-    ) - Counter()  # drops zero counts
+    expected = {"notes": notes_, "with": with_, "without": without, "unparsable": unparsable}
+    assert counts == Counter({key: n for key, n in expected.items() if n})

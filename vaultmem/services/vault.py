@@ -50,6 +50,8 @@ from vaultmem.services.memory_view import (
     rows_of,
     vault_status,
 )
+from vaultmem.services.auto_links import related_memories
+from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.note_files import read_note, write_note
@@ -262,13 +264,32 @@ class Vault:
         return self._load(path, when)
 
     def write_draft(self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True) -> str:
-        """Write a validated :class:`MemoryDraft` as a new note; returns its path."""
+        """Write a validated :class:`MemoryDraft` as a new note; returns its path.
+
+        With ``link``, managed memories similar to it (spec 6, semantic auto-links) are written
+        to its ``related:`` property.
+        """
+        self.sync()
         if draft.id is not None:
-            self.sync()
             taken = self.index.paths_by_id(draft.id)
             if taken:
                 raise InputError(f"id {draft.id} is already used by {taken[0]}")
-        return self.create_memory(draft.content, draft.frontmatter(now), title=draft.title)
+        fields = draft.frontmatter(now)
+        if link:
+            related = related_memories(self, draft.content, draft.tags)
+            if related:
+                fields["related"] = [f"[[{title}]]" for title in related]
+        return self.create_memory(draft.content, fields, title=draft.title)
+
+    # ------------------------------------------------------------------ recall
+    def recall(self, query: str, *, k: int | None = None, now: dt.datetime | None = None,
+               **options: Any) -> list[Hit]:
+        """Ranked notes for ``query`` (spec 7); see :func:`vaultmem.services.recall.recall`."""
+        return recall_notes(self, query, k=k, now=now or utc_now(), **options)
+
+    def review(self, *, k: int | None = None, now: dt.datetime | None = None) -> list[MemoryRow]:
+        """Danger-zone memories ranked by review priority (spec 3.3; seed 001)."""
+        return review_queue(self, k=k, now=now or utc_now())
 
     def import_jsonl(
         self, lines: Iterable[str], *, now: dt.datetime | None = None,
