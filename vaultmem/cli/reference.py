@@ -19,12 +19,12 @@ def cli_reference() -> str:
         "a test fails when this file and the commands disagree.",
         "",
     ]
-    root = click.Context(main, info_name="vaultmem", terminal_width=100, max_content_width=100)
+    settings = {**main.context_settings, "terminal_width": 100, "max_content_width": 100}
+    root = click.Context(main, info_name="vaultmem", **settings)
     lines += ["## vaultmem", "", "```text", main.get_help(root), "```", ""]
     for name in sorted(main.commands):
         command = main.commands[name]
-        ctx = click.Context(command, info_name=name, parent=root, terminal_width=100,
-                            max_content_width=100)
+        ctx = click.Context(command, info_name=name, parent=root, **settings)
         lines += [f"## vaultmem {name}", "", "```text", command.get_help(ctx), "```", ""]
     return "\n".join(lines)
 

@@ -91,7 +91,12 @@ _MARKER_THEN_WS_RE = re.compile(
 )
 _CONTAINER_PREFIX_RE = re.compile(r"[ \t]*(?:(?:>|(?:[-+*]|[0-9]{1,9}[.)])(?=[ \t]|$))[ \t]*)*")
 _PREFIX_PART_RE = re.compile(r"([ \t]*)(>|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))?")
-_NESTED_QUOTE_RE = re.compile(r"^[ \t*+\-0-9.)]*>[ \t*+\-0-9.)]*>", re.MULTILINE)
+# Blocks that can make "the line before" something other than paragraph text: a nested
+# blockquote (markdown-it ends a lazy paragraph there early), an HTML block (runs to a blank
+# line), a reference definition (can span lines).
+_UNSURE_CONTINUATION_RE = re.compile(
+    r"^(?:[ \t*+\-0-9.)]*>[ \t*+\-0-9.)]*>|[ \t>*+\-0-9.)]*(?:<|\[[^\]\n]*\]:))", re.MULTILINE
+)
 _RULE_LINE_RE = re.compile(r"[-*_=\s]+")
 _REFERENCE_DEF_RE = re.compile(r"\[[^\]]*\]:")
 _CODE_KEY = "vaultmem_code_spans"
@@ -124,20 +129,21 @@ def may_hold_code(body: str) -> bool:
     blank line, a heading, a rule, a reference definition or an HTML-ish line (or opens the
     body), or when a ``>`` or list marker is followed by 5+ columns of whitespace and text.
     An indented line right after paragraph text is a continuation (CommonMark 4.4), so nested
-    lists indented with tabs keep the fast path; not so in a body with nested blockquotes,
-    where markdown-it can end the paragraph early. Conservative: true does not mean code.
+    lists indented with tabs keep the fast path, unless the body also holds a nested
+    blockquote, an HTML block or a reference definition, after which the line before may not
+    be paragraph text. Conservative: true does not mean code.
     """
     if "`" in body or "~~~" in body:
         return True
     if "    " not in body and "\t" not in body:
         return False
-    nested_quote: bool | None = None
+    unsure: bool | None = None
     for match in _INDENTED_LINE_RE.finditer(body):
         if _previous_line_lets_code_start(body, match.start()):
             return True
-        if nested_quote is None:
-            nested_quote = _NESTED_QUOTE_RE.search(body) is not None
-        if nested_quote:  # markdown-it ends such a lazy paragraph early
+        if unsure is None:
+            unsure = _UNSURE_CONTINUATION_RE.search(body) is not None
+        if unsure:
             return True
     for match in _MARKER_THEN_WS_RE.finditer(body):
         end = body.find("\n", match.start())
