@@ -501,6 +501,18 @@ def test_keep_chomping_block_scalar_and_multiline_strings() -> None:
     assert result == "---\na: 1\n\n\nb: 2\nc: 3\nd: 4\ne: 1\n---\n"
 
 
+def test_comments_after_an_empty_value_stay() -> None:
+    assert set_fields("---\n? a\n# c\n---\n", {"a": 1}) == "---\na: 1\n# c\n---\n"
+    assert set_fields("---\na:\n# c\nb: 1\n---\n", {"a": 2}) == "---\na: 2\n# c\nb: 1\n---\n"
+    text = "---\nt:\n  - x\n  -\n  # c\nb: 1\n---\n"
+    assert set_fields(text, {"t": []}) == "---\nt: []\n  # c\nb: 1\n---\n"
+
+
+def test_comment_between_key_and_value_is_part_of_the_value() -> None:
+    text = "---\nm:\n  # about m\n  value\nn: 1\n---\n"
+    assert set_fields(text, {"m": "new"}) == "---\nm: new\nn: 1\n---\n"
+
+
 def test_indented_root_mapping_gets_indented_new_keys() -> None:
     text = "---\n  a: 1\n  b: [x,\n    y]\n---\n"
     assert set_fields(text, {"b": [], "c": 2}) == "---\n  a: 1\n  b: []\n  c: 2\n---\n"

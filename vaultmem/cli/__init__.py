@@ -8,7 +8,8 @@ from vaultmem import __version__
 from vaultmem.cli.demo_command import demo
 from vaultmem.cli.index_commands import doctor, graph, index, links
 from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
-from vaultmem.cli.vault_commands import gc, init, list_, promote, status
+from vaultmem.cli.lifecycle_commands import expire, gc, lifecycle, promote, prune, seal, undo
+from vaultmem.cli.vault_commands import init, list_, status
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -23,5 +24,5 @@ def main() -> None:
 
 
 for command in (init, remember, import_, show, touch, observe, pin, unpin, list_, status, gc, promote,
-                demo, index, links, graph, doctor):
+                demo, index, links, graph, doctor, lifecycle, seal, expire, prune, undo):
     main.add_command(command)

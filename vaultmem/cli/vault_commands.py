@@ -1,4 +1,4 @@
-"""Commands over the whole vault: init, list, status, gc, promote."""
+"""Commands over the whole vault: init, list, status."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from vaultmem.cli.common import (
-    dry_run_option,
     fmt_score,
     json_option,
     library_errors,
@@ -17,7 +16,6 @@ from vaultmem.cli.common import (
     vault_command,
 )
 from vaultmem.core.fields import LAYERS, STATUSES
-from vaultmem.services.lifecycle import PassResult
 from vaultmem.services.memory_view import SORT_KEYS
 from vaultmem.services.vault import Vault
 
@@ -89,65 +87,3 @@ def status(vault: Vault, as_json: bool, now: dt.datetime) -> None:
     click.echo(f"  danger zone (review soon): {report.danger_zone}")
     click.echo(f"  would be forgotten now: {report.would_forget}")
     click.echo(f"  would be promoted now: {report.would_promote}")
-
-
-def print_pass(result: PassResult, as_json: bool, verb: str, past: str) -> None:
-    """A pass's plan or outcome: one line per note with its rule and numbers."""
-    if as_json:
-        print_json(result.as_dict())
-        return
-    moves = result.planned if result.dry_run else result.applied
-    lead = f"would {verb}" if result.dry_run else past
-    for move in moves:
-        where = f" → {move.destination}" if move.destination else ""
-        click.echo(f"{lead} {move.path}{where}  ({move.rule}: {move.reason})")
-    for move, why in result.skipped:
-        click.echo(f"skipped {move.path}: {why}", err=True)
-    if not moves:
-        click.echo(f"nothing to {verb}")
-    elif result.dry_run:
-        click.echo(f"(dry run: {len(moves)} planned, nothing changed)")
-
-
-@click.command()
-@click.option("--threshold", type=float, help="Forget below this score (default [thresholds] forget, 0.05).")
-@click.option("--keep", multiple=True, metavar="ID", help="Reinforce this memory (use_count + 3) and keep it. Repeatable.")
-@dry_run_option
-@click.option("--hard", is_flag=True, help="Delete the notes instead of moving them to Archive/.")
-@click.option("--yes", is_flag=True, help="Do not ask before --hard deletes.")
-@json_option
-@now_option
-@vault_command
-def gc(vault: Vault, threshold: float | None, keep: tuple[str, ...], dry_run: bool, hard: bool,
-       yes: bool, as_json: bool, now: dt.datetime) -> None:
-    """Forget faded memories: archive those scoring below the threshold (spec 4, rule 4).
-
-    Pinned memories, importance level ≥ 4, access_count ≥ 3 and semantic/procedural memories are
-    immune. Archived notes keep their name and id in Archive/; --hard deletes them.
-    """
-    if hard and not dry_run and not yes:
-        preview = vault.gc(threshold=threshold, keep=(), dry_run=True, hard=True, now=now)
-        if not preview.planned:
-            print_pass(preview, as_json, "delete", "deleted")
-            return
-        for move in preview.planned:
-            click.echo(f"would delete {move.path}  ({move.reason})", err=True)
-        if not click.confirm(f"Delete these {len(preview.planned)} notes for good?", err=True):
-            raise click.ClickException("nothing deleted")
-    result = vault.gc(threshold=threshold, keep=keep, dry_run=dry_run, hard=hard, now=now)
-    print_pass(result, as_json, *(("delete", "deleted") if hard else ("archive", "archived")))
-
-
-@click.command()
-@click.argument("ref", required=False, metavar="[ID]")
-@dry_run_option
-@json_option
-@now_option
-@vault_command
-def promote(vault: Vault, ref: str | None, dry_run: bool, as_json: bool, now: dt.datetime) -> None:
-    """Move memories that earned it to LTM/ (spec 4, rule 2) — or just memory ID.
-
-    A candidate scores ≥ 0.65 and is at least 3 days old, or was used 5 times within 14 days of
-    its creation, or is episodic with importance ≥ 0.7 and 5 accesses.
-    """
-    print_pass(vault.promote(ref, dry_run=dry_run, now=now), as_json, "promote", "promoted")

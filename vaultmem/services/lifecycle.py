@@ -1,19 +1,23 @@
-"""Applying lifecycle plans to the vault: moves and surgical edits under the vault lock.
+"""Applying lifecycle passes (spec section 4): planned from the index, journaled, undoable.
 
-Plans come from :mod:`vaultmem.core.lifecycle_plan` (pure, from the index); this module turns a
-list of :class:`~vaultmem.core.lifecycle_plan.Move` into file operations. A move renames the
-note first (atomic, keeps the base name and ``id``) and then edits its fields in place (atomic),
-so at every instant the note exists exactly once. Notes with problems are skipped and reported;
-nothing is ever written into them.
+Plans come from :mod:`vaultmem.core.lifecycle_plan` (pure, from columns). A
+:class:`PassSession` applies them: it takes the vault lock without waiting (a second pass is told
+one is running), first finishes any pass that was interrupted, then writes every file operation
+ahead into the journal (:mod:`vaultmem.store.journal`). A move renames the note (keeping its base
+name and ``id``) and then edits its fields in place — each step atomic — so every note exists
+exactly once at every instant. Notes with problems are skipped and reported, never written.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING
 
+from vaultmem.core.fields import MemoryFields
 from vaultmem.core.lifecycle_plan import (
     PROCEDURAL_CATEGORIES,
     Move,
@@ -25,15 +29,17 @@ from vaultmem.core.lifecycle_plan import (
 )
 from vaultmem.core.note_parse import parse_note
 from vaultmem.core.note_text import FrontmatterError, set_fields
+from vaultmem.core.reinforcement import keep_changes
 from vaultmem.errors import NoteError, VaultmemError
 from vaultmem.services.memory_view import MemoryTable
-from vaultmem.store.note_files import move_note, read_note, write_note
+from vaultmem.store.journal import JournalWriter, recover
+from vaultmem.store.note_files import read_note
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
     from vaultmem.services.vault import Vault
 
-PASS_ORDER = ("promote", "expire", "forget", "prune")
+PASS_ORDER = ("seal", "promote", "expire", "forget", "prune")
 
 
 @dataclass(slots=True)
@@ -47,12 +53,6 @@ class PassResult:
     skipped: list[tuple[Move, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
-        def move_dict(move: Move) -> dict[str, object]:
-            return {
-                "path": move.path, "id": move.id, "action": move.action,
-                "destination": move.destination, "rule": move.rule, "reason": move.reason,
-            }
-
         return {
             "pass": self.name,
             "dry_run": self.dry_run,
@@ -62,54 +62,128 @@ class PassResult:
         }
 
 
-def _apply_one(vault: Vault, move: Move) -> None:
-    source = vault.root / move.path
-    snapshot = read_note(source)
-    note = parse_note(move.path, snapshot.text)
-    if note.problems:
-        raise NoteError(move.path, f"{note.problems[0]}; not moved")
-    if note.fields.id != move.id:
-        raise NoteError(move.path, "changed since the plan was made (id differs); not moved")
-    if move.action == "delete":
-        os.unlink(source)
-        return
-    try:
-        new_text = set_fields(snapshot.text, move.changes) if move.changes else snapshot.text
-    except FrontmatterError as err:
-        raise NoteError(move.path, f"{err}; not moved") from None
-    target = source
-    if move.destination and move.destination != move.path:
-        target = vault.root / move.destination
-        move_note(source, target)
-    if new_text != snapshot.text:  # a rename keeps size and mtime: the fingerprint still holds
-        write_note(target, new_text, expected=snapshot.fingerprint)
+def move_dict(move: Move) -> dict[str, object]:
+    return {"path": move.path, "id": move.id, "action": move.action,
+            "destination": move.destination, "rule": move.rule, "reason": move.reason}
 
 
-def apply_moves(vault: Vault, result: PassResult) -> PassResult:
-    """Carry out ``result.planned`` (unless it is a dry run); re-index what moved."""
-    if result.dry_run or not result.planned:
-        return result
-    touched: list[str] = []
-    with vault_lock(vault.sidecar):
+class PassSession:
+    """One applied command: the lock, recovery of interrupted passes, the journal, re-indexing.
+
+    Use as a context manager. With ``dry_run`` nothing is locked, journaled or written.
+    """
+
+    def __init__(self, vault: Vault, command: str, now: dt.datetime, *, dry_run: bool) -> None:
+        self.vault = vault
+        self.command = command
+        self.now = now
+        self.dry_run = dry_run
+        self.touched: list[str] = []
+        self.recovered: list[Path] = []
+        self.journal: JournalWriter | None = None
+        self._lock = vault_lock(vault.sidecar, timeout_seconds=0)
+        self._operations = 0
+
+    def __enter__(self) -> PassSession:
+        if self.dry_run:
+            return self
+        self._lock.__enter__()
+        try:
+            self.recovered = [entry.path for entry in recover(self.vault.root, self.vault.sidecar)]
+            if self.recovered:
+                self.vault.sync()
+            self.journal = JournalWriter(self.vault.root, self.vault.sidecar, self.command, self.now)
+        except BaseException:
+            self._lock.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self.dry_run:
+            return
+        try:
+            if self.journal is not None:
+                if kind is not None:
+                    self.journal.abandon()  # the next pass (or undo) finishes what was started
+                elif self._operations:
+                    self.journal.close()
+                else:
+                    self.journal.abandon()
+                    self.journal.path.unlink()
+            if self.touched:
+                self.vault.refresh(self.touched)
+        finally:
+            self._lock.__exit__(kind, error, trace)
+
+    @property
+    def journal_path(self) -> Path | None:
+        return self.journal.path if self.journal is not None and self._operations else None
+
+    def _writer(self) -> JournalWriter:
+        assert self.journal is not None, "a dry-run session writes nothing"
+        self._operations += 1
+        return self.journal
+
+    def apply(self, move: Move) -> None:
+        """Carry out one planned move (rename and/or field edit, or delete) via the journal."""
+        source = self.vault.root / move.path
+        snapshot = read_note(source)
+        note = parse_note(move.path, snapshot.text)
+        if note.problems:
+            raise NoteError(move.path, f"{note.problems[0]}; not moved")
+        if note.fields.id != move.id:
+            raise NoteError(move.path, "changed since the plan was made (id differs); not moved")
+        if move.action == "delete":
+            self._writer().delete(move.path, snapshot.text, snapshot.fingerprint)
+            self.touched.append(move.path)
+            return
+        try:
+            after = set_fields(snapshot.text, move.changes) if move.changes else snapshot.text
+        except FrontmatterError as err:
+            raise NoteError(move.path, f"{err}; not moved") from None
+        destination = move.destination or move.path
+        if destination != move.path:
+            if (self.vault.root / destination).exists():
+                raise NoteError(destination, f"already exists; {move.path} not moved there")
+            self._writer().move(move.path, destination, snapshot.text, after, snapshot.fingerprint)
+        elif after != snapshot.text:
+            self._writer().edit(move.path, snapshot.text, after, snapshot.fingerprint)
+        self.touched += [move.path, destination]
+
+    def edit_fields(self, path: str, compute: Callable[[MemoryFields], dict[str, object]]) -> None:
+        """A journaled surgical edit: ``compute(fields)``'s changes to one note (``gc --keep``)."""
+        fields = parse_note(path, read_note(self.vault.root / path).text).fields
+        self.apply(Move(path, fields.id, "edit", None, compute(fields), rule="edit"))
+
+    def create(self, path: str, text: str) -> None:
+        """A journaled new note (box and trace notes)."""
+        self._writer().create(path, text)
+        self.touched.append(path)
+
+    def run(self, result: PassResult) -> PassResult:
+        """Apply ``result.planned`` (unless dry run); failures are recorded per note."""
+        result.dry_run = self.dry_run
+        if self.dry_run:
+            return result
         for move in result.planned:
             try:
-                _apply_one(vault, move)
+                self.apply(move)
             except (VaultmemError, OSError) as err:
                 result.skipped.append((move, str(err)))
                 continue
             result.applied.append(move)
-            touched.append(move.path)
-            if move.destination:
-                touched.append(move.destination)
-    vault.refresh(touched)
-    return result
+        return result
 
 
 def plan_pass(
     vault: Vault, name: str, now: dt.datetime, *, threshold: float | None = None,
-    hard: bool = False, table: MemoryTable | None = None,
+    hard: bool = False, table: MemoryTable | None = None, skip: frozenset[str] = frozenset(),
 ) -> PassResult:
-    """Plan one pass from the index (after a cheap sync), or from an already loaded ``table``."""
+    """Plan one of promote / expire / forget / prune from the index (or a loaded ``table``).
+
+    ``skip`` holds paths an earlier pass of the same run already moves.
+    """
     if table is None:
         table = vault.table(now=now)
     cols, scores, settings = table.columns, table.scores, vault.settings
@@ -118,12 +192,12 @@ def plan_pass(
     elif name == "expire":
         moves = plan_expire(cols, scores, settings, now)
     elif name == "forget":
-        moves = plan_forget(cols, scores, settings, now, threshold=threshold, hard=hard)
+        moves = plan_forget(cols, scores, settings, now, threshold=threshold, hard=hard, skip=skip)
     elif name == "prune":
-        moves = plan_prune(cols, scores, settings, now)
+        moves = plan_prune(cols, scores, settings, now, skip=skip)
     else:
         raise ValueError(f"unknown pass {name!r}")
-    return PassResult(name, moves, dry_run=False)
+    return PassResult(name, [m for m in moves if m.path not in skip], dry_run=False)
 
 
 def on_request_promotion(vault: Vault, path: str, now: dt.datetime) -> Move:
@@ -137,3 +211,66 @@ def on_request_promotion(vault: Vault, path: str, now: dt.datetime) -> Move:
         {"status": "promoted", "layer": layer, "promoted_at": now},
         rule="promote", reason="promoted on request",
     )
+
+
+@dataclass(slots=True)
+class LifecycleRun:
+    """What one command did: each pass's result, the journal written, passes it finished first."""
+
+    command: str
+    now: dt.datetime
+    dry_run: bool
+    results: list[PassResult] = field(default_factory=list)
+    journal: str | None = None
+    recovered: list[str] = field(default_factory=list)
+    commit: str | None = None
+    touched: list[str] = field(default_factory=list)
+    """Vault-relative paths the run wrote, moved from or to, created or deleted."""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "command": self.command, "now": self.now.isoformat(), "dry_run": self.dry_run,
+            "passes": [r.as_dict() for r in self.results], "journal": self.journal,
+            "recovered": self.recovered, "commit": self.commit,
+        }
+
+    @property
+    def applied(self) -> list[Move]:
+        return [m for r in self.results for m in r.applied]
+
+
+def run_passes(
+    vault: Vault, names: tuple[str, ...], now: dt.datetime, *, dry_run: bool = False,
+    threshold: float | None = None, hard: bool = False, keep: tuple[str, ...] = (),
+    command: str | None = None,
+) -> LifecycleRun:
+    """Run passes in :data:`PASS_ORDER` order as one journaled, undoable command.
+
+    ``keep`` (gc): paths reinforced first (``use_count += 3``) and never forgotten. Every pass
+    after seal is planned from one table, each skipping what an earlier one moves, so a dry run
+    shows exactly what the real run does.
+    """
+    run = LifecycleRun(command or "-".join(names), now, dry_run)
+    with PassSession(vault, run.command, now, dry_run=dry_run) as session:
+        run.recovered = [p.name for p in session.recovered]
+        if "seal" in names:
+            from vaultmem.services.boxing import seal_boxes
+
+            run.results.append(seal_boxes(vault, session, now))
+            if not dry_run:
+                vault.refresh(session.touched)
+        if not dry_run and keep:
+            for path in keep:
+                session.edit_fields(path, keep_changes)
+            vault.refresh(keep)
+        table = vault.table(now=now)
+        moving: set[str] = set()
+        for name in (n for n in PASS_ORDER if n in names and n != "seal"):
+            kept = frozenset(keep) if name != "promote" else frozenset()
+            result = plan_pass(vault, name, now, threshold=threshold, hard=hard, table=table,
+                               skip=frozenset(moving) | kept)
+            moving.update(m.path for m in result.planned)
+            run.results.append(session.run(result))
+        run.journal = session.journal_path.name if session.journal_path else None
+        run.touched = list(dict.fromkeys(session.touched))
+    return run

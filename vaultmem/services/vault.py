@@ -33,12 +33,17 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
+from vaultmem.services.git_commit import commit_run
 from vaultmem.services.lifecycle import (
+    PASS_ORDER,
+    LifecycleRun,
     PassResult,
-    apply_moves,
+    PassSession,
     on_request_promotion,
     plan_pass,
+    run_passes,
 )
+from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.services.memory_view import (
     Memory,
     MemoryRow,
@@ -335,8 +340,9 @@ class Vault:
         """Counts per folder and status, danger zone, and what a pass would do now."""
         when = now or utc_now()
         table = self.table(now=when)
-        would_forget = plan_pass(self, "forget", when, table=table).planned
         would_promote = plan_pass(self, "promote", when, table=table).planned
+        would_forget = plan_pass(self, "forget", when, table=table,
+                                 skip=frozenset(m.path for m in would_promote)).planned
         return vault_status(table, self.settings, len(self.index.all_paths()),
                             forget=len(would_forget), promote=len(would_promote))
 
@@ -350,14 +356,15 @@ class Vault:
         reason "promoted on request".
         """
         when = now or utc_now()
-        result = plan_pass(self, "promote", when)
-        if ref is not None:
-            path = self._managed(ref)
+        if ref is None:
+            return self.lifecycle(("promote",), dry_run=dry_run, now=when).results[0]
+        path = self._managed(ref)
+        with PassSession(self, "promote", when, dry_run=dry_run) as session:
+            result = plan_pass(self, "promote", when)
             result.planned = [m for m in result.planned if m.path == path]
             if not result.planned:
                 result.planned = [on_request_promotion(self, path, when)]
-        result.dry_run = dry_run
-        return apply_moves(self, result)
+            return session.run(result)
 
     def gc(
         self, *, threshold: float | None = None, keep: Sequence[str] = (), dry_run: bool = False,
@@ -367,15 +374,37 @@ class Vault:
 
         ``keep`` ids/titles are reinforced first (``use_count += 3``, seed 000) and left alone.
         """
-        when = now or utc_now()
-        kept = [self._managed(ref) for ref in keep]
-        if not dry_run:
-            for path in kept:
-                self.edit(path, keep_changes, now=when)
-        result = plan_pass(self, "forget", when, threshold=threshold, hard=hard)
-        result.planned = [m for m in result.planned if m.path not in kept]
-        result.dry_run = dry_run
-        return apply_moves(self, result)
+        kept = tuple(self._managed(ref) for ref in keep)
+        run = self.lifecycle(("forget",), dry_run=dry_run, now=now, threshold=threshold,
+                             hard=hard, keep=kept, command="gc")
+        return run.results[0]
+
+    def lifecycle(
+        self, passes: Sequence[str] = PASS_ORDER, *, dry_run: bool = False,
+        now: dt.datetime | None = None, threshold: float | None = None, hard: bool = False,
+        keep: Sequence[str] = (), command: str | None = None, commit: bool = False,
+    ) -> LifecycleRun:
+        """Run lifecycle passes in order (seal, promote, expire, forget, prune) as one undoable step.
+
+        Raises :class:`LockedError` when another pass is running. With ``commit`` in a git
+        repository, the pass's changes (and only those) are committed with a message that counts
+        what moved and why.
+        """
+        unknown = [p for p in passes if p not in PASS_ORDER]
+        if unknown:
+            raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
+        self.sync()
+        run = run_passes(self, tuple(passes), now or utc_now(), dry_run=dry_run,
+                         threshold=threshold, hard=hard, keep=tuple(keep), command=command)
+        if commit and not dry_run and run.applied:
+            run.commit = commit_run(self.root, run)
+        return run
+
+    def undo(self) -> UndoReport:
+        """Reverse the last applied pass exactly (spec 4); refuses, naming the note, if one changed."""
+        report = undo_last(self)
+        self.sync()
+        return report
 
     def unique_title(self, title: str) -> str:
         """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive)."""

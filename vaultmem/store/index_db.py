@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.note_parse import ParsedNote, title_of
@@ -22,7 +23,7 @@ from vaultmem.store.index_schema import migrate
 from vaultmem.store.sidecar import ensure_sidecar
 
 INDEX_FILE = "index.db"
-PARSER_VERSION = 2
+PARSER_VERSION = 3
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 
 FIELD_COLUMNS = (
@@ -35,7 +36,7 @@ FIELD_COLUMNS = (
 
 _INSERT_COLUMNS = (
     "path", "name_key", "mtime_ns", "size", "hash", "title", *FIELD_COLUMNS,
-    "tags", "related", "problems", "warnings",
+    "tags", "related", "problems", "warnings", "frontmatter",
 )
 _INSERT_SQL = (
     f"INSERT INTO notes ({', '.join(_INSERT_COLUMNS)}) "
@@ -74,6 +75,12 @@ def _epoch(value: object) -> float | None:
     return None if value is None else to_epoch(value)  # type: ignore[arg-type]
 
 
+def _json_default(value: object) -> str:
+    """YAML gives datetimes and dates; JSON stores them as ISO 8601 text."""
+    isoformat = getattr(value, "isoformat", None)
+    return str(isoformat()) if callable(isoformat) else str(value)
+
+
 def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) -> list[object]:
     f = note.fields
     values: list[object] = [note.path, note_key(note.path), mtime_ns, size, content_hash, note.title]
@@ -90,6 +97,7 @@ def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) 
         json.dumps(list(f.related), ensure_ascii=False),
         json.dumps(list(note.problems), ensure_ascii=False),
         json.dumps([w.describe() for w in note.warnings], ensure_ascii=False),
+        json.dumps(note.frontmatter, ensure_ascii=False, default=_json_default),
     ]
     return values
 
@@ -295,6 +303,13 @@ class IndexDB:
         if row is None:
             return None
         return {d[0]: v for d, v in zip(cursor.description, row, strict=True)}
+
+    def frontmatter_of(self, where: str, params: Sequence[object] = ()) -> list[tuple[str, dict[str, Any]]]:
+        """(path, frontmatter dict) of the notes matching ``where`` (SQL over ``notes n``)."""
+        rows = self.conn.execute(
+            f"SELECT n.path, n.frontmatter FROM notes n WHERE {where} ORDER BY n.path", tuple(params)
+        )
+        return [(path, json.loads(text)) for path, text in rows]
 
     def paths_by_id(self, note_id: str) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT path FROM notes WHERE id = ?", (note_id,))]

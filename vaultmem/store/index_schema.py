@@ -83,7 +83,14 @@ def m002_meta(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_notes_links_fts, m002_meta)
+def m003_frontmatter_json(conn: sqlite3.Connection) -> None:
+    """The whole frontmatter as JSON, for properties without a column (box and trace fields)."""
+    conn.execute("ALTER TABLE notes ADD COLUMN frontmatter TEXT NOT NULL DEFAULT '{}'")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    m001_notes_links_fts, m002_meta, m003_frontmatter_json,
+)
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:

@@ -12,15 +12,21 @@ from vaultmem.errors import LockedError
 from vaultmem.store.sidecar import ensure_sidecar
 
 
+_LOCKS: dict[str, FileLock] = {}
+"""One lock object per lock file: nested ``with vault_lock(...)`` in one process re-enter it."""
+
+
 @contextmanager
 def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None]:
     """Hold the vault's write lock for the ``with`` block.
 
     Raises :class:`LockedError` when another vaultmem process keeps it longer than
-    ``timeout_seconds`` (typically a lifecycle pass). Re-entrant within one process.
+    ``timeout_seconds`` (typically a lifecycle pass; ``0`` = do not wait). Re-entrant within
+    one process.
     """
     ensure_sidecar(sidecar)
-    lock = FileLock(str(sidecar / "lock"))
+    path = str((sidecar / "lock").resolve())
+    lock = _LOCKS.setdefault(path, FileLock(path))
     try:
         lock.acquire(timeout=timeout_seconds)
     except Timeout:

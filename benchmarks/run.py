@@ -1,0 +1,446 @@
+"""The project's benchmark: the performance targets of spec section 11, beside same-run baselines.
+
+    python -m benchmarks.run [--sizes 10000,100000] [--real-vaults] [--out DIR] [--quick] [--json]
+
+For each size N it generates (or reuses, from ``--out``, default ``benchmarks/out/``) a synthetic
+vault of N memories and N/10 ordinary notes (:mod:`benchmarks.generate_vault`), then runs each
+scenario of :mod:`benchmarks.scenarios` in a fresh subprocess (so the peak RSS of one scenario is
+its own) and prints one table per vault::
+
+    figure | value | baseline | target | ok?
+
+Baselines are measured in the same run on the same files, so figures from noisy or different
+machines can be compared through the ratio: a raw ``os.walk`` + ``stat`` of every note, a raw read
+of every note's bytes, and the RSS of an interpreter that has only imported vaultmem.
+
+Targets that are rates or latencies (cold notes/s, one changed note, watcher p95) are checked on
+every vault; totals that grow with N (no-change sync, lifecycle plan, peak memory) only at the N
+the spec names (100,000); elsewhere ``ok?`` is ``-``. ``--real-vaults`` adds the cold index,
+no-change sync and one-note figures on copies of ``../shared/vaults/*`` (the sources are never
+written). ``--quick`` repeats less (for the smoke test); ``--json`` prints one JSON document instead
+of the tables. The last results are also written to ``<out>/last-run.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.generate_vault import GENERATOR_VERSION, generate_vault
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+REAL_VAULTS = ("13th-age-srd", "kepano-obsidian")
+DEFAULT_OUT = REPO / "benchmarks" / "out"
+TARGET_N = 100_000
+COLD_TARGET_N = 10_000
+DIRTY_MARK = ".bench-dirty"
+COMPLETE_MARK = ".bench-complete"
+
+FIGURES = (
+    "cold index (rebuild)",
+    "no-change sync",
+    "one changed note (sync_paths)",
+    "watcher save→indexed p50",
+    "watcher save→indexed p95",
+    "lifecycle plan, 4 passes",
+    "peak RSS, cold index",
+    "peak RSS, lifecycle plan",
+)
+"""Every headline figure of a synthetic vault, in table order (the smoke test checks them)."""
+
+
+@dataclass(slots=True)
+class Figure:
+    """One row of a table. ``ok`` is None where the target does not apply (or nothing measured)."""
+
+    name: str
+    value: str
+    baseline: str = ""
+    target: str = ""
+    ok: bool | None = None
+    number: float | None = None
+
+
+@dataclass(slots=True)
+class Corpus:
+    """One benchmarked vault and its figures; ``raw`` holds each scenario's JSON."""
+
+    label: str
+    path: str
+    notes: int = 0
+    size_mb: float = 0.0
+    generated_seconds: float | None = None
+    figures: list[Figure] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Effort:
+    """How often each scenario repeats."""
+
+    baseline: int
+    nochange: int
+    one_note: int
+    saves: int
+    plan: int
+
+
+FULL = Effort(baseline=3, nochange=5, one_note=20, saves=100, plan=3)
+QUICK = Effort(baseline=1, nochange=1, one_note=5, saves=9, plan=1)
+
+
+# --------------------------------------------------------------------------------- processes
+def run_scenario(scenario: str, vault: Path, *, repeat: int = 1, saves: int = 0) -> dict[str, Any]:
+    """Run one scenario in a fresh interpreter; its JSON result, or ``{"error": ...}``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    command = [sys.executable, "-m", "benchmarks.scenarios", scenario, str(vault),
+               "--repeat", str(repeat), "--saves", str(saves)]
+    try:
+        proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=3600)
+    except subprocess.TimeoutExpired:
+        return {"error": f"{scenario}: timed out after an hour"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"{scenario}: {tail}"}
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def _median_of(scenario: str, vault: Path, times: int) -> dict[str, Any]:
+    runs = [run_scenario(scenario, vault) for _ in range(times)]
+    good = sorted((r for r in runs if "error" not in r), key=lambda r: float(r["seconds"]))
+    return good[len(good) // 2] if good else runs[0]
+
+
+# --------------------------------------------------------------------------------- vaults
+def vault_size(root: Path) -> tuple[int, float]:
+    """(notes, MB of their bytes) outside dot folders."""
+    notes = size = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if name.endswith(".md"):
+                notes += 1
+                size += os.stat(os.path.join(folder, name)).st_size
+    return notes, size / 1e6
+
+
+def cached_vault(out: Path, n: int, seed: int = 0) -> tuple[Path, float | None]:
+    """The synthetic vault of ``n`` memories under ``out`` (generated if missing or left dirty).
+
+    Returns its path and the generation time in seconds (None when reused).
+    """
+    root = out / f"vault-n{n}-o{n // 10}-s{seed}-g{GENERATOR_VERSION}"
+    if (root / COMPLETE_MARK).exists() and not (root / DIRTY_MARK).exists():
+        return root, None
+    partial = root.with_name(root.name + ".partial")
+    for stale in (root, partial):
+        shutil.rmtree(stale, ignore_errors=True)
+    started = time.perf_counter()
+    generate_vault(partial, n, n // 10, seed)
+    seconds = time.perf_counter() - started
+    (partial / COMPLETE_MARK).write_text(f"generated in {seconds:.1f} s\n")
+    partial.rename(root)
+    return root, seconds
+
+
+def _writable_copy(source: Path) -> Path:
+    target = Path(tempfile.mkdtemp(prefix="vaultmem-bench-")) / source.name
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".vaultmem"))
+    for folder, _dirs, files in os.walk(target):
+        os.chmod(folder, os.stat(folder).st_mode | stat.S_IWUSR | stat.S_IXUSR)
+        for name in files:
+            path = os.path.join(folder, name)
+            os.chmod(path, os.stat(path).st_mode | stat.S_IWUSR)
+    return target
+
+
+# --------------------------------------------------------------------------------- figures
+def _fmt(value: float, digits: int = 0) -> str:
+    return f"{value:,.{digits}f}"
+
+
+def _secs(value: float) -> str:
+    return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
+
+
+def _ratio(value: float, baseline: float) -> str:
+    return f"{value / baseline:.1f}x" if baseline > 0 else "-"
+
+
+def _check(value: float, limit: float, at_least: bool, applies: bool) -> bool | None:
+    if not applies:
+        return None
+    return value >= limit if at_least else value <= limit
+
+
+def _error_row(name: str, result: dict[str, Any], target: str) -> Figure:
+    return Figure(name, "ERROR", str(result.get("error", "?"))[:80], target, False)
+
+
+def index_figures(
+    corpus: Corpus, walk: dict[str, Any], read: dict[str, Any], idle: dict[str, Any],
+    cold: dict[str, Any], nochange: dict[str, Any], one: dict[str, Any], *, n: int | None,
+) -> list[Figure]:
+    """Rows for the cold index, no-change sync, one changed note and the cold index's RSS."""
+    rows: list[Figure] = []
+    at_target = n == TARGET_N
+    read_rate = read["notes"] / read["seconds"] if "error" not in read else 0.0
+    read_base = f"raw read {_fmt(read_rate)} notes/s" if read_rate else "-"
+    target = "≥ 5,000 notes/s"
+    if "error" in cold:
+        rows.append(_error_row(FIGURES[0], cold, target))
+    else:
+        rate = cold["notes"] / cold["seconds"]
+        rows.append(Figure(
+            FIGURES[0], f"{_fmt(rate)} notes/s ({_secs(cold['seconds'])})",
+            f"{read_base} ({_ratio(read_rate, rate)} faster)", target,
+            _check(rate, 5000, True, True), rate,
+        ))
+    walk_s = float(walk.get("seconds", 0.0))
+    walk_base = f"stat walk {_secs(walk_s)}" if "error" not in walk else "-"
+    target = "≤ 2 s at N=100k"
+    if "error" in nochange:
+        rows.append(_error_row(FIGURES[1], nochange, target))
+    else:
+        s = float(nochange["seconds"])
+        rows.append(Figure(FIGURES[1], _secs(s), f"{walk_base} ({_ratio(s, walk_s)} of it)",
+                           target, _check(s, 2.0, False, at_target), s))
+    per_note_ms = 1000 * read["seconds"] / read["notes"] if read_rate else 0.0
+    target = "≤ 20 ms"
+    if "error" in one:
+        rows.append(_error_row(FIGURES[2], one, target))
+    else:
+        ms = float(one["ms"])
+        rows.append(Figure(
+            FIGURES[2], f"{ms:.1f} ms (p95 {one['p95_ms']:.1f}, n={one['runs']})",
+            f"raw read of one note {per_note_ms:.3f} ms", target, _check(ms, 20, False, True), ms,
+        ))
+    rows.append(_rss_row(FIGURES[6], cold, idle, at_target))
+    return rows
+
+
+def _rss_row(name: str, result: dict[str, Any], idle: dict[str, Any], applies: bool) -> Figure:
+    target = "≤ 300 MB at N=100k"
+    if "error" in result:
+        return _error_row(name, result, target)
+    mb = float(result["maxrss_mb"])
+    base = f"idle interpreter + imports {idle['maxrss_mb']:.0f} MB" if "error" not in idle else "-"
+    return Figure(name, f"{mb:.0f} MB", base, target, _check(mb, 300, False, applies), mb)
+
+
+def watcher_figures(result: dict[str, Any], read: dict[str, Any]) -> list[Figure]:
+    names = FIGURES[3], FIGURES[4]
+    if "error" in result:
+        return [_error_row(names[0], result, "-"), _error_row(names[1], result, "≤ 300 ms")]
+    if not result.get("available"):
+        return [Figure(names[0], "not available", str(result.get("why", ""))[:80]),
+                Figure(names[1], "not available", "", "≤ 300 ms")]
+    if not result.get("saves"):
+        return [Figure(names[0], "no save seen", f"missed {result.get('missed')}", "-", False),
+                Figure(names[1], "no save seen", "", "≤ 300 ms", False)]
+    per_note_ms = 1000 * read["seconds"] / read["notes"] if "error" not in read else 0.0
+    extra = f", missed {result['missed']}" if result.get("missed") else ""
+    extra += f", {result['fallback']} by wait_idle" if result.get("fallback") else ""
+    base = f"raw read of one note {per_note_ms:.3f} ms; debounce 50 ms"
+    p95 = float(result["p95_ms"])
+    return [
+        Figure(names[0], f"{result['p50_ms']:.0f} ms (n={result['saves']}{extra})", base, "-",
+               None, float(result["p50_ms"])),
+        Figure(names[1], f"{p95:.0f} ms (max {result['max_ms']:.0f})", base, "≤ 300 ms",
+               _check(p95, 300, False, True), p95),
+    ]
+
+
+def plan_figures(
+    result: dict[str, Any], walk: dict[str, Any], idle: dict[str, Any], n: int
+) -> list[Figure]:
+    at_target = n == TARGET_N
+    target = "≤ 1 s at N=100k"
+    if "error" in result:
+        return [_error_row(FIGURES[5], result, target), _error_row(FIGURES[7], result, target)]
+    s = float(result["seconds"])
+    walk_s = float(walk.get("seconds", 0.0))
+    planned = ", ".join(f"{k} {v}" for k, v in result["planned"].items())
+    return [
+        Figure(FIGURES[5], f"{_secs(s)} ({_fmt(result['memories'])} memories)",
+               f"stat walk {_secs(walk_s)} ({_ratio(s, walk_s)} of it)" if walk_s else "-",
+               target, _check(s, 1.0, False, at_target), s),
+        Figure("  of which sync in vault.table", _secs(result["sync_seconds"])),
+        Figure("  of which load + score columns", _secs(result["load_seconds"])),
+        Figure("  of which 4 plan_pass on the table", _secs(result["plan_seconds"]),
+               f"planned: {planned}"),
+        Figure("  4 plan_pass, no shared table", _secs(result["unshared_seconds"]),
+               "each pass syncs and loads again"),
+        _rss_row(FIGURES[7], result, idle, at_target),
+    ]
+
+
+# --------------------------------------------------------------------------------- runs
+Log = Callable[[str], None]
+
+
+def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
+    root, generated = cached_vault(out, n)
+    notes, size_mb = vault_size(root)
+    corpus = Corpus(f"synthetic N={n:,}", str(root), notes, size_mb, generated)
+    log(f"[{corpus.label}] baselines")
+    walk = _median_of("stat_walk", root, effort.baseline)
+    read = _median_of("raw_read", root, effort.baseline)
+    idle = run_scenario("idle", root)
+    log(f"[{corpus.label}] cold index")
+    cold = run_scenario("cold", root)
+    log(f"[{corpus.label}] no-change sync")
+    nochange = run_scenario("nochange", root, repeat=effort.nochange)
+    (root / DIRTY_MARK).write_text("a benchmark is editing this vault\n")
+    log(f"[{corpus.label}] one changed note")
+    one = run_scenario("one_note", root, repeat=effort.one_note)
+    log(f"[{corpus.label}] watcher")
+    watch = run_scenario("watcher", root, saves=effort.saves)
+    if "error" not in one and "error" not in watch:
+        (root / DIRTY_MARK).unlink()
+    log(f"[{corpus.label}] lifecycle plan")
+    plan = run_scenario("plan", root, repeat=effort.plan)
+    corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
+                  "nochange": nochange, "one_note": one, "watcher": watch, "plan": plan}
+    rows = index_figures(corpus, walk, read, idle, cold, nochange, one, n=n)
+    plan_rows = plan_figures(plan, walk, idle, n)
+    corpus.figures = [*rows[:3], *watcher_figures(watch, read), *plan_rows[:-1], rows[3],
+                      plan_rows[-1]]
+    return corpus
+
+
+def bench_real(source: Path, effort: Effort, log: Log) -> Corpus:
+    root = _writable_copy(source)
+    try:
+        notes, size_mb = vault_size(root)
+        corpus = Corpus(f"real vault {source.name}", str(source), notes, size_mb)
+        log(f"[{corpus.label}] copied to {root}")
+        walk = _median_of("stat_walk", root, effort.baseline)
+        read = _median_of("raw_read", root, effort.baseline)
+        idle = run_scenario("idle", root)
+        cold = run_scenario("cold", root)
+        nochange = run_scenario("nochange", root, repeat=effort.nochange)
+        one = run_scenario("one_note", root, repeat=effort.one_note)
+        corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
+                      "nochange": nochange, "one_note": one}
+        corpus.figures = index_figures(corpus, walk, read, idle, cold, nochange, one, n=None)
+        return corpus
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def machine_info() -> dict[str, Any]:
+    """Cores, CPU, memory, Python, SQLite and the vaultmem commit the figures belong to."""
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                      if line.startswith("MemTotal"))
+    except (OSError, StopIteration, ValueError):
+        mem_kb = 0
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    git = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %s"],
+                         capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "vaultmem"],
+                           capture_output=True, text=True).stdout.strip()
+    return {
+        "cores": os.cpu_count(), "usable_cores": usable, "cpu": cpu,
+        "memory_gb": round(mem_kb / 1024 / 1024, 1), "platform": platform.platform(),
+        "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
+        "vaultmem_commit": git or "unknown",
+        "vaultmem_uncommitted_files": len(dirty.splitlines()) if dirty else 0,
+    }
+
+
+def render(machine: dict[str, Any], corpora: Sequence[Corpus]) -> str:
+    """The plain aligned tables."""
+    lines = [
+        f"machine: {machine['cores']} cores ({machine['usable_cores']} usable), {machine['cpu']}, "
+        f"{machine['memory_gb']} GB; {machine['platform']}",
+        f"python {machine['python']}, sqlite {machine['sqlite']}; vaultmem at "
+        f"{machine['vaultmem_commit']} ({machine['vaultmem_uncommitted_files']} files of "
+        "vaultmem/ uncommitted)",
+    ]
+    header = ("figure", "value", "baseline", "target", "ok?")
+    for corpus in corpora:
+        made = ("" if corpus.generated_seconds is None
+                else f", generated in {corpus.generated_seconds:.1f} s")
+        lines += ["", f"== {corpus.label}: {corpus.notes:,} notes, {corpus.size_mb:.1f} MB "
+                      f"({corpus.path}{made})"]
+        rows = [header] + [
+            (f.name, f.value, f.baseline or "-", f.target or "-",
+             "-" if f.ok is None else ("yes" if f.ok else "NO"))
+            for f in corpus.figures
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        for k, row in enumerate(rows):
+            lines.append(" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+                         .rstrip())
+            if k == 0:
+                lines.append("-+-".join("-" * w for w in widths))
+        watcher = corpus.raw.get("watcher")
+        if watcher is not None and "error" not in watcher and not watcher.get("available"):
+            lines.append("watcher: not available")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000",
+                        help="comma-separated numbers of memory notes (default 10000,100000)")
+    parser.add_argument("--real-vaults", action="store_true",
+                        help="also benchmark copies of ../shared/vaults/*")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help="cache of generated vaults and last-run.json (default benchmarks/out)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    args = parser.parse_args(argv)
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    effort = QUICK if args.quick else FULL
+    out: Path = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    machine = machine_info()
+    corpora = [bench_synthetic(out, n, effort, log) for n in sizes]
+    if args.real_vaults:
+        for name in REAL_VAULTS:
+            source = SHARED / "vaults" / name
+            if source.is_dir():
+                corpora.append(bench_real(source, effort, log))
+            else:
+                log(f"real vault {source} is missing; skipped")
+    document = {"machine": machine, "quick": args.quick,
+                "corpora": [asdict(corpus) for corpus in corpora]}
+    (out / "last-run.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
+    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json
+          else render(machine, corpora))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,386 @@
+"""One benchmark scenario per process (run by :mod:`benchmarks.run`).
+
+    python -m benchmarks.scenarios SCENARIO VAULT [--repeat K] [--saves K]
+
+prints one JSON object on its last stdout line: the scenario's numbers plus ``maxrss_mb``, the
+process's RSS high-water mark (``resource.getrusage(RUSAGE_SELF).ru_maxrss``). Each scenario runs
+in a fresh interpreter so peak memory and caches of one do not leak into the next.
+
+Scenarios that edit notes (``one_note``, ``watcher``) restore every byte and mtime they changed
+and delete every note they created, then bring the index back in step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Result = dict[str, Any]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile ``q`` (0–100) of ``values``."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 100))  # ceil(n·q/100), at least 1
+    return float(ordered[int(rank) - 1])
+
+
+def markdown_files(root: Path) -> Iterator[str]:
+    """Every ``.md`` under ``root`` outside dot folders (what the index sees), as full paths."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if name.endswith(".md") and not name.startswith("."):
+                yield os.path.join(folder, name)
+
+
+# ---------------------------------------------------------------------------------- baselines
+def stat_walk(root: Path) -> Result:
+    """Baseline: ``os.walk`` the vault and ``stat`` every note."""
+    started = time.perf_counter()
+    count = 0
+    for path in markdown_files(root):
+        os.stat(path)
+        count += 1
+    return {"seconds": time.perf_counter() - started, "notes": count}
+
+
+def raw_read(root: Path) -> Result:
+    """Baseline: ``os.walk`` the vault and read every note's bytes."""
+    started = time.perf_counter()
+    count = size = 0
+    for path in markdown_files(root):
+        with open(path, "rb") as handle:
+            size += len(handle.read())
+        count += 1
+    return {"seconds": time.perf_counter() - started, "notes": count, "bytes": size}
+
+
+def idle(root: Path) -> Result:
+    """Baseline of memory: the interpreter with vaultmem (and numpy, YAML, SQLite) imported."""
+    import vaultmem.services.vault  # noqa: F401
+
+    return {}
+
+
+# ---------------------------------------------------------------------------------- the index
+def _open(root: Path) -> tuple[Any, Any]:
+    from vaultmem.store.index_db import IndexDB
+    from vaultmem.store.settings_file import load_settings
+    from vaultmem.store.sidecar import SIDECAR_DIR
+
+    return IndexDB.open(root / SIDECAR_DIR), load_settings(root)
+
+
+def cold(root: Path) -> Result:
+    """``sync_index(rebuild=True)`` on a vault without a sidecar."""
+    from vaultmem.services.index_sync import sync_index
+    from vaultmem.store.sidecar import SIDECAR_DIR
+
+    shutil.rmtree(root / SIDECAR_DIR, ignore_errors=True)
+    db, settings = _open(root)
+    started = time.perf_counter()
+    report = sync_index(root, db, settings, rebuild=True)
+    seconds = time.perf_counter() - started
+    db.close()
+    return {"seconds": seconds, "notes": report.added, "report": report.as_dict()}
+
+
+def nochange(root: Path, repeat: int) -> Result:
+    """``sync_index`` of an index already in step with the vault, ``repeat`` times."""
+    from vaultmem.services.index_sync import sync_index
+
+    db, settings = _open(root)
+    sync_index(root, db, settings)  # settle anything left over (not timed)
+    runs: list[float] = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        report = sync_index(root, db, settings)
+        runs.append(time.perf_counter() - started)
+        if report.any_change:
+            raise RuntimeError(f"no-change sync changed the index: {report.as_dict()}")
+    db.close()
+    return {"seconds": statistics.median(runs), "runs": runs, "notes": report.unchanged}
+
+
+@dataclass(slots=True)
+class _Saved:
+    """A note's bytes and times before the benchmark edited it."""
+
+    data: bytes
+    atime_ns: int
+    mtime_ns: int
+
+
+class _Edits:
+    """Edits of existing notes and new notes, undone by :meth:`restore`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.saved: dict[str, _Saved] = {}
+        self.created: list[str] = []
+
+    def remember(self, rel: str) -> bytes:
+        full = self.root / rel
+        if rel not in self.saved:
+            info = os.stat(full)
+            self.saved[rel] = _Saved(full.read_bytes(), info.st_atime_ns, info.st_mtime_ns)
+        return full.read_bytes()
+
+    def restore(self) -> list[str]:
+        for rel in self.created:
+            (self.root / rel).unlink(missing_ok=True)
+        for rel, saved in self.saved.items():
+            full = self.root / rel
+            full.write_bytes(saved.data)
+            os.utime(full, ns=(saved.atime_ns, saved.mtime_ns))
+        return [*self.created, *self.saved]
+
+
+def _edited(data: bytes, k: int) -> bytes:
+    """``data`` with one more sentence at the end (a person's edit of the body)."""
+    return data.rstrip(b"\n") + f"\n\nEdited by the benchmark, save number {k}.\n".encode()
+
+
+def _sample_notes(db: Any, k: int, *, memories: bool) -> list[str]:
+    where = "type = 'memory'" if memories else "1"
+    paths = [r[0] for r in db.conn.execute(f"SELECT path FROM notes WHERE {where} ORDER BY path")]
+    if not paths:
+        paths = [r[0] for r in db.conn.execute("SELECT path FROM notes ORDER BY path")]
+    return random.Random(11).sample(paths, min(k, len(paths)))
+
+
+def one_note(root: Path, repeat: int) -> Result:
+    """``sync_paths`` of one edited note, for ``repeat`` different notes (memories if any)."""
+    from vaultmem.services.index_sync import sync_index, sync_paths
+
+    db, settings = _open(root)
+    sync_index(root, db, settings)
+    edits = _Edits(root)
+    runs: list[float] = []
+    try:
+        for k, rel in enumerate(_sample_notes(db, repeat, memories=True)):
+            data = edits.remember(rel)
+            (root / rel).write_bytes(_edited(data, k))
+            started = time.perf_counter()
+            report = sync_paths(root, db, settings, [rel])
+            runs.append(time.perf_counter() - started)
+            if report.changed != 1:
+                raise RuntimeError(f"{rel}: expected one changed note, got {report.as_dict()}")
+    finally:
+        sync_paths(root, db, settings, edits.restore())
+        db.close()
+    return {
+        "ms": statistics.median(runs) * 1000, "p95_ms": percentile(runs, 95) * 1000,
+        "max_ms": max(runs) * 1000, "runs": len(runs),
+    }
+
+
+# ---------------------------------------------------------------------------------- watcher
+def _paths_in(report: object) -> list[str]:
+    """The vault-relative paths an ``on_sync`` argument names (a SyncReport, or paths)."""
+    touched = getattr(report, "touched_paths", None)
+    if touched is not None:
+        return [str(p) for p in touched]
+    if isinstance(report, str | os.PathLike):
+        return [os.fspath(report)]
+    if isinstance(report, list | tuple | set | frozenset):
+        return [p for item in report for p in _paths_in(item)]
+    return []
+
+
+class _SyncLog:
+    """Collects when ``on_sync`` reported each path (perf_counter seconds)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, float] = {}
+        self.calls = 0
+        self.changed = threading.Condition()
+
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        now = time.perf_counter()
+        with self.changed:
+            self.calls += 1
+            for path in _paths_in([*args, *kwargs.values()]):
+                self.seen.setdefault(path.replace(os.sep, "/"), now)
+            self.changed.notify_all()
+
+    def wait_for(self, rel: str, after: float, timeout: float) -> float | None:
+        deadline = time.perf_counter() + timeout
+        with self.changed:
+            while True:
+                when = self.seen.get(rel)
+                if when is not None and when >= after:
+                    return when
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return None
+                self.changed.wait(left)
+
+    def forget(self, rel: str) -> None:
+        with self.changed:
+            self.seen.pop(rel, None)
+
+
+def _save(root: Path, rel: str, data: bytes, how: str) -> None:
+    """Save like an editor: ``write`` in place, or ``replace`` a temp file over the note."""
+    full = root / rel
+    if how == "replace":
+        temp = full.with_name(f".{full.name}.tmp")
+        temp.write_bytes(data)
+        os.replace(temp, full)
+    else:
+        full.write_bytes(data)
+
+
+def watcher(root: Path, saves: int) -> Result:
+    """Save notes while a ``VaultWatcher`` runs; latency = write start → ``on_sync`` names it."""
+    try:
+        from vaultmem.services.watcher import VaultWatcher  # type: ignore[import-not-found]
+    except ImportError as err:
+        return {"available": False, "why": f"vaultmem.services.watcher: {err}"}
+    from vaultmem.services.index_sync import sync_index
+    from vaultmem.services.vault import Vault
+
+    vault = Vault.open(root)
+    vault.sync()
+    log = _SyncLog()
+    watch = VaultWatcher(vault, debounce_seconds=0.05, on_sync=log)
+    edits = _Edits(root)
+    targets = _sample_notes(vault.index, saves, memories=True)
+    latencies: dict[str, list[float]] = {"create": [], "write": [], "replace": []}
+    missed: list[str] = []
+    fallback = 0
+    watch.start()
+    try:
+        if not watch.wait_idle(300.0):
+            raise RuntimeError("the watcher did not settle after start")
+        for k in range(saves):
+            kind = ("create", "write", "replace")[k % 3]
+            if kind == "create":
+                rel = f"{vault.settings.folders.stm}/Watcher probe {k}.md"
+                edits.created.append(rel)
+                data = (f"---\ntype: memory\nid: BENCHPROBE{k:06d}\n---\nProbe note {k} written "
+                        "by the benchmark; links to [[Watcher probe 0]].\n").encode()
+            else:
+                rel = targets[k % len(targets)]
+                data = _edited(edits.remember(rel), k)
+            log.forget(rel)
+            started = time.perf_counter()
+            _save(root, rel, data, "write" if kind == "create" else kind)
+            seen = log.wait_for(rel, started, timeout=10.0)
+            if seen is None:  # on_sync did not name the path: fall back to wait_idle
+                if not watch.wait_idle(10.0):
+                    missed.append(rel)
+                    continue
+                seen = time.perf_counter()
+                fallback += 1
+            latencies[kind].append(seen - started)
+            watch.wait_idle(10.0)  # next save is a burst of its own
+    finally:
+        watch.stop()
+        edits.restore()
+        db = vault.index
+        sync_index(root, db, vault.settings)
+        vault.close()
+    every = [x for values in latencies.values() for x in values]
+    if not every:
+        return {"available": True, "saves": 0, "missed": len(missed), "fallback": fallback}
+    return {
+        "available": True, "saves": len(every), "missed": len(missed), "fallback": fallback,
+        "sync_calls": log.calls,
+        "p50_ms": percentile(every, 50) * 1000, "p95_ms": percentile(every, 95) * 1000,
+        "max_ms": max(every) * 1000,
+        "by_kind_p50_ms": {k: percentile(v, 50) * 1000 for k, v in latencies.items() if v},
+    }
+
+
+# ---------------------------------------------------------------------------------- lifecycle
+def plan(root: Path, repeat: int) -> Result:
+    """The four lifecycle plans from one memory table, the way ``status`` shares it.
+
+    Per run: ``vault.table(now)`` (which syncs, then loads and scores the memory columns) and
+    ``plan_pass(..., table=table)`` for promote, expire, forget, prune. Also timed alone: the
+    sync, the load+score, and four ``plan_pass`` calls without a shared table (each syncs
+    and loads again).
+    """
+    from benchmarks.generate_vault import REFERENCE_TIME
+    from vaultmem.services.lifecycle import plan_pass
+    from vaultmem.services.memory_view import memory_table
+    from vaultmem.services.vault import Vault
+
+    now = REFERENCE_TIME
+    passes = ("promote", "expire", "forget", "prune")
+    vault = Vault.open(root)
+    vault.sync()
+    totals: list[float] = []
+    syncs: list[float] = []
+    loads: list[float] = []
+    plans: list[float] = []
+    planned: dict[str, int] = {}
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        table = vault.table(now=now)
+        t1 = time.perf_counter()
+        planned = {name: len(plan_pass(vault, name, now, table=table).planned) for name in passes}
+        t2 = time.perf_counter()
+        vault.sync()
+        t3 = time.perf_counter()
+        memory_table(vault.index, vault.settings, now)
+        t4 = time.perf_counter()
+        totals.append(t2 - t0)
+        plans.append(t2 - t1)
+        syncs.append(t3 - t2)
+        loads.append(t4 - t3)
+    started = time.perf_counter()
+    for name in passes:
+        plan_pass(vault, name, now)
+    unshared = time.perf_counter() - started
+    vault.close()
+    return {
+        "seconds": statistics.median(totals), "sync_seconds": statistics.median(syncs),
+        "load_seconds": statistics.median(loads), "plan_seconds": statistics.median(plans),
+        "unshared_seconds": unshared, "memories": len(table), "planned": planned,
+    }
+
+
+SCENARIOS: dict[str, Callable[[Path, argparse.Namespace], Result]] = {
+    "stat_walk": lambda root, a: stat_walk(root),
+    "raw_read": lambda root, a: raw_read(root),
+    "idle": lambda root, a: idle(root),
+    "cold": lambda root, a: cold(root),
+    "nochange": lambda root, a: nochange(root, a.repeat),
+    "one_note": lambda root, a: one_note(root, a.repeat),
+    "watcher": lambda root, a: watcher(root, a.saves),
+    "plan": lambda root, a: plan(root, a.repeat),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scenarios")
+    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--saves", type=int, default=100)
+    args = parser.parse_args(argv)
+    result = SCENARIOS[args.scenario](args.vault.resolve(), args)
+    result["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""Lifecycle commands (spec section 4): lifecycle, seal, promote, expire, gc, prune, undo."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from vaultmem.cli.common import dry_run_option, json_option, now_option, print_json, vault_command
+from vaultmem.core.lifecycle_plan import Move
+from vaultmem.services.lifecycle import PASS_ORDER, LifecycleRun, PassResult
+from vaultmem.services.vault import Vault
+
+VERBS = {"seal": ("seal", "sealed"), "promote": ("promote", "promoted"),
+         "archive": ("archive", "archived"), "delete": ("delete", "deleted"),
+         "edit": ("edit", "edited")}
+
+
+def _move_line(move: Move, dry_run: bool) -> str:
+    verb, past = VERBS.get(move.action, (move.action, move.action))
+    where = f" → {move.destination}" if move.destination else ""
+    return f"{'would ' + verb if dry_run else past} {move.path}{where}  ({move.rule}: {move.reason})"
+
+
+def print_pass(result: PassResult, as_json: bool, verb: str) -> None:
+    """A pass's plan or outcome: one line per note with its rule and numbers."""
+    if as_json:
+        print_json(result.as_dict())
+        return
+    moves = result.planned if result.dry_run else result.applied
+    for move in moves:
+        click.echo(_move_line(move, result.dry_run))
+    for move, why in result.skipped:
+        click.echo(f"skipped {move.path}: {why}", err=True)
+    if not moves:
+        click.echo(f"nothing to {verb}")
+    elif result.dry_run:
+        click.echo(f"(dry run: {len(moves)} planned, nothing changed)")
+
+
+def print_run(run: LifecycleRun, as_json: bool) -> None:
+    if as_json:
+        print_json(run.as_dict())
+        return
+    for name in run.recovered:
+        click.echo(f"finished an interrupted pass first ({name})")
+    for result in run.results:
+        moves = result.planned if result.dry_run else result.applied
+        click.echo(f"{result.name}: {len(moves)} {'planned' if result.dry_run else 'applied'}")
+        for move in moves:
+            click.echo("  " + _move_line(move, result.dry_run))
+        for move, why in result.skipped:
+            click.echo(f"  skipped {move.path}: {why}", err=True)
+    if run.dry_run:
+        click.echo("(dry run: nothing changed)")
+    elif run.journal:
+        click.echo(f"journal: .vaultmem/journal/{run.journal} (vaultmem undo reverts it)")
+    if run.commit:
+        click.echo(f"committed {run.commit[:12]}")
+
+
+def _confirm_hard(vault: Vault, passes: tuple[str, ...], now: dt.datetime, **options: object) -> None:
+    preview = vault.lifecycle(passes, dry_run=True, now=now, hard=True, **options)  # type: ignore[arg-type]
+    doomed = [m for m in (m for r in preview.results for m in r.planned) if m.action == "delete"]
+    if not doomed:
+        return
+    for move in doomed:
+        click.echo(f"would delete {move.path}  ({move.reason})", err=True)
+    if not click.confirm(f"Delete these {len(doomed)} notes for good?", err=True):
+        raise click.ClickException("nothing deleted")
+
+
+commit_option = click.option(
+    "--commit", is_flag=True,
+    help="In a git repository, commit exactly this pass's changes with a message saying why.",
+)
+
+
+@click.command()
+@click.option("--hard", is_flag=True, help="Forget by deleting instead of archiving.")
+@click.option("--yes", is_flag=True, help="Do not ask before --hard deletes.")
+@commit_option
+@dry_run_option
+@json_option
+@now_option
+@vault_command
+def lifecycle(vault: Vault, hard: bool, yes: bool, commit: bool, dry_run: bool, as_json: bool,
+              now: dt.datetime) -> None:
+    """Run every pass in order: seal boxes, promote, expire, forget, prune.
+
+    Each pass is planned from the index, printed with a reason per note, then applied (unless
+    --dry-run) as one journaled step that `vaultmem undo` reverses. Only one pass runs at a time.
+    """
+    if hard and not dry_run and not yes:
+        _confirm_hard(vault, PASS_ORDER, now)
+    print_run(vault.lifecycle(PASS_ORDER, dry_run=dry_run, now=now, hard=hard, commit=commit,
+                              command="lifecycle"), as_json)
+
+
+def _single_pass(name: str, doc: str) -> click.Command:
+    @click.command(name=name, help=doc)
+    @commit_option
+    @dry_run_option
+    @json_option
+    @now_option
+    @vault_command
+    def command(vault: Vault, commit: bool, dry_run: bool, as_json: bool, now: dt.datetime) -> None:
+        run = vault.lifecycle((name,), dry_run=dry_run, now=now, commit=commit)
+        print_run(run, as_json) if as_json or run.commit else print_pass(
+            run.results[0], as_json, VERBS.get(name, (name, name))[0]
+        )
+
+    return command
+
+
+seal = _single_pass("seal", """Seal memory boxes (spec 4, pass 1; seed 002).
+
+STM memories are replayed in created order through one open box; it seals before a memory whose
+topics overlap it by less than 0.35, after a gap of 30 minutes, or at 50 members. Members move to
+Boxes/YYYY-MM-DD/<box>/ (layer episodic); boxes with shared topics are woven into traces.""")
+expire = _single_pass("expire", """Archive expired memories (spec 4, pass 3; seed 002).
+
+Speculative memories (confidence < 0.40) older than 30 days that were never confirmed, and
+commitments resolved more than 90 days ago.""")
+prune = _single_pass("prune", """Prune to the cap (spec 4, pass 5; seed 000).
+
+When active memories exceed max_active (1000), archive the lowest effective importance, 10 per
+batch; never pinned or immune memories, never one younger than 24 hours.""")
+
+
+@click.command()
+@click.option("--threshold", type=float, help="Forget below this score (default [thresholds] forget, 0.05).")
+@click.option("--keep", multiple=True, metavar="ID", help="Reinforce this memory (use_count + 3) and keep it. Repeatable.")
+@dry_run_option
+@click.option("--hard", is_flag=True, help="Delete the notes instead of moving them to Archive/.")
+@click.option("--yes", is_flag=True, help="Do not ask before --hard deletes.")
+@json_option
+@now_option
+@vault_command
+def gc(vault: Vault, threshold: float | None, keep: tuple[str, ...], dry_run: bool, hard: bool,
+       yes: bool, as_json: bool, now: dt.datetime) -> None:
+    """Forget faded memories: archive those scoring below the threshold (spec 4, pass 4).
+
+    Pinned memories, importance level ≥ 4, access_count ≥ 3 and semantic/procedural memories are
+    immune. Archived notes keep their name and id in Archive/; --hard deletes them.
+    """
+    if hard and not dry_run and not yes:
+        _confirm_hard(vault, ("forget",), now, threshold=threshold)
+    result = vault.gc(threshold=threshold, keep=keep, dry_run=dry_run, hard=hard, now=now)
+    print_pass(result, as_json, "delete" if hard else "archive")
+
+
+@click.command()
+@click.argument("ref", required=False, metavar="[ID]")
+@dry_run_option
+@json_option
+@now_option
+@vault_command
+def promote(vault: Vault, ref: str | None, dry_run: bool, as_json: bool, now: dt.datetime) -> None:
+    """Move memories that earned it to LTM/ (spec 4, pass 2) — or just memory ID.
+
+    A candidate scores ≥ 0.65 and is at least 3 days old, or was used 5 times within 14 days of
+    its creation, or is episodic with importance ≥ 0.7 and 5 accesses.
+    """
+    print_pass(vault.promote(ref, dry_run=dry_run, now=now), as_json, "promote")
+
+
+@click.command()
+@json_option
+@vault_command
+def undo(vault: Vault, as_json: bool) -> None:
+    """Reverse the last applied pass exactly: files back in place, edited lines back byte for byte.
+
+    Refuses, naming the note, when a note changed after the pass.
+    """
+    report = vault.undo()
+    if as_json:
+        print_json(report.as_dict())
+        return
+    for item in report.restored:
+        if item["operation"] == "create":
+            click.echo(f"removed {item['from']}  (the pass had created it)")
+        elif item["operation"] == "move":
+            click.echo(f"restored {item['to']}  (back from {item['from']})")
+        else:
+            click.echo(f"restored {item['to']}")
+    click.echo(f"undid {report.command} ({report.journal})")

@@ -1,0 +1,503 @@
+"""Planning pass 1, *Seal boxes*, and trace weaving (spec section 4.1; seed 002, Memory Boxes).
+
+Pure: the caller reads the index and hands over :class:`StmMemory` rows, the existing
+:class:`TraceRecord` notes and the lone :class:`SealedBox` notes of the last days;
+:func:`plan_seal` returns a :class:`SealPlan` that the lifecycle service applies. Times are
+epoch seconds; every sealed box says why it sealed, with the numbers.
+
+The sliding topic window (seed 002, Engram's ``BoxBuilder``): STM memories are replayed in
+``created`` order (ties by path) through one open box whose topics are the union of its
+members' topics (:func:`memory_topics`). The box seals *before* a memory that was created more
+than ``box_gap_minutes`` after the box's last member (checked first), or whose topic Jaccard
+overlap with the box is below ``box_topic_overlap``; it seals *as soon as* it holds
+``box_max_members`` members, even as the last box. The last box seals only once
+``box_gap_minutes`` have passed at ``now`` since its last member; until then its members are
+:attr:`SealPlan.open_members` and stay in STM.
+
+Memories without topics (no tags, no links, no content word in the title) never seal a box by
+topic: like Engram, which skips the topic test for an extraction without topics, a memory with
+nothing to compare carries no evidence of a topic shift, and sealing on its Jaccard of 0 would
+cut every conversation at each untagged remark. It joins the open box when the gap (and the
+member cap) allow. Symmetrically, a box whose members have no topics yet has no topic to shift
+*from*: the next memory joins it when the gap allows.
+
+Idempotence: title-word topics depend on rarity across the memories planned, so once the sealed
+members leave STM the open tail could split differently. :func:`plan_seal` therefore replays the
+open tail on its own (with its own title-word counts) until it seals nothing more; the plan is
+what a second run would find, and planning after applying it yields nothing new.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from vaultmem.core.link_resolution import fold_path
+from vaultmem.core.naming import safe_title
+from vaultmem.core.reinforcement import jaccard
+from vaultmem.core.settings import LifecycleSettings, Settings
+
+__all__ = [
+    "BoxPlan", "SealPlan", "SealedBox", "StmMemory", "TracePlan", "TraceRecord",
+    "content_words", "link_topic", "memory_topics", "plan_seal", "title_word_counts",
+]
+
+TITLE_WORDS = 3
+"""Title words that stand in for tags when a memory has none."""
+SLUG_TOPICS = 3
+"""Topics named in a box or trace title."""
+MAX_SLUG_CHARS = 60
+TRACES_FOLDER = "Traces"
+"""Subfolder of the boxes folder that holds ``type: trace`` notes."""
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be been before being below
+between both but by can could did do does doing down during each few for from further had has
+have having he her here hers him his how i if in into is it its itself just me more most my no nor
+not now of off on once only or other our ours out over own same she should so some such than that
+the their theirs them then there these they this those through to too under until up very was we
+were what when where which while who whom why will with would you your yours
+""".split())  # noqa: SIM905 - a word list reads better as text
+_WORD = re.compile(r"[^\W_]+")
+_DASHES = re.compile(r"-{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class StmMemory:
+    """One active memory in STM, from the index.
+
+    ``path`` is vault-relative (``"STM/Prefers dark themes.md"``); ``created`` epoch seconds;
+    ``link_targets`` the link targets as written (titles or paths), body and frontmatter.
+    """
+
+    path: str
+    id: str | None
+    title: str
+    created: float
+    tags: tuple[str, ...] = ()
+    link_targets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRecord:
+    """An existing ``type: trace`` note: its topics, its box titles in order, and
+    ``last_box_added`` (epoch seconds). Record the ``end`` of the last box added, not the wall
+    time of the pass, so that plans depend on memory times only."""
+
+    path: str
+    title: str
+    topics: tuple[str, ...]
+    boxes: tuple[str, ...]
+    last_box_added: float
+
+
+@dataclass(frozen=True, slots=True)
+class SealedBox:
+    """An existing box note (sealed by an earlier pass); ``end`` = created of its last member.
+
+    Only boxes with ``trace=None`` can chain with a new box into a new trace; boxes already in a
+    trace are represented by their :class:`TraceRecord` and are ignored here.
+    """
+
+    title: str
+    path: str
+    topics: tuple[str, ...]
+    end: float
+    trace: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BoxPlan:
+    """A box to seal: write ``path`` (``type: box``), move ``members`` to
+    ``member_destinations`` (same order, same base names), link it to ``trace`` (or none)."""
+
+    title: str
+    path: str
+    members: tuple[str, ...]
+    member_destinations: tuple[str, ...]
+    topics: tuple[str, ...]
+    start: float
+    end: float
+    trace: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TracePlan:
+    """A trace to write: new (``Boxes/Traces/<title>.md``) or an existing one to update.
+
+    ``boxes`` lists every box title in order after this pass; it may name existing box notes
+    (a :class:`SealedBox` that chained with a new box), whose ``trace:`` link must be set too.
+    """
+
+    title: str
+    path: str
+    new: bool
+    topics: tuple[str, ...]
+    boxes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SealPlan:
+    """Pass 1's plan: boxes in sealing order, traces by title, and the still-open members."""
+
+    boxes: tuple[BoxPlan, ...]
+    traces: tuple[TracePlan, ...]
+    open_members: tuple[str, ...]
+
+
+# --- topics -------------------------------------------------------------------------------------
+
+
+def content_words(title: str) -> list[str]:
+    """Lower-cased words of ``title`` worth a topic, in order, without repeats.
+
+    Words are runs of letters and digits; stopwords, one-letter words and pure numbers are left out.
+    """
+    out: list[str] = []
+    for word in _WORD.findall(title.lower()):
+        if len(word) > 1 and not word.isdigit() and word not in STOPWORDS and word not in out:
+            out.append(word)
+    return out
+
+
+def title_word_counts(memories: Iterable[StmMemory]) -> dict[str, int]:
+    """Document frequency of title words: word → number of ``memories`` whose title has it."""
+    counts: Counter[str] = Counter()
+    for memory in memories:
+        counts.update(content_words(memory.title))
+    return dict(counts)
+
+
+def link_topic(target: str) -> str:
+    """A link target as a topic: ``"Folder/Editor setup.md#UI|x"`` → ``"editor setup"``."""
+    name = target.split("|", 1)[0].split("#", 1)[0].strip().rsplit("/", 1)[-1]
+    if name.lower().endswith(".md"):
+        name = name[:-3]
+    return " ".join(name.split()).lower()
+
+
+def _tag_topic(tag: str) -> str:
+    return tag.strip().lstrip("#").strip().lower()
+
+
+def memory_topics(
+    memory: StmMemory,
+    document_frequency: Mapping[str, int] | None = None,
+    *,
+    title_words: int = TITLE_WORDS,
+) -> frozenset[str]:
+    """The topics of one memory (spec 4.1): its tags, lower-cased, without ``#``.
+
+    A memory without tags gets its link targets (:func:`link_topic`) and its ``title_words``
+    most distinctive title words (:func:`content_words`): fewest titles holding them in
+    ``document_frequency`` first (a word missing from it counts 0; ``None`` counts every word
+    the same), then alphabetically. May be empty.
+    """
+    tags = {t for t in map(_tag_topic, memory.tags) if t}
+    if tags:
+        return frozenset(tags)
+    links = {t for t in map(link_topic, memory.link_targets) if t}
+    df = document_frequency or {}
+    words = sorted(content_words(memory.title), key=lambda w: (df.get(w, 0), w))
+    return frozenset(links | set(words[: max(0, title_words)]))
+
+
+# --- the sliding topic window -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Box:
+    members: list[StmMemory] = field(default_factory=list)
+    member_topics: list[frozenset[str]] = field(default_factory=list)
+    topics: set[str] = field(default_factory=set)
+    reason: str = ""
+
+    def add(self, memory: StmMemory, topics: frozenset[str]) -> None:
+        self.members.append(memory)
+        self.member_topics.append(topics)
+        self.topics |= topics
+
+
+def _num(value: float, limit: float, decimals: int) -> str:
+    """``value`` with ``decimals`` digits, more when rounding would make it look like ``limit``."""
+    text = f"{value:.{decimals}f}"
+    while value != limit and float(text) == limit and decimals < 6:
+        decimals += 1
+        text = f"{value:.{decimals}f}"
+    return text
+
+
+def _seal_before(
+    box: _Box, memory: StmMemory, topics: frozenset[str], lc: LifecycleSettings
+) -> str:
+    """Why ``box`` seals before ``memory`` joins it ("" = it joins)."""
+    gap_min = (memory.created - box.members[-1].created) / 60.0
+    if gap_min > lc.box_gap_minutes:
+        return f"gap {_num(gap_min, lc.box_gap_minutes, 0)} min > {lc.box_gap_minutes:g} min"
+    if topics and box.topics:
+        overlap = jaccard(box.topics, topics)
+        if overlap < lc.box_topic_overlap:
+            shown = _num(overlap, lc.box_topic_overlap, 2)
+            return f"next memory's topic overlap {shown} < {lc.box_topic_overlap:g}"
+    return ""
+
+
+def _replay(
+    ordered: Sequence[StmMemory], df: Mapping[str, int] | None, now: float, lc: LifecycleSettings
+) -> tuple[list[_Box], list[StmMemory]]:
+    """One pass of the window over ``ordered``: (sealed boxes, members of the open box)."""
+    cap = max(1, lc.box_max_members)
+    sealed: list[_Box] = []
+    box: _Box | None = None
+    for memory in ordered:
+        topics = memory_topics(memory, df)
+        if box is not None and (reason := _seal_before(box, memory, topics, lc)):
+            box.reason = reason
+            sealed.append(box)
+            box = None
+        if box is None:
+            box = _Box()
+        box.add(memory, topics)
+        if len(box.members) >= cap:
+            box.reason = f"{len(box.members)} members"
+            sealed.append(box)
+            box = None
+    if box is not None:
+        idle_min = (now - box.members[-1].created) / 60.0
+        if idle_min >= lc.box_gap_minutes:
+            shown = _num(idle_min, lc.box_gap_minutes, 0)
+            box.reason = f"idle {shown} min ≥ {lc.box_gap_minutes:g} min at now"
+            sealed.append(box)
+            box = None
+    return sealed, ([] if box is None else box.members)
+
+
+# --- names --------------------------------------------------------------------------------------
+
+
+def _slug(topics: Iterable[str]) -> str:
+    """Up to 3 topics joined by ``-``: safe characters only (:func:`safe_title`), spaces as
+    ``-``, at most 60 characters (a first topic longer than that is cut)."""
+    slug, parts = "", 0
+    for topic in topics:
+        part = _DASHES.sub("-", safe_title(topic).replace(" ", "-")).strip("-")
+        if not part:
+            continue
+        longer = f"{slug}-{part}" if slug else part
+        if len(longer) > MAX_SLUG_CHARS:
+            slug = slug or part[:MAX_SLUG_CHARS].rstrip("-")
+            break
+        slug, parts = longer, parts + 1
+        if parts == SLUG_TOPICS:
+            break
+    return slug
+
+
+def _ranked(topic_sets: Iterable[Iterable[str]]) -> list[str]:
+    """Topics held by the most sets first, then alphabetically."""
+    counts: Counter[str] = Counter()
+    for topics in topic_sets:
+        counts.update(set(topics))
+    return sorted(counts, key=lambda t: (-counts[t], t))
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    """``base``, or ``base-2``, ``base-3``… : the first not in ``taken`` (folded); records it."""
+    name, n = base, 1
+    while fold_path(name) in taken:
+        n += 1
+        name = f"{base}-{n}"
+    taken.add(fold_path(name))
+    return name
+
+
+def _base_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _stem(name: str) -> str:
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def _utc_date(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, tz=dt.UTC).strftime("%Y-%m-%d")
+
+
+# --- trace weaving ------------------------------------------------------------------------------
+
+
+
+
+@dataclass(slots=True)
+class _Trace:
+    title: str
+    path: str
+    new: bool
+    topics: set[str]
+    boxes: list[str]
+    last: float
+
+
+@dataclass(slots=True)
+class _Lone:
+    title: str
+    topics: frozenset[str]
+    last: float  # the box's end
+    index: int | None  # position among this pass's boxes; None for an existing box note
+
+
+_Candidate = TypeVar("_Candidate", _Trace, _Lone)
+
+
+def _best(
+    candidates: Iterable[_Candidate], topics: frozenset[str], end: float, lc: LifecycleSettings
+) -> _Candidate | None:
+    """The trace (or lone box) a box ending at ``end`` goes with: last gained a box (ended) at
+    most ``trace_window_days`` before ``end`` or after it, topic overlap ≥ ``trace_overlap``;
+    the highest overlap wins, ties by title."""
+    window = lc.trace_window_days * 86_400.0
+    best: _Candidate | None = None
+    best_key = (0.0, "")
+    for candidate in candidates:
+        overlap = jaccard(topics, candidate.topics)
+        key = (-overlap, candidate.title)
+        if topics and end - candidate.last <= window and overlap >= lc.trace_overlap and (
+            best is None or key < best_key
+        ):
+            best, best_key = candidate, key
+    return best
+
+
+def _topic_set(topics: Iterable[str]) -> frozenset[str]:
+    return frozenset(t for t in map(_tag_topic, topics) if t)
+
+
+def _weave(
+    new_boxes: Sequence[tuple[str, frozenset[str], float]],
+    traces: Sequence[TraceRecord],
+    recent_boxes: Sequence[SealedBox],
+    taken: set[str],
+    settings: Settings,
+) -> tuple[list[str | None], tuple[TracePlan, ...]]:
+    """Trace of each new ``(title, topics, end)`` box in order, and the traces to write."""
+    lc = settings.lifecycle
+    state = [
+        _Trace(t.title, t.path, False, set(_topic_set(t.topics)), list(t.boxes), t.last_box_added)
+        for t in sorted(traces, key=lambda t: (t.title, t.path))
+    ]
+    in_trace = {fold_path(b) for t in state for b in t.boxes}
+    lone = [
+        _Lone(b.title, _topic_set(b.topics), b.end, None)
+        for b in sorted(recent_boxes, key=lambda b: (b.end, b.title))
+        if b.trace is None and fold_path(b.title) not in in_trace
+    ]
+    assigned: list[str | None] = []
+    touched: dict[str, _Trace] = {}
+    for title, topics, end in new_boxes:
+        trace = _best(state, topics, end, lc)
+        if trace is not None:  # join: union of topics, the box appended
+            trace.topics |= topics
+            trace.boxes.append(title)
+            trace.last = max(trace.last, end)
+        elif (partner := _best(lone, topics, end, lc)) is not None:  # two boxes chain
+            lone.remove(partner)
+            name = _unique("trace-" + _slug(_ranked([partner.topics, topics])), taken)
+            pair = sorted([(partner.last, partner.title), (end, title)])
+            trace = _Trace(
+                name, f"{settings.folders.boxes.strip('/')}/{TRACES_FOLDER}/{name}.md", True,
+                set(partner.topics | topics), [t for _, t in pair], max(end, partner.last),
+            )
+            state.append(trace)
+            if partner.index is not None:
+                assigned[partner.index] = name
+        else:  # lone for now: a later box may chain with it
+            lone.append(_Lone(title, topics, end, len(assigned)))
+            assigned.append(None)
+            continue
+        touched[trace.title] = trace
+        assigned.append(trace.title)
+    plans = tuple(
+        TracePlan(t.title, t.path, t.new, tuple(sorted(t.topics)), tuple(t.boxes))
+        for t in sorted(touched.values(), key=lambda t: t.title)
+    )
+    return assigned, plans
+
+
+# --- the plan -----------------------------------------------------------------------------------
+
+
+def plan_seal(
+    memories: Sequence[StmMemory],
+    traces: Sequence[TraceRecord],
+    now: float,
+    settings: Settings,
+    *,
+    taken_names: Collection[str] = (),
+    recent_boxes: Sequence[SealedBox] = (),
+    document_frequency: Mapping[str, int] | None = None,
+) -> SealPlan:
+    """Plan pass 1 (spec 4.1; seed 002 Memory Boxes and Trace Weaver). Pure; ``now`` epoch s.
+
+    ``memories``: the active memories in STM (any order). ``traces``: the existing trace
+    notes. ``recent_boxes``: existing box notes without a trace that ended recently (each is
+    checked against each new box's own window, so a generous selection is fine).
+    ``taken_names``: base names already in the vault, any case, with or without ``.md``.
+    ``document_frequency``: title-word counts for :func:`memory_topics`; ``None`` counts the
+    titles of the memories being planned (see the module docstring on idempotence).
+
+    Boxes (in sealing order) are named ``box-YYYY-MM-DD-<slug>`` after the UTC date of their
+    first member and their up to 3 most common topics (held by the most members, then
+    alphabetically), made unique against ``taken_names``, the memories, traces and recent boxes
+    and this pass's names by ``-2``, ``-3``…; their folder is ``<boxes>/YYYY-MM-DD/``.
+
+    Trace weaving, box by box in sealing order: a box joins the existing or new trace that
+    gained a box at most ``trace_window_days`` before the box's end and whose topics overlap
+    the box's by Jaccard ≥ ``trace_overlap`` (the highest overlap, ties by title). Failing
+    that, it chains with the best lone box (a recent box note or an earlier box of this pass)
+    under the same rules into a new trace ``trace-<slug>`` listing both boxes by end time;
+    failing that it stays lone (``trace=None``) until a later box chains with it.
+    """
+    lc = settings.lifecycle
+    ordered = sorted(memories, key=lambda m: (m.created, m.path))
+    sealed: list[_Box] = []
+    open_members = ordered
+    while open_members:  # replay the open tail alone until it seals nothing more
+        df = title_word_counts(open_members) if document_frequency is None else document_frequency
+        more, rest = _replay(open_members, df, now, lc)
+        if not more:
+            break
+        sealed += more
+        open_members = rest
+
+    taken = {fold_path(_stem(name.strip())) for name in taken_names}
+    taken |= {fold_path(_stem(_base_name(m.path))) for m in ordered}
+    taken |= {fold_path(t.title) for t in traces} | {fold_path(b.title) for b in recent_boxes}
+    folder = settings.folders.boxes.strip("/")
+    drafts: list[tuple[str, str, _Box]] = []
+    for box in sealed:
+        date = _utc_date(box.members[0].created)
+        slug = _slug(_ranked(box.member_topics))
+        drafts.append((_unique(f"box-{date}-{slug}" if slug else f"box-{date}", taken), date, box))
+    trace_of, trace_plans = _weave(
+        [(title, frozenset(box.topics), box.members[-1].created) for title, _, box in drafts],
+        traces, recent_boxes, taken, settings,
+    )
+    plans = []
+    for (title, date, box), trace in zip(drafts, trace_of, strict=True):
+        home = f"{folder}/{date}/{title}"
+        plans.append(BoxPlan(
+            title=title,
+            path=f"{home}.md",
+            members=tuple(m.path for m in box.members),
+            member_destinations=tuple(f"{home}/{_base_name(m.path)}" for m in box.members),
+            topics=tuple(sorted(box.topics)),
+            start=box.members[0].created,
+            end=box.members[-1].created,
+            trace=trace,
+            reason=box.reason,
+        ))
+    return SealPlan(tuple(plans), trace_plans, tuple(m.path for m in open_members))

@@ -1,0 +1,164 @@
+"""Pass 1, *Seal boxes*, applied (spec section 4.1; seed 002): box notes, member moves, traces.
+
+The plan is :func:`vaultmem.core.boxes.plan_seal`, fed from the index (columns and stored
+frontmatter; no note is read to plan). Applying it creates ``Boxes/YYYY-MM-DD/<box>.md``
+(``type: box``: topics, time span, member links, trace link), moves each member to
+``Boxes/YYYY-MM-DD/<box>/`` with ``layer: episodic`` and ``box:`` set, and creates or extends
+the ``type: trace`` notes — every step through the pass journal, so ``undo`` reverses it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TYPE_CHECKING
+
+from vaultmem.core.boxes import BoxPlan, SealedBox, StmMemory, TracePlan, TraceRecord, plan_seal
+from vaultmem.core.lifecycle_plan import Move
+from vaultmem.core.naming import new_id
+from vaultmem.core.note_text import render_note
+from vaultmem.core.timestamps import from_epoch, parse_datetime
+from vaultmem.errors import VaultmemError
+
+if TYPE_CHECKING:
+    from vaultmem.services.lifecycle import PassResult, PassSession
+    from vaultmem.services.vault import Vault
+
+
+def _link(title: str) -> str:
+    return f"[[{title}]]"
+
+
+def _unlink(value: object) -> str:
+    text = str(value).strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = text[2:-2]
+    return text.split("|", 1)[0].split("#", 1)[0].rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _epoch(value: object, fallback: float) -> float:
+    try:
+        return parse_datetime(value).timestamp()
+    except ValueError:
+        return fallback
+
+
+def load_seal_inputs(
+    vault: Vault, now: dt.datetime
+) -> tuple[list[StmMemory], list[TraceRecord], list[SealedBox], set[str]]:
+    """STM memories, traces, lone recent boxes and taken base names, from the index."""
+    db = vault.index
+    prefix = vault.settings.folders.stm.strip("/") + "/"
+    rows = db.conn.execute(
+        "SELECT nid, path, id, created, tags FROM notes WHERE type = 'memory' AND status = 'active' "
+        "AND substr(path, 1, ?) = ? ORDER BY path",
+        (len(prefix), prefix),
+    ).fetchall()
+    targets: dict[int, list[str]] = {}
+    for nid, target in db.conn.execute(
+        "SELECT l.nid, l.target FROM links l JOIN notes n ON n.nid = l.nid WHERE n.type = 'memory' "
+        "AND n.status = 'active' AND substr(n.path, 1, ?) = ? ORDER BY l.lid",
+        (len(prefix), prefix),
+    ):
+        targets.setdefault(nid, []).append(target)
+    memories = [
+        StmMemory(path, note_id, path.rsplit("/", 1)[-1].removesuffix(".md"),
+                  float(created if created is not None else now.timestamp()),
+                  tuple(json.loads(tags)), tuple(targets.get(nid, ())))
+        for nid, path, note_id, created, tags in rows
+    ]
+    window = vault.settings.lifecycle.trace_window_days * 86_400.0
+    traces: list[TraceRecord] = []
+    for path, fm in db.frontmatter_of("n.type = 'trace' AND n.status = 'active'"):
+        boxes = tuple(_unlink(b) for b in fm.get("boxes") or [])
+        traces.append(TraceRecord(
+            path, path.rsplit("/", 1)[-1].removesuffix(".md"),
+            tuple(str(t) for t in fm.get("topics") or []), boxes,
+            _epoch(fm.get("updated") or fm.get("created"), 0.0),
+        ))
+    lone: list[SealedBox] = []
+    for path, fm in db.frontmatter_of("n.type = 'box' AND n.status = 'active' AND n.trace IS NULL"):
+        end = _epoch(fm.get("end"), 0.0)
+        if now.timestamp() - end <= window:
+            lone.append(SealedBox(path.rsplit("/", 1)[-1].removesuffix(".md"), path,
+                                  tuple(str(t) for t in fm.get("topics") or []), end, None))
+    taken = {key.removesuffix(".md") for (key,) in db.conn.execute("SELECT name_key FROM notes")}
+    return memories, traces, lone, taken
+
+
+def box_note(box: BoxPlan, now: dt.datetime) -> str:
+    """The text of a new ``type: box`` note."""
+    fields: dict[str, object] = {
+        "id": new_id(), "type": "box", "status": "active", "created": now,
+        "start": from_epoch(box.start), "end": from_epoch(box.end), "topics": list(box.topics),
+        "members": [_link(_unlink(m)) for m in box.members],
+    }
+    if box.trace:
+        fields["trace"] = _link(box.trace)
+    lines = [f"Memory box of {len(box.members)} memories, "
+             f"{from_epoch(box.start):%Y-%m-%d %H:%M}–{from_epoch(box.end):%H:%M} UTC.", ""]
+    lines += [f"- {_link(_unlink(m))}" for m in box.members]
+    return render_note(fields, "\n".join(lines) + "\n")
+
+
+def trace_note(trace: TracePlan, now: dt.datetime) -> str:
+    """The text of a new ``type: trace`` note."""
+    fields: dict[str, object] = {
+        "id": new_id(), "type": "trace", "status": "active", "created": now, "updated": now,
+        "topics": list(trace.topics), "boxes": [_link(b) for b in trace.boxes],
+    }
+    body = "A trace: memory boxes on shared topics, in order (see `boxes` above).\n"
+    return render_note(fields, body)
+
+
+def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResult:
+    """Plan pass 1 and (unless the session is a dry run) apply it; returns its moves."""
+    from vaultmem.services.lifecycle import PassResult
+
+    memories, traces, lone, taken = load_seal_inputs(vault, now)
+    plan = plan_seal(memories, traces, now.timestamp(), vault.settings, taken_names=taken,
+                     recent_boxes=lone)
+    ids = {m.path: m.id for m in memories}
+    result = PassResult("seal", [], dry_run=session.dry_run)
+    for box in plan.boxes:
+        result.planned.append(Move(
+            box.path, None, "create", None, rule="seal",
+            reason=f"box of {len(box.members)} memories, topics {', '.join(box.topics) or '—'}; "
+                   f"sealed: {box.reason}",
+        ))
+        for member, destination in zip(box.members, box.member_destinations, strict=True):
+            result.planned.append(Move(
+                member, ids.get(member), "seal", destination,
+                {"layer": "episodic", "box": _link(box.title)}, rule="seal", reason=box.reason,
+            ))
+    for trace in plan.traces:
+        result.planned.append(Move(
+            trace.path, None, "create" if trace.new else "edit", None,
+            {"topics": list(trace.topics), "boxes": [_link(b) for b in trace.boxes],
+             "updated": now},
+            rule="trace", reason=f"trace of {len(trace.boxes)} boxes on {', '.join(trace.topics)}",
+        ))
+    if session.dry_run:
+        return result
+    boxes = {b.path: b for b in plan.boxes}
+    traces_by_path = {t.path: t for t in plan.traces}
+    trace_of_box = {b: t.title for t in plan.traces for b in t.boxes}
+    for move in result.planned:
+        try:
+            if move.action == "create" and move.path in boxes:
+                session.create(move.path, box_note(boxes[move.path], now))
+            elif move.action == "create":
+                session.create(move.path, trace_note(traces_by_path[move.path], now))
+            else:
+                session.apply(move)
+        except (VaultmemError, OSError) as err:
+            result.skipped.append((move, str(err)))
+            continue
+        result.applied.append(move)
+    for box in lone:  # an earlier lone box that a new trace now includes gets its trace link
+        if box.title in trace_of_box:
+            try:
+                session.edit_fields(box.path, lambda f, t=trace_of_box[box.title]: {"trace": _link(t)})
+            except (VaultmemError, OSError) as err:
+                result.skipped.append((Move(box.path, None, "edit", None), str(err)))
+    return result

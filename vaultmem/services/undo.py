@@ -1,0 +1,45 @@
+"""``vaultmem undo``: reverse the last applied pass exactly (spec section 4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from vaultmem.errors import InputError
+from vaultmem.store.journal import last_undoable, recover, undo
+from vaultmem.store.vault_lock import vault_lock
+
+if TYPE_CHECKING:
+    from vaultmem.services.vault import Vault
+
+
+@dataclass(slots=True)
+class UndoReport:
+    """The journal reverted and each file put back (``kind``, where it was, where it is again)."""
+
+    journal: str
+    command: str
+    restored: list[dict[str, str | None]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"journal": self.journal, "command": self.command, "restored": self.restored}
+
+
+def undo_last(vault: Vault) -> UndoReport:
+    """Reverse the newest journal not yet undone; an interrupted pass is finished first.
+
+    Raises :class:`InputError` when there is nothing to undo, and
+    :class:`~vaultmem.errors.NoteChangedError` (naming the note, changing nothing) when a note
+    changed after the pass.
+    """
+    with vault_lock(vault.sidecar, timeout_seconds=0):
+        recover(vault.root, vault.sidecar)
+        entry = last_undoable(vault.sidecar)
+        if entry is None or not entry.operations:
+            raise InputError("nothing to undo: no pass has been applied in this vault")
+        reverted = undo(vault.root, entry)
+    report = UndoReport(entry.path.name, str(entry.header.get("command", "?")))
+    for op in reverted:
+        report.restored.append({"operation": op.kind, "from": op.target, "to": op.source or op.target})
+    vault.refresh([p for op in reverted for p in (op.target, op.source) if p])
+    return report
