@@ -47,11 +47,17 @@ MEMORY_INLINE_CODE_SHARE = 0.05
 """Share of memories that quote a command in inline code (they take the markdown-it path)."""
 FOLDER_SHARES = (("STM", 0.25), ("Boxes", 0.35), ("LTM", 0.25), ("Archive", 0.15))
 
-_FUNCTION_WORDS = (
+
+def _word_list(text: str) -> list[str]:
+    """The distinct words of ``text`` in order (a sentence reads better than quoted words)."""
+    return list(dict.fromkeys(text.split()))
+
+
+_FUNCTION_WORDS = _word_list(
     "the of and to in a is that for it as with was on be by at this from or an are not have "
     "but which when all can more one its also after about into than then only so if"
-).split()
-_CONTENT_WORDS = (
+)
+_CONTENT_WORDS = _word_list(
     "editor theme dark light keyboard shortcut terminal shell script python rust typescript "
     "compiler test suite benchmark index query database schema migration table column row "
     "cache latency throughput memory disk network server client request response header token "
@@ -85,7 +91,7 @@ _CONTENT_WORDS = (
     "decay score strength importance confidence recall retention forgetting promotion "
     "consolidation embedding vector cosine similarity cluster topic box trace episode "
     "semantic procedural working episodic café naïve Zürich München Kraków façade résumé"
-).split()
+)
 VOCABULARY: tuple[str, ...] = tuple(_FUNCTION_WORDS + _CONTENT_WORDS)
 """The fixed word list; earlier words are drawn more often (weight 1 / (rank + 2))."""
 _CUM_WEIGHTS = list(itertools.accumulate(1.0 / (rank + 2) for rank in range(len(VOCABULARY))))
@@ -300,7 +306,9 @@ def _ordinary_text(
                                          for link in [*links, *[""] * rng.randint(1, 4)]))
         if rng.random() < 0.12:
             language = rng.choice(_CODE_LANGUAGES)
-            lines = "\n".join(" ".join(_words(rng, rng.randint(2, 7))) for _ in range(rng.randint(2, 8)))
+            lines = "\n".join(
+                " ".join(_words(rng, rng.randint(2, 7))) for _ in range(rng.randint(2, 8))
+            )
             parts.append(f"\n```{language}\n{lines}\n[[not a link inside code]]\n```\n")
     return "".join(parts)
 

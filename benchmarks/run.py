@@ -355,8 +355,8 @@ def machine_info() -> dict[str, Any]:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-        mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                      if line.startswith("MemTotal"))
+        meminfo = Path("/proc/meminfo").read_text().splitlines()
+        mem_kb = next(int(line.split()[1]) for line in meminfo if line.startswith("MemTotal"))
     except (OSError, StopIteration, ValueError):
         mem_kb = 0
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()

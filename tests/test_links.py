@@ -296,10 +296,11 @@ def test_srd_markdown_links_are_url_decoded() -> None:
         M("../Holy One-Aasimar.md", display="Aasimar"),
     ]
     _, index = split_note((SRD / "Compendium/13A/13th-Age-Index.md").read_text("utf-8"))
-    assert (
-        M("Compendium/13A/Multiclassing/Multiclassing.md", "Multiclassing Basics", "Multiclassing Basics")
-        in extract_links(index)
-    )
+    assert M(
+        "Compendium/13A/Multiclassing/Multiclassing.md",
+        "Multiclassing Basics",
+        "Multiclassing Basics",
+    ) in extract_links(index)
 
 
 def test_srd_links_inside_statblock_fences_are_ignored() -> None:
@@ -353,11 +354,14 @@ def test_both_paths_agree_over_real_vaults(vault: Path) -> None:
 
 LINE_PREFIXES = ["", "", "", " ", "  ", "   ", "    ", "\t", "\t\t", "> ", ">", "> > ", "- ",
                  "* ", "+ ", "1. ", "10) ", "-     ", "- \t", "    - ", "\t- ", ">     ", "# ",
-                 "## ", "[r]: ", "> > ", "> - > ", "- > > ", "- > ", "> 1. ", "  ", "      "]  # fmt: skip
+                 "## ", "[r]: ", "> > ", "> - > ", "- > > ", "- > ", "> 1. ", "  ", "      ",
+                 "\t\t- ", "1.     ", " >", ">\t", "-\t", "  - ", "     ", "\t ", "> \t", "- [ ] ",
+                 "> [!note] ", ">> "]  # fmt: skip
 LINE_BODIES = ["", "word", "a b", "[[A]]", "![[B#h|x]]", "[t](c.md)", "[t](<d e.md>)",
                "x [[A|y]] z", "---", "===", "***", "- - -", "<div>", "</div>", "-->", "<!--",
                "[", "]]", "[[", "(x.md)", "!", "\\[[E]]", "| [[T\\|u]] |", "&amp;", "*em*",
-               "[r]: [t](c.md)", "text    [[S]]"]  # fmt: skip
+               "[r]: [t](c.md)", "text    [[S]]", "- x", "1. x", "# x", "> x", "    x", "\tx",
+               "<pre>", "</pre>", "?>", "]]>", "[x]:", '  "t"', "=", "-"]  # fmt: skip
 markdownish = st.lists(
     st.tuples(st.sampled_from(LINE_PREFIXES), st.sampled_from(LINE_BODIES)), max_size=12
 ).map(lambda lines: "\n".join(p + b for p, b in lines))

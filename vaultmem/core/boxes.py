@@ -330,8 +330,6 @@ def _utc_date(seconds: float) -> str:
 # --- trace weaving ------------------------------------------------------------------------------
 
 
-
-
 @dataclass(slots=True)
 class _Trace:
     title: str
@@ -490,14 +488,8 @@ def plan_seal(
     for (title, date, box), trace in zip(drafts, trace_of, strict=True):
         home = f"{folder}/{date}/{title}"
         plans.append(BoxPlan(
-            title=title,
-            path=f"{home}.md",
-            members=tuple(m.path for m in box.members),
-            member_destinations=tuple(f"{home}/{_base_name(m.path)}" for m in box.members),
-            topics=tuple(sorted(box.topics)),
-            start=box.members[0].created,
-            end=box.members[-1].created,
-            trace=trace,
-            reason=box.reason,
+            title, f"{home}.md", tuple(m.path for m in box.members),
+            tuple(f"{home}/{_base_name(m.path)}" for m in box.members), tuple(sorted(box.topics)),
+            box.members[0].created, box.members[-1].created, trace, box.reason,
         ))
     return SealPlan(tuple(plans), trace_plans, tuple(m.path for m in open_members))

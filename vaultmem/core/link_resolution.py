@@ -74,39 +74,43 @@ def _folder(path: str) -> str:
 class LinkResolver:
     """Which note a link opens, for a changing set of notes (spec section 6).
 
-    Holds ``note_key(path)`` → ``{path: fold_path(path)}``: :meth:`add` and :meth:`remove`
-    are O(1), :meth:`resolve` is O(notes sharing the base name). 100,000 notes take about
-    25 MB. Not thread-safe.
+    Holds ``note_key(path)`` → the paths filed under it: :meth:`add` and :meth:`remove` cost
+    O(notes sharing the base name), :meth:`resolve` the same. 100,000 notes take about 20 MB
+    beside the path strings. Not thread-safe.
     """
 
     __slots__ = ("_by_key", "_count")
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
         """Start with ``paths``, vault-relative POSIX paths of ``.md`` notes."""
-        self._by_key: dict[str, dict[str, str]] = {}
+        self._by_key: dict[str, tuple[str, ...]] = {}
         self._count = 0
         for path in paths:
             self.add(path)
 
     def add(self, path: str) -> None:
         """Add the note at ``path``; adding a path twice keeps one."""
-        bucket = self._by_key.setdefault(note_key(path), {})
+        key = note_key(path)
+        bucket = self._by_key.get(key, ())
         if path not in bucket:
-            bucket[path] = fold_path(path)
+            self._by_key[key] = (*bucket, path)
             self._count += 1
 
     def remove(self, path: str) -> None:
         """Forget the note at ``path``; a path never added is ignored."""
         key = note_key(path)
-        bucket = self._by_key.get(key)
-        if bucket is not None and bucket.pop(path, None) is not None:
+        bucket = self._by_key.get(key, ())
+        if path in bucket:
             self._count -= 1
-            if not bucket:
+            rest = tuple(p for p in bucket if p != path)
+            if rest:
+                self._by_key[key] = rest
+            else:
                 del self._by_key[key]
 
     def __contains__(self, path: object) -> bool:
         """True when exactly this path (same case, same bytes) was added."""
-        return isinstance(path, str) and path in self._by_key.get(note_key(path), {})
+        return isinstance(path, str) and path in self._by_key.get(note_key(path), ())
 
     def __len__(self) -> int:
         return self._count
@@ -129,38 +133,37 @@ class LinkResolver:
         segments = _clean_segments(target)
         if not segments:
             return None
-        linkpath = _with_md(fold_path("/".join(segments)))
+        as_written = "/".join(segments)
+        linkpath = _with_md(fold_path(as_written))
         bucket = self._by_key.get(note_key(linkpath))
         if not bucket:
             return None
-        if target.startswith("/"):
-            return self._exact_in(bucket, linkpath, "/".join(segments))
-        exact = self._exact_in(bucket, linkpath, "/".join(segments))
-        if exact is not None:
+        if len(segments) == 1 and len(bucket) == 1 and not target.startswith("/"):
+            return bucket[0]  # the common case: a unique bare name
+        folded = [(fold_path(p), p) for p in bucket]
+        exact = _exact_in(folded, linkpath, as_written)
+        if exact is not None or target.startswith("/"):
             return exact
         if len(segments) == 1:
-            if len(bucket) == 1:
-                return next(iter(bucket))
-            matching = list(bucket.items())
+            matching = folded
         else:
             tail = "/" + linkpath
-            matching = [(p, f) for p, f in bucket.items() if f.endswith(tail)]
+            matching = [(f, p) for f, p in folded if f.endswith(tail)]
             if not matching:
                 return None
         here = fold_path(_folder(source_path))
-        best = min(matching, key=lambda pf: (not pf[1].startswith(here), len(pf[1]), pf[1], pf[0]))
-        return best[0]
+        return min(matching, key=lambda fp: (not fp[0].startswith(here), len(fp[0]), fp))[1]
 
     def _exact(self, path: str) -> str | None:
         linkpath = _with_md(fold_path(path))
-        bucket = self._by_key.get(note_key(linkpath))
-        return self._exact_in(bucket, linkpath, path) if bucket else None
+        bucket = self._by_key.get(note_key(linkpath), ())
+        return _exact_in([(fold_path(p), p) for p in bucket], linkpath, path)
 
-    @staticmethod
-    def _exact_in(bucket: dict[str, str], linkpath: str, as_written: str) -> str | None:
-        """The path in ``bucket`` equal to ``linkpath`` when folded; same spelling first."""
-        hits = [p for p, f in bucket.items() if f == linkpath]
-        if len(hits) > 1:
-            spelled = as_written if as_written.lower().endswith(".md") else as_written + ".md"
-            return spelled if spelled in hits else min(hits)
-        return hits[0] if hits else None
+
+def _exact_in(folded: list[tuple[str, str]], linkpath: str, as_written: str) -> str | None:
+    """The path whose folded form is ``linkpath``; among case variants the same spelling first."""
+    hits = [p for f, p in folded if f == linkpath]
+    if len(hits) > 1:
+        spelled = as_written if as_written.lower().endswith(".md") else as_written + ".md"
+        return spelled if spelled in hits else min(hits)
+    return hits[0] if hits else None

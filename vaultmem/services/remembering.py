@@ -19,6 +19,7 @@ from vaultmem.core.importance import importance_from_level
 from vaultmem.core.naming import new_id
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
+from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
     from vaultmem.services.vault import Vault
@@ -183,16 +184,18 @@ def import_lines(
 ) -> ImportReport:
     """Import one memory per JSONL line; a bad line is reported by number and skipped."""
     report = ImportReport()
-    for number, line in enumerate(lines, 1):
-        if progress is not None:
-            progress(number)
-        if not line.strip():
-            continue
-        try:
-            draft = draft_from_json(json.loads(line))
-            report.imported.append(vault.write_draft(draft, now=now, link=False))
-        except json.JSONDecodeError as err:
-            report.errors.append((number, f"not JSON: {err.msg} at column {err.colno}"))
-        except VaultmemError as err:
-            report.errors.append((number, str(err)))
+    with vault_lock(vault.sidecar):
+        vault.sync()
+        for number, line in enumerate(lines, 1):
+            if progress is not None:
+                progress(number)
+            if not line.strip():
+                continue
+            try:
+                draft = draft_from_json(json.loads(line))
+                report.imported.append(vault.write_draft(draft, now=now, link=False, synced=True))
+            except json.JSONDecodeError as err:
+                report.errors.append((number, f"not JSON: {err.msg} at column {err.colno}"))
+            except VaultmemError as err:
+                report.errors.append((number, str(err)))
     return report

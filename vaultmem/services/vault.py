@@ -268,23 +268,28 @@ class Vault:
         path = self.write_draft(make_draft(content, **options), now=when, link=link)
         return self._load(path, when)
 
-    def write_draft(self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True) -> str:
+    def write_draft(
+        self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True, synced: bool = False
+    ) -> str:
         """Write a validated :class:`MemoryDraft` as a new note; returns its path.
 
         With ``link``, managed memories similar to it (spec 6, semantic auto-links) are written
-        to its ``related:`` property.
+        to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
+        synced the index (bulk imports), so it is not synced again.
         """
-        self.sync()
-        if draft.id is not None:
-            taken = self.index.paths_by_id(draft.id)
-            if taken:
-                raise InputError(f"id {draft.id} is already used by {taken[0]}")
-        fields = draft.frontmatter(now)
-        if link:
-            related = related_memories(self, draft.content, draft.tags)
-            if related:
-                fields["related"] = [f"[[{title}]]" for title in related]
-        return self.create_memory(draft.content, fields, title=draft.title)
+        with vault_lock(self.sidecar):
+            if not synced:
+                self.sync()
+            if draft.id is not None:
+                taken = self.index.paths_by_id(draft.id)
+                if taken:
+                    raise InputError(f"id {draft.id} is already used by {taken[0]}")
+            fields = draft.frontmatter(now)
+            if link:
+                related = related_memories(self, draft.content, draft.tags)
+                if related:
+                    fields["related"] = [f"[[{title}]]" for title in related]
+            return self.create_memory(draft.content, fields, title=draft.title)
 
     # ------------------------------------------------------------------ recall
     def recall(self, query: str, *, k: int | None = None, now: dt.datetime | None = None,
@@ -419,12 +424,14 @@ class Vault:
         self, content: str, fields: dict[str, object], *, title: str | None = None,
         folder: str | None = None,
     ) -> str:
-        """Write a new memory note; returns its vault-relative path. ``fields`` in output order."""
+        """Write a new memory note; returns its vault-relative path. ``fields`` in output order.
+
+        The caller holds the vault lock and has synced the index (the name must be unique).
+        """
         base = safe_title(title) if title else title_from_content(content)
         if not base:
             base = f"Memory {fields.get('id') or new_id()}"
         with vault_lock(self.sidecar):
-            self.sync()
             name = self.unique_title(base)
             rel = f"{folder or self.settings.folders.stm}/{name}.md"
             body = content if content.endswith("\n") else content + "\n"

@@ -82,21 +82,25 @@ class JournalWriter:
         folder.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
         self.path = folder / f"{stamp}-{command}.jsonl"
-        self._handle: IO[str] = open(self.path, "x", encoding="utf-8")
+        # kept open across operations and closed by close()/abandon()
+        self._handle: IO[str] = open(self.path, "x", encoding="utf-8")  # noqa: SIM115
         self._seq = 0
         self._append({"journal": 1, "command": command, "now": now.isoformat(),
                       "started": dt.datetime.now(dt.UTC).isoformat()})
         fsync_dir(folder)
 
-    def _append(self, record: dict[str, Any]) -> None:
+    def _append(self, record: dict[str, Any], *, durable: bool = True) -> None:
         self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._handle.flush()
-        os.fsync(self._handle.fileno())
+        if durable:
+            os.fsync(self._handle.fileno())
 
     def _run(self, operation: Operation, expected: Fingerprint | None) -> None:
         self._append(operation.as_json())
         apply_operation(self.root, operation, expected=expected)
-        self._append({"done": operation.seq})
+        # flushed, not fsynced: the intent line above is durable and replaying an operation
+        # that is already done changes nothing
+        self._append({"done": operation.seq}, durable=False)
 
     def _next(self, kind: str, source: str | None, target: str, before: str | None,
               after: str | None) -> Operation:
@@ -131,23 +135,28 @@ class JournalWriter:
 
 
 def apply_operation(root: Path, op: Operation, *, expected: Fingerprint | None = None) -> None:
-    """Carry out ``op`` from whatever state it is in (idempotent: safe to repeat after a crash)."""
+    """Carry ``op`` forward from whatever state it is in; safe to repeat after a crash.
+
+    Each step happens only from the state the journal says it starts from (the ``before``
+    text), so an operation that was already done — or superseded by a later one, or overtaken
+    by a person's edit — is left alone.
+    """
     target = root / op.target
     if op.kind == "move":
         assert op.source is not None
         source = root / op.source
-        if source.exists() and not target.exists():
+        if not target.exists() and _file_sha(source) == _sha(op.before):
             move_note(source, target)
-        if _file_sha(target) != _sha(op.after):
+        if _file_sha(target) == _sha(op.before) and op.after != op.before:
             write_note(target, op.after or "", expected=expected or _fingerprint(target))
     elif op.kind == "create":
         if not target.exists():
             write_note(target, op.after or "", expected=None)
     elif op.kind == "edit":
-        if _file_sha(target) != _sha(op.after):
+        if _file_sha(target) == _sha(op.before):
             write_note(target, op.after or "", expected=expected or _fingerprint(target))
     elif op.kind == "delete":
-        if target.exists():
+        if _file_sha(target) == _sha(op.before):
             os.unlink(target)
             fsync_dir(target.parent)
     else:  # pragma: no cover - journals are written by this module
@@ -209,7 +218,8 @@ def recover(root: Path, sidecar: Path) -> list[JournalEntry]:
     finished: list[JournalEntry] = []
     for entry in incomplete_journals(sidecar):
         for op in entry.operations:
-            apply_operation(root, op)
+            if op.seq not in entry.done:
+                apply_operation(root, op)
         _remove_temp_files(root, entry)
         with open(entry.path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"complete": True, "recovered": True}) + "\n")
@@ -236,40 +246,51 @@ def last_undoable(sidecar: Path) -> JournalEntry | None:
     return None
 
 
-def _state(root: Path, op: Operation) -> str:
-    """"applied", "reverted" or "changed" — where this operation's files are now."""
-    target_sha = _file_sha(root / op.target)
-    if op.kind == "move":
-        assert op.source is not None
-        source_sha = _file_sha(root / op.source)
-        if target_sha in (_sha(op.after), _sha(op.before)) and source_sha is None:
-            return "applied"  # (or half-way back: the text restored, the rename still to do)
-        if source_sha == _sha(op.before) and target_sha is None:
-            return "reverted"
-        return "changed"
-    if target_sha == _sha(op.after):
-        return "applied"
-    if target_sha == _sha(op.before):
-        return "reverted"
-    return "changed"
+def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
+    """The operations to reverse, newest first, checked against the files before any is touched.
+
+    Walks the journal backwards over a virtual view of the files, so a note moved twice in one
+    pass (sealed into a box, then promoted) is followed through both moves. Operations already
+    reverted (an interrupted undo) are skipped. Raises :class:`NoteChangedError` naming the first
+    note that is neither as the pass left it nor as it was before.
+    """
+    state: dict[str, str | None] = {}
+
+    def sha(rel: str) -> str | None:
+        if rel not in state:
+            state[rel] = _file_sha(root / rel)
+        return state[rel]
+
+    def refuse(rel: str) -> NoteChangedError:
+        return NoteChangedError(rel, "changed after the pass; undo refused (nothing was changed)")
+
+    steps: list[Operation] = []
+    for op in reversed(operations):
+        after, before = _sha(op.after), _sha(op.before)
+        now = sha(op.target)
+        if op.kind == "move":
+            assert op.source is not None
+            if now in (after, before) and sha(op.source) is None:
+                state[op.target], state[op.source] = None, before
+                steps.append(op)
+            elif not (now is None and sha(op.source) == before):
+                raise refuse(op.target)
+        elif now == after:  # create (after = new text), edit, delete (after = None: gone)
+            state[op.target] = before
+            steps.append(op)
+        elif now != before:
+            raise refuse(op.target)
+    return steps
 
 
 def undo(root: Path, entry: JournalEntry) -> list[Operation]:
     """Reverse ``entry``'s operations, newest first; returns the operations reverted.
 
-    Checks every operation first: if any note is neither as the pass left it nor already back
-    as it was, raises :class:`NoteChangedError` naming that note and changes nothing.
-    Resumable: operations already reverted (an interrupted undo) are skipped.
+    Checks every operation first (:func:`_undo_steps`); if a note changed after the pass it
+    raises :class:`NoteChangedError` naming it and changes nothing. Resumable.
     """
-    for op in entry.operations:
-        if _state(root, op) == "changed":
-            raise NoteChangedError(
-                op.target, "changed after the pass; undo refused (nothing was changed)"
-            )
-    reverted: list[Operation] = []
-    for op in reversed(entry.operations):
-        if _state(root, op) == "reverted":
-            continue
+    steps = _undo_steps(root, entry.operations)
+    for op in steps:
         target = root / op.target
         if op.kind == "move":
             assert op.source is not None
@@ -285,13 +306,12 @@ def undo(root: Path, entry: JournalEntry) -> list[Operation]:
             write_note(target, op.before or "", expected=_fingerprint(target))
         elif op.kind == "delete":
             write_note(target, op.before or "", expected=None)
-        reverted.append(op)
     entry.path.rename(entry.path.with_name(entry.path.name.replace(".jsonl", ".undone.jsonl")))
-    return reverted
+    return steps
 
 
 def _remove_empty_parents(folder: Path, root: Path) -> None:
-    """Remove folders a pass created and left empty (``Boxes/<date>/<box>/``), up to a top folder."""
+    """Remove empty folders a pass created (``Boxes/<date>/<box>/``), up to a top folder."""
     while folder != root and folder.parent != root:
         try:
             folder.rmdir()

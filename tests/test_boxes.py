@@ -1,0 +1,378 @@
+"""Pass 1, Seal boxes, and trace weaving: spec section 4.1, seed 002 (Engram Memory Boxes)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultmem.core.boxes import (
+    SealedBox,
+    SealPlan,
+    StmMemory,
+    TraceRecord,
+    content_words,
+    link_topic,
+    memory_topics,
+    plan_seal,
+    title_word_counts,
+)
+from vaultmem.core.settings import FolderSettings, LifecycleSettings, Settings
+
+MIN = 60.0
+DAY = 86_400.0
+T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC).timestamp()
+SETTINGS = Settings()
+LATER = T0 + 30 * DAY  # every box idle long enough to seal
+
+
+def mem(
+    name: str, minute: float, tags: tuple[str, ...] = (), links: tuple[str, ...] = (),
+    title: str | None = None, folder: str = "STM",
+) -> StmMemory:
+    return StmMemory(f"{folder}/{name}.md", f"id-{name}", title or name, T0 + minute * MIN,
+                     tags, links)
+
+
+def lifecycle(**changes: object) -> Settings:
+    return Settings(lifecycle=dataclasses.replace(LifecycleSettings(), **changes))  # type: ignore[arg-type]
+
+
+def members(plan: SealPlan) -> list[list[str]]:
+    return [[p.rsplit("/", 1)[-1][:-3] for p in box.members] for box in plan.boxes]
+
+
+def opened(plan: SealPlan) -> list[str]:
+    return [p.rsplit("/", 1)[-1][:-3] for p in plan.open_members]
+
+
+# --- topics ---------------------------------------------------------------------------------------
+
+
+def test_topics_are_the_tags_lower_cased_and_nothing_else() -> None:
+    m = mem("x", 0, tags=("Editor", "#UI", " "), links=("Fonts",), title="Dark themes")
+    assert memory_topics(m) == {"editor", "ui"}
+
+
+def test_without_tags_topics_are_link_targets_and_the_rarest_title_words() -> None:
+    m = mem("x", 0, links=("Folder/Editor Setup.md#Fonts|setup", "#heading"),
+            title="The user prefers dark themes in VS Code")
+    df = {"user": 5, "prefers": 4, "dark": 1, "themes": 2, "vs": 1, "code": 3}
+    # dark and vs are rarest (1), then themes (2); "the"/"in" are stopwords
+    assert memory_topics(m, df) == {"editor setup", "dark", "vs", "themes"}
+    assert memory_topics(m, df, title_words=1) == {"editor setup", "dark"}
+
+
+def test_title_words_without_counts_rank_alphabetically() -> None:
+    assert memory_topics(mem("x", 0, title="Zebra mango apple kiwi")) == {"apple", "kiwi", "mango"}
+
+
+def test_title_word_counts_count_titles_not_occurrences() -> None:
+    memories = [mem("a", 0, title="dark dark mode"), mem("b", 1, title="Dark theme")]
+    counts = title_word_counts(memories)
+    assert counts == {"dark": 2, "mode": 1, "theme": 1}
+    assert content_words("I use it at 9 and 10 o'clock") == ["use", "clock"]
+
+
+def test_link_topic_strips_folder_extension_subpath_and_alias() -> None:
+    assert link_topic("Projects/Editor  Setup.MD#Fonts|x") == "editor setup"
+    assert link_topic("v1.2 notes") == "v1.2 notes"
+
+
+def test_a_memory_can_have_no_topics() -> None:
+    assert memory_topics(mem("x", 0, title="and of the")) == frozenset()
+
+
+# --- seal conditions ------------------------------------------------------------------------------
+
+
+def test_topic_shift_seals_before_the_memory_with_the_overlap_in_the_reason() -> None:
+    memories = [mem("a", 0, ("x", "y", "z")), mem("b", 5, ("x", "p", "q"))]
+    plan = plan_seal(memories, [], T0 + 10 * MIN, SETTINGS)
+    assert members(plan) == [["a"]] and opened(plan) == ["b"]
+    assert plan.boxes[0].reason == "next memory's topic overlap 0.20 < 0.35"
+
+
+def test_overlap_at_the_threshold_joins() -> None:
+    plan = plan_seal([mem("a", 0, ("x", "y")), mem("b", 5, ("x",))], [], T0 + 10 * MIN,
+                     lifecycle(box_topic_overlap=0.5))
+    assert plan.boxes == () and opened(plan) == ["a", "b"]
+
+
+def test_time_gap_seals_with_minutes_in_the_reason() -> None:
+    plan = plan_seal([mem("a", 0, ("x",)), mem("b", 47, ("x",))], [], T0 + 50 * MIN, SETTINGS)
+    assert members(plan) == [["a"]] and opened(plan) == ["b"]
+    assert plan.boxes[0].reason == "gap 47 min > 30 min"
+
+
+def test_gap_of_exactly_30_minutes_joins_and_a_near_miss_shows_decimals() -> None:
+    same = plan_seal([mem("a", 0, ("x",)), mem("b", 30, ("x",))], [], T0 + 31 * MIN, SETTINGS)
+    assert same.boxes == () and opened(same) == ["a", "b"]
+    near = plan_seal([mem("a", 0, ("x",)), mem("b", 30.2, ("x",))], [], T0 + 31 * MIN, SETTINGS)
+    assert near.boxes[0].reason == "gap 30.2 min > 30 min"
+
+
+def test_gap_is_reported_before_a_topic_shift() -> None:
+    plan = plan_seal([mem("a", 0, ("x",)), mem("b", 40, ("y",))], [], T0 + 41 * MIN, SETTINGS)
+    assert plan.boxes[0].reason == "gap 40 min > 30 min"
+
+
+def test_the_last_box_stays_open_until_30_idle_minutes_at_now() -> None:
+    memories = [mem("a", 0, ("x",)), mem("b", 5, ("x",))]
+    still_open = plan_seal(memories, [], T0 + 34.9 * MIN, SETTINGS)
+    assert still_open.boxes == () and opened(still_open) == ["a", "b"]
+    at_30 = plan_seal(memories, [], T0 + 35 * MIN, SETTINGS)
+    assert members(at_30) == [["a", "b"]] and at_30.open_members == ()
+    assert at_30.boxes[0].reason == "idle 30 min ≥ 30 min at now"
+    assert plan_seal(memories, [], T0 + 40 * MIN, SETTINGS).boxes[0].reason == (
+        "idle 35 min ≥ 30 min at now"
+    )
+
+
+def test_a_box_seals_at_50_members() -> None:
+    memories = [mem(f"m{i:02d}", i * 0.5, ("x",)) for i in range(51)]
+    plan = plan_seal(memories, [], T0 + 26 * MIN, SETTINGS)
+    assert [len(b.members) for b in plan.boxes] == [50]
+    assert plan.boxes[0].reason == "50 members"
+    assert opened(plan) == ["m50"]
+
+
+def test_a_full_last_box_seals_without_waiting() -> None:
+    plan = plan_seal([mem(f"m{i}", i, ("x",)) for i in range(3)], [], T0 + 3 * MIN,
+                     lifecycle(box_max_members=3))
+    assert members(plan) == [["m0", "m1", "m2"]] and plan.open_members == ()
+    assert plan.boxes[0].reason == "3 members"
+
+
+def test_a_memory_without_topics_joins_when_the_gap_allows() -> None:
+    plan = plan_seal([mem("a", 0, ("x",)), mem("and", 5), mem("c", 10, ("x",))], [], LATER,
+                     SETTINGS)
+    assert members(plan) == [["a", "and", "c"]]
+    gap = plan_seal([mem("a", 0, ("x",)), mem("and", 31)], [], LATER, SETTINGS)
+    assert members(gap) == [["a"], ["and"]] and gap.boxes[0].reason == "gap 31 min > 30 min"
+
+
+def test_a_box_without_topics_takes_the_next_memory() -> None:
+    plan = plan_seal([mem("of", 0), mem("b", 5, ("x",)), mem("c", 6, ("y",))], [], LATER,
+                     SETTINGS)
+    assert members(plan) == [["of", "b"], ["c"]]
+    assert plan.boxes[0].topics == ("x",)
+
+
+def test_replay_is_in_created_order_ties_by_path() -> None:
+    plan = plan_seal([mem("b", 0, ("x",)), mem("a", 0, ("x",)), mem("c", -1, ("x",))], [], LATER,
+                     SETTINGS)
+    assert members(plan) == [["c", "a", "b"]]
+    assert plan.boxes[0].start == T0 - MIN and plan.boxes[0].end == T0
+
+
+# --- names and paths ------------------------------------------------------------------------------
+
+
+def test_box_title_path_and_destinations() -> None:
+    memories = [
+        mem("Likes fonts", 0, ("Editor", "ui", "fonts"), folder="STM/sub"),
+        mem("b", 5, ("editor", "ui")),
+        mem("c", 9, ("editor", "ui", "themes")),
+    ]
+    box = plan_seal(memories, [], LATER, SETTINGS).boxes[0]
+    # editor and ui are held by 3 members, fonts and themes by 1: alphabetical tie
+    assert box.title == "box-2026-11-20-editor-ui-fonts"
+    assert box.path == "Boxes/2026-11-20/box-2026-11-20-editor-ui-fonts.md"
+    assert box.members == ("STM/sub/Likes fonts.md", "STM/b.md", "STM/c.md")
+    assert box.member_destinations == tuple(
+        f"Boxes/2026-11-20/box-2026-11-20-editor-ui-fonts/{n}" for n in ("Likes fonts.md", "b.md",
+                                                                          "c.md")
+    )
+    assert box.topics == ("editor", "fonts", "themes", "ui")
+
+
+def test_date_folder_is_the_utc_date_of_the_first_member() -> None:
+    late = (dt.datetime(2026, 11, 20, 23, 50, tzinfo=dt.UTC).timestamp() - T0) / MIN
+    plan = plan_seal([mem("a", late, ("x",)), mem("b", late + 20, ("x",))], [], LATER,
+                     Settings(folders=FolderSettings(boxes="Memory Boxes")))
+    assert plan.boxes[0].path == "Memory Boxes/2026-11-20/box-2026-11-20-x.md"
+    assert len(plan.boxes[0].members) == 2
+
+
+def test_slug_is_safe_and_short() -> None:
+    long_tag = "a" * 70
+    plan = plan_seal([mem("a", 0, ("c++/rust", "Project: alpha")), mem("b", 40, (long_tag,)),
+                      mem("c", 80, title="of the")], [], LATER, SETTINGS)
+    titles = [b.title for b in plan.boxes]
+    assert titles[0] == "box-2026-11-20-c++-rust-project-alpha"
+    assert titles[1] == "box-2026-11-20-" + "a" * 60
+    assert titles[2] == "box-2026-11-20"
+
+
+def test_titles_are_unique_against_taken_names_and_within_the_pass() -> None:
+    memories = [mem("a", 0, ("editor",)), mem("b", 40, ("editor",)), mem("c", 80, ("editor",))]
+    plan = plan_seal(memories, [], LATER, SETTINGS, taken_names={"BOX-2026-11-20-Editor.md"})
+    assert [b.title for b in plan.boxes] == [
+        "box-2026-11-20-editor-2", "box-2026-11-20-editor-3", "box-2026-11-20-editor-4"
+    ]
+    fresh = plan_seal(memories, [], LATER, SETTINGS)
+    assert [b.title for b in fresh.boxes] == [
+        "box-2026-11-20-editor", "box-2026-11-20-editor-2", "box-2026-11-20-editor-3"
+    ]
+
+
+# --- trace weaving --------------------------------------------------------------------------------
+
+
+def trace(title: str, topics: tuple[str, ...], last: float, boxes: tuple[str, ...] = ("old",)
+          ) -> TraceRecord:
+    return TraceRecord(f"Boxes/Traces/{title}.md", title, topics, boxes, last)
+
+
+def test_a_box_joins_a_recent_trace_with_enough_overlap() -> None:
+    rec = trace("trace-editor-ui", ("editor", "ui"), T0 - 2 * DAY, ("box-2026-11-18-editor-ui",))
+    plan = plan_seal([mem("a", 0, ("editor", "ui", "fonts"))], [rec], LATER, SETTINGS)
+    box = plan.boxes[0]
+    assert box.trace == "trace-editor-ui"  # overlap 2/3 ≥ 0.4
+    (tp,) = plan.traces
+    assert (tp.title, tp.path, tp.new) == ("trace-editor-ui", rec.path, False)
+    assert tp.topics == ("editor", "fonts", "ui")
+    assert tp.boxes == ("box-2026-11-18-editor-ui", box.title)
+
+
+def test_no_join_below_the_overlap_or_outside_the_window() -> None:
+    low = trace("trace-low", ("editor", "ui", "x", "y", "z"), T0 - DAY)  # 1/6 < 0.4
+    old = trace("trace-old", ("editor", "fonts"), T0 - 7 * DAY - MIN)
+    plan = plan_seal([mem("a", 0, ("editor", "fonts"))], [low, old], LATER, SETTINGS)
+    assert plan.boxes[0].trace is None and plan.traces == ()
+    inside = dataclasses.replace(old, last_box_added=T0 - 7 * DAY + MIN)
+    assert plan_seal([mem("a", 0, ("editor", "fonts"))], [inside], LATER, SETTINGS).boxes[0].trace \
+        == "trace-old"
+
+
+def test_the_best_trace_wins_then_the_title() -> None:
+    half = trace("trace-a", ("editor", "ui"), T0)  # overlap with {editor} 0.5
+    full = trace("trace-b", ("editor",), T0)  # overlap 1.0
+    twin = trace("trace-c", ("editor",), T0)
+    plan = plan_seal([mem("a", 0, ("editor",))], [twin, half, full], LATER, SETTINGS)
+    assert plan.boxes[0].trace == "trace-b"
+
+
+def test_two_boxes_of_one_pass_chain_into_a_new_trace_and_a_third_joins_it() -> None:
+    memories = [mem("a", 0, ("editor", "ui")), mem("b", 2 * 24 * 60, ("editor", "ui", "fonts")),
+                mem("c", 3 * 24 * 60, ("editor", "fonts")), mem("d", 4 * 24 * 60, ("cooking",))]
+    plan = plan_seal(memories, [], LATER, SETTINGS)
+    b1, b2, b3, b4 = plan.boxes
+    (tp,) = plan.traces
+    # ranked by the number of boxes holding a topic: editor, ui (2), then fonts (1)
+    assert tp.title == "trace-editor-ui-fonts" and tp.new
+    assert tp.path == "Boxes/Traces/trace-editor-ui-fonts.md"
+    assert tp.boxes == (b1.title, b2.title, b3.title)  # b3 vs {editor,fonts,ui}: 2/3
+    assert tp.topics == ("editor", "fonts", "ui")
+    assert (b1.trace, b2.trace, b3.trace, b4.trace) == (tp.title,) * 3 + (None,)
+
+
+def test_a_lone_box_stays_without_trace() -> None:
+    plan = plan_seal([mem("a", 0, ("editor",)), mem("b", 60, ("cooking",))], [], LATER, SETTINGS)
+    assert [b.trace for b in plan.boxes] == [None, None] and plan.traces == ()
+
+
+def test_a_box_chains_with_an_earlier_lone_box_note() -> None:
+    lone = SealedBox("box-2026-11-18-editor", "Boxes/2026-11-18/box-2026-11-18-editor.md",
+                     ("editor", "ui", "fonts"), T0 - 2 * DAY)  # overlap 2/3
+    traced = SealedBox("box-2026-11-19-editor", "Boxes/2026-11-19/box-2026-11-19-editor.md",
+                       ("editor", "ui"), T0 - DAY, trace="trace-x")  # 1.0, but in a trace
+    stale = SealedBox("box-2026-11-01-editor", "Boxes/2026-11-01/box-2026-11-01-editor.md",
+                      ("editor", "ui"), T0 - 19 * DAY)
+    plan = plan_seal([mem("a", 0, ("editor", "ui"))], [], LATER, SETTINGS,
+                     recent_boxes=[traced, stale, lone])
+    (tp,) = plan.traces
+    assert tp.title == "trace-editor-ui-fonts"
+    assert tp.topics == ("editor", "fonts", "ui")
+    assert tp.boxes == ("box-2026-11-18-editor", plan.boxes[0].title)
+    assert plan.boxes[0].trace == tp.title
+
+
+def test_trace_titles_are_unique_against_taken_names_and_existing_traces() -> None:
+    memories = [mem("a", 0, ("editor",)), mem("b", 60, ("editor",))]
+    other = trace("trace-editor", ("cooking",), T0)
+    plan = plan_seal(memories, [other], LATER, SETTINGS, taken_names={"Trace-Editor-2"})
+    (tp,) = plan.traces
+    assert tp.title == "trace-editor-3" and tp.boxes == tuple(b.title for b in plan.boxes)
+
+
+# --- determinism and idempotence ------------------------------------------------------------------
+
+
+def test_shuffled_inputs_give_the_same_plan() -> None:
+    memories = [mem(f"m{i}", i * 17 % 200, (("editor", "ui", "fonts", "cooking")[i % 4],),
+                    title=f"note {i} about things") for i in range(40)]
+    traces = [trace("trace-ui", ("ui",), T0), trace("trace-fonts", ("fonts",), T0)]
+    recent = [SealedBox(f"box-{i}", f"Boxes/x/box-{i}.md", ("editor",), T0 - i * DAY)
+              for i in range(3)]
+    first = plan_seal(memories, traces, T0 + 150 * MIN, SETTINGS, recent_boxes=recent)
+    rng = random.Random(7)
+    for _ in range(5):
+        rng.shuffle(memories)
+        rng.shuffle(traces)
+        rng.shuffle(recent)
+        assert plan_seal(memories, traces, T0 + 150 * MIN, SETTINGS, recent_boxes=recent) == first
+    assert first.boxes and first.traces
+
+
+def test_planning_after_applying_yields_nothing_new() -> None:
+    # titles only: topics depend on rarity across STM, which changes when sealed members leave
+    # (a single replay over all five leaves m2..m4 open, but on their own m2 and m3 split off)
+    titles = ["alpha delta omega", "beta", "alpha zeta gamma", "delta omega beta gamma zeta",
+              "delta omega kappa alpha beta"]
+    memories = [mem(f"m{i}", i, title=t) for i, t in enumerate(titles)]
+    now = T0 + 6 * MIN
+    plan = plan_seal(memories, [], now, SETTINGS)
+    assert members(plan) == [["m0"], ["m1"], ["m2"], ["m3"]] and opened(plan) == ["m4"]
+    left = [m for m in memories if m.path in plan.open_members]
+    again = plan_seal(left, [], now, SETTINGS)
+    assert again.boxes == () and again.open_members == plan.open_members
+
+
+st_memories = st.lists(
+    st.tuples(
+        st.integers(0, 240),
+        st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), max_size=2),
+        st.lists(st.sampled_from(["red", "green", "blue", "the", "cyan", "pink", "teal", "gold"]),
+                 max_size=5),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st_memories, now_minute=st.integers(0, 300), cap=st.integers(1, 6))
+def test_every_memory_is_in_exactly_one_box_or_open_in_created_order(
+    rows: list[tuple[int, list[str], list[str]]], now_minute: int, cap: int
+) -> None:
+    memories = [mem(f"m{i}", minute, tuple(tags), title=" ".join(words) or "of")
+                for i, (minute, tags, words) in enumerate(rows)]
+    conf = lifecycle(box_max_members=cap)
+    now = T0 + now_minute * MIN
+    plan = plan_seal(memories, [], now, conf)
+    placed = [p for box in plan.boxes for p in box.members] + list(plan.open_members)
+    ordered = [m.path for m in sorted(memories, key=lambda m: (m.created, m.path))]
+    assert placed == ordered
+    assert all(1 <= len(b.members) <= cap and b.reason for b in plan.boxes)
+    assert len({b.title.lower() for b in plan.boxes}) == len(plan.boxes)
+    left = [m for m in memories if m.path in plan.open_members]
+    again = plan_seal(left, [], now, conf)
+    assert again.boxes == () and again.open_members == plan.open_members
+
+
+@pytest.mark.parametrize(
+    ("counts", "topics"),
+    [(None, ("blue", "cyan", "green")), ({"blue": 9, "cyan": 9}, ("blue", "green", "red"))],
+)
+def test_title_word_rarity_comes_from_stm_or_from_given_counts(
+    counts: dict[str, int] | None, topics: tuple[str, ...]
+) -> None:
+    # counted over STM, red is in both titles so it is the least distinctive word of "a"
+    memories = [mem("a", 0, title="red green blue cyan"), mem("b", 1, title="red pink")]
+    plan = plan_seal(memories, [], LATER, SETTINGS, document_frequency=counts)
+    assert plan.boxes[0].topics == topics

@@ -1,0 +1,453 @@
+"""Live index sync: ``vaultmem watch`` (spec section 5).
+
+A watchdog observer watches the vault root recursively and hands the vault-relative paths of
+file-system events to one worker thread. The worker waits until no event arrived for
+``debounce_seconds`` (but never more than ``max_delay_seconds`` after the first event of a
+burst), then brings the index in step for that batch with one
+:func:`~vaultmem.services.index_sync.sync_paths` call. Only the worker touches SQLite, through a
+connection of its own, so the caller's ``vault.index`` stays usable (and writable) meanwhile.
+
+What is collected: created, modified, closed-after-write, attribute-changed, deleted and moved
+files (both ends of a move) that :func:`~vaultmem.services.index_sync.is_ignored` does not skip,
+and created, deleted and moved folders whose path has no dot part (``sync_paths`` expands a
+folder to the notes under it). A temp-file-and-rename save is a move whose destination is the
+note, so it is indexed although its source (``.note.md.swp``) is ignored. vaultmem's own writes
+re-sync idempotently: the hash is unchanged, nothing is re-parsed.
+
+When the kernel's event queue overflows, when a batch sync raises, or when the observer thread
+dies, the worker logs it and falls back to a full incremental
+:func:`~vaultmem.services.index_sync.sync_index` (restarting the observer if needed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from itertools import count
+from types import TracebackType
+
+from watchdog import events as wd_events
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+
+from vaultmem.errors import VaultmemError
+from vaultmem.services.index_sync import SyncReport, is_ignored, sync_index, sync_paths
+from vaultmem.services.vault import Vault
+from vaultmem.store.index_db import IndexDB
+from vaultmem.store.sidecar import SIDECAR_DIR
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DEBOUNCE_SECONDS = 0.05
+"""Quiet time (seconds) after the last event of a burst before the batch is synced."""
+MAX_DELAY_SECONDS = 0.25
+"""Longest wait (seconds) after a burst's first event, so a save is indexed within ~300 ms."""
+HEALTH_CHECK_SECONDS = 1.0
+"""How often (seconds) an idle worker checks that the observer threads are alive."""
+MAX_RETRY_SECONDS = 30.0
+"""Longest pause (seconds) between retries when even a full sync fails (e.g. disk full)."""
+
+_FENCE_PREFIX = "watch-fence-"
+_FILE_EVENTS = frozenset({"created", "modified", "closed", "attrib", "deleted", "moved"})
+_FOLDER_EVENTS = frozenset({"created", "deleted", "moved"})
+_EVENT_FILTER: list[type[FileSystemEvent]] = [
+    cls
+    for name in (
+        "FileCreatedEvent", "FileModifiedEvent", "FileClosedEvent", "FileAttribEvent",
+        "FileDeletedEvent", "FileMovedEvent", "DirCreatedEvent", "DirDeletedEvent",
+        "DirMovedEvent",
+    )
+    if (cls := getattr(wd_events, name, None)) is not None
+]
+"""Events the observer asks the OS for (``FileAttribEvent`` exists only in newer watchdogs).
+
+Opens, closes without write and folder modifications are never requested: the worker's own
+reads would otherwise wake it again, and a folder's mtime says nothing about its notes.
+"""
+
+
+class _Stopping(Exception):
+    """Raised in the initial sync's progress callback once :meth:`VaultWatcher.stop` is called."""
+
+
+class _Handler(FileSystemEventHandler):
+    """Runs on watchdog's observer thread; only forwards to :meth:`VaultWatcher._on_event`."""
+
+    def __init__(self, on_event: Callable[[FileSystemEvent], None]) -> None:
+        super().__init__()
+        self._on_event = on_event
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        self._on_event(event)
+
+
+class _OverflowAlarm(logging.Handler):
+    """Hears watchdog's "queue overflowed" warning (its only signal of lost events)."""
+
+    def __init__(self, on_overflow: Callable[[], None]) -> None:
+        super().__init__(level=logging.WARNING)
+        self._on_overflow = on_overflow
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self._on_overflow()
+
+
+class VaultWatcher:
+    """Keeps ``vault``'s index in step with its notes while it runs.
+
+    ``debounce_seconds``: quiet time after the last event before a batch is synced;
+    ``max_delay_seconds``: longest wait after the first event of a burst; ``on_sync`` is called
+    on the worker thread with the :class:`SyncReport` of every batch (not of the initial sync,
+    which :meth:`start` returns). Use as a context manager, or call :meth:`start` and
+    :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS,
+        max_delay_seconds: float = MAX_DELAY_SECONDS,
+        on_sync: Callable[[SyncReport], None] | None = None,
+    ) -> None:
+        if debounce_seconds < 0 or max_delay_seconds < 0:
+            raise ValueError("debounce_seconds and max_delay_seconds must be ≥ 0")
+        self.vault = vault
+        self.debounce_seconds = debounce_seconds
+        self.max_delay_seconds = max(max_delay_seconds, debounce_seconds)
+        self.on_sync = on_sync
+        self._root = os.fspath(vault.root)
+        self._prefix = self._root.rstrip(os.sep) + os.sep
+        self._fence_dir = SIDECAR_DIR + "/"
+        self._fence_token = f"{_FENCE_PREFIX}{secrets.token_hex(4)}-"
+        self._fence_numbers = count()
+        self._cond = threading.Condition()
+        # --- guarded by _cond
+        self._pending: set[str] = set()
+        self._full_needed = False
+        self._seen = 0  # accepted events (and full-sync requests) so far
+        self._synced = 0  # value of _seen that the last finished sync covered
+        self._first_at: float | None = None  # monotonic time of the burst's first event
+        self._last_at = 0.0
+        self._fences: set[str] = set()  # fence files written and not yet seen
+        self._stopping = False
+        # --- guarded by _observer_lock (stop() and the worker's restarts race otherwise)
+        self._observer_lock = threading.Lock()
+        self._observer: BaseObserver | None = None
+        self._closing = False
+        self._restart_at = 0.0  # monotonic time before which no restart is tried
+        self._restart_delay = HEALTH_CHECK_SECONDS
+        # --- owned by start/stop and the worker
+        self._worker: threading.Thread | None = None
+        self._alarm = _OverflowAlarm(
+            lambda: self._request_full_sync("the OS's event queue overflowed")
+        )
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+        self._initial: SyncReport | None = None
+        self._start_error: BaseException | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> SyncReport:
+        """Start observing, reconcile with one full incremental sync, return that sync's report.
+
+        The observer starts before the sync, so nothing edited while the watcher was down or
+        during the sync is missed. Raises :class:`~vaultmem.errors.VaultmemError` when the OS
+        refuses to watch the vault (e.g. Linux's inotify watch limit).
+        """
+        if self._worker is not None:
+            raise RuntimeError("this VaultWatcher was already started; make a new one")
+        logging.getLogger("watchdog.observers").addHandler(self._alarm)
+        try:
+            self._observer = self._new_observer()
+        except OSError as err:
+            logging.getLogger("watchdog.observers").removeHandler(self._alarm)
+            raise VaultmemError(
+                f"cannot watch {self._root}: {err.strerror or err}; on Linux, raise "
+                "fs.inotify.max_user_watches / max_user_instances (sysctl)"
+            ) from err
+        self._worker = threading.Thread(target=self._run, name="vaultmem-watch", daemon=True)
+        self._worker.start()
+        try:
+            self._ready.wait()
+        except BaseException:  # Ctrl-C during a long first sync
+            self.stop()
+            raise
+        if self._start_error is not None:
+            self.stop()
+            raise self._start_error
+        assert self._initial is not None
+        return self._initial
+
+    def stop(self) -> None:
+        """Stop observing; sync the events already seen; join both threads. Safe to call twice."""
+        with self._observer_lock:
+            observer, self._observer = self._observer, None
+            self._closing = True
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=10.0)
+            if observer.is_alive():
+                logger.warning("watch: the file-system observer did not stop within 10 s")
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._worker is not None and self._worker is not threading.current_thread():
+            self._worker.join()
+        logging.getLogger("watchdog.observers").removeHandler(self._alarm)
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and the end of the worker (normally :meth:`stop`)."""
+        return self._worker is not None and not self._stopped.is_set()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Block until the worker ends (after :meth:`stop`); ``timeout`` in seconds.
+
+        True when it has ended. Ctrl-C interrupts the wait (``KeyboardInterrupt``).
+        """
+        return self._stopped.wait(timeout)
+
+    def __enter__(self) -> VaultWatcher:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds until every change made so far is in the index.
+
+        Writes a fence file into the sidecar folder and waits for its event: the OS delivers
+        events in order, so by then every earlier change has been seen; then waits until the
+        worker has synced them. False on timeout or when the watcher is not running. For tests
+        and benchmarks.
+        """
+        deadline = time.monotonic() + timeout
+        if not self.running or self._observer is None:
+            return False
+        name = self._fence_token + str(next(self._fence_numbers))
+        fence = self.vault.sidecar / name
+        with self._cond:
+            self._fences.add(name)
+        try:
+            fence.write_bytes(b"")
+            with self._cond:
+                seen = self._cond.wait_for(
+                    lambda: name not in self._fences, max(0.0, deadline - time.monotonic())
+                )
+                self._fences.discard(name)
+                if not seen:
+                    return False
+                target = self._seen
+                return self._cond.wait_for(
+                    lambda: self._synced >= target, max(0.0, deadline - time.monotonic())
+                )
+        finally:
+            fence.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------ observer side
+    def _new_observer(self) -> BaseObserver:
+        observer = Observer()
+        observer.schedule(_Handler(self._on_event), self._root, recursive=True,
+                          event_filter=_EVENT_FILTER)
+        observer.start()
+        return observer
+
+    def _relative(self, raw: bytes | str) -> str | None:
+        """Vault-relative POSIX path of an event path; "" for the root; None if outside it."""
+        path = os.fsdecode(raw)
+        if path == self._root:
+            return ""
+        if not path.startswith(self._prefix):
+            return None
+        rel = path[len(self._prefix):]
+        return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+    def _on_event(self, event: FileSystemEvent) -> None:
+        """Observer thread: keep the event's wanted paths for the worker. Never raises."""
+        try:
+            kinds = _FOLDER_EVENTS if event.is_directory else _FILE_EVENTS
+            if event.event_type not in kinds:
+                return
+            raws = [event.src_path, event.dest_path] if event.event_type == "moved" else [
+                event.src_path
+            ]
+            wanted: list[str] = []
+            full = False
+            for raw in raws:
+                rel = self._relative(raw) if raw else None
+                if rel is None:
+                    continue
+                if rel == "":  # the vault folder itself was deleted or moved
+                    full = True
+                    logger.warning("watch: the vault folder %s itself changed", self._root)
+                elif rel.startswith(self._fence_dir):
+                    self._note_fence(rel, event)
+                elif event.is_directory:
+                    if not any(part.startswith(".") for part in rel.split("/")):
+                        wanted.append(rel)
+                elif not is_ignored(rel, self.vault.settings):
+                    wanted.append(rel)
+            if wanted or full:
+                now = time.monotonic()
+                with self._cond:
+                    self._pending.update(wanted)
+                    self._full_needed = self._full_needed or full
+                    self._seen += 1
+                    if self._first_at is None:
+                        self._first_at = now
+                    self._last_at = now
+                    self._cond.notify_all()
+        except Exception:  # a dying observer thread would silently stop the watch
+            logger.exception("watch: could not handle %r", event)
+            self._request_full_sync("an event could not be handled")
+
+    def _note_fence(self, rel: str, event: FileSystemEvent) -> None:
+        name = rel[len(self._fence_dir):]
+        if event.event_type != "deleted" and name.startswith(self._fence_token):
+            with self._cond:
+                self._fences.discard(name)
+                self._cond.notify_all()
+
+    def _request_full_sync(self, reason: str) -> None:
+        """Events may have been lost (``reason`` is logged): sync the whole vault next."""
+        logger.warning("watch: %s; the next sync covers the whole vault", reason)
+        now = time.monotonic()
+        with self._cond:
+            self._full_needed = True
+            self._seen += 1
+            if self._first_at is None:
+                self._first_at = now
+            self._last_at = now
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------------ worker side
+    def _run(self) -> None:
+        """Worker thread: open the index, reconcile, then sync batches until stopped."""
+        db: IndexDB | None = None
+        try:
+            db = IndexDB.open(self.vault.sidecar)
+            self._initial = sync_index(
+                self.vault.root, db, self.vault.settings, progress=self._check_stopping
+            )
+        except _Stopping:
+            logger.info("watch: stopped during the initial sync")
+        except BaseException as err:  # handed to start(), which raises it
+            self._start_error = err
+        self._ready.set()
+        try:
+            if db is not None and self._initial is not None:
+                self._loop(db)
+        except BaseException:
+            logger.exception("watch: the worker failed; the index is no longer kept in sync")
+            raise
+        finally:
+            if db is not None:
+                db.close()
+            self._stopped.set()
+
+    def _check_stopping(self, done: int, total: int) -> None:
+        if self._stopping:
+            raise _Stopping
+
+    def _loop(self, db: IndexDB) -> None:
+        retry_seconds = 0.5
+        while True:
+            batch = self._next_batch()
+            if batch is None:
+                if self._stopping:
+                    return
+                self._check_observer()
+                continue
+            paths, full, target = batch
+            if self._sync_batch(db, paths, full, target):
+                retry_seconds = 0.5
+                continue
+            if self._stopping:
+                logger.error("watch: stopping with changes not indexed; the next sync adds them")
+                return
+            with self._cond:  # a full sync failed too: try again later
+                self._full_needed = True
+                self._cond.wait_for(lambda: self._stopping, retry_seconds)
+            retry_seconds = min(retry_seconds * 2, MAX_RETRY_SECONDS)
+
+    def _next_batch(self) -> tuple[set[str], bool, int] | None:
+        """Wait for events, let the burst settle; None after an idle spell or when stopping."""
+        with self._cond:
+            if not (self._pending or self._full_needed or self._stopping):
+                self._cond.wait(HEALTH_CHECK_SECONDS)
+            if not (self._pending or self._full_needed):
+                return None
+            while not self._stopping:
+                first = self._first_at if self._first_at is not None else self._last_at
+                due = min(self._last_at + self.debounce_seconds, first + self.max_delay_seconds)
+                left = due - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            paths, self._pending = self._pending, set()
+            full, self._full_needed = self._full_needed, False
+            self._first_at = None
+            return paths, full, self._seen
+
+    def _sync_batch(self, db: IndexDB, paths: set[str], full: bool, target: int) -> bool:
+        """Sync one batch (falling back to a full sync); True when the index is in step."""
+        vault = self.vault
+        try:
+            if full:
+                report = sync_index(vault.root, db, vault.settings)
+            else:
+                report = sync_paths(vault.root, db, vault.settings, paths)
+        except Exception:
+            logger.exception("watch: syncing %d changed paths failed; running a full sync",
+                             len(paths))
+            try:
+                report = sync_index(vault.root, db, vault.settings)
+            except Exception:
+                logger.exception("watch: the full sync failed as well")
+                return False
+        with self._cond:
+            self._synced = max(self._synced, target)
+            self._cond.notify_all()
+        logger.debug("watch: synced %d paths: %s", len(paths), report.as_dict())
+        if self.on_sync is not None:
+            try:
+                self.on_sync(report)
+            except Exception:
+                logger.exception("watch: the on_sync callback raised")
+        return True
+
+    def _check_observer(self) -> None:
+        """Restart a dead observer (its threads die on some OS errors, or when the vault folder
+        itself is deleted), then sync everything. Failed restarts back off up to a minute."""
+        with self._observer_lock:
+            observer = self._observer
+            if observer is None or self._closing or time.monotonic() < self._restart_at:
+                return
+            if observer.is_alive() and all(emitter.is_alive() for emitter in observer.emitters):
+                return
+            logger.error("watch: the file-system observer stopped; restarting it")
+            observer.stop()
+            observer.join(timeout=5.0)
+            try:
+                self._observer = self._new_observer()
+            except OSError:
+                logger.exception("watch: could not restart the observer; next try in %.0f s",
+                                 self._restart_delay)
+                self._restart_at = time.monotonic() + self._restart_delay
+                self._restart_delay = min(self._restart_delay * 2, 60.0)
+                return
+            self._restart_delay = HEALTH_CHECK_SECONDS
+        self._request_full_sync("the observer was restarted")
