@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vaultmem.core.link_resolution import LinkResolver, fold_path, note_key
 from vaultmem.core.links import extract_links
@@ -219,6 +221,68 @@ def test_resolver_holds_100k_notes() -> None:
     assert resolver.resolve("Note 4242", "x.md") == "F42/G0/Note 4242.md"
     assert resolver.resolve("Same", "Dup7/x.md") == "Dup7/Same.md"
     assert resolver.resolve("Same", "x.md") == "Dup0/Same.md"
+
+
+def brute_force(paths: list[str], target: str, source: str) -> str | None:
+    """Spec section 6 restated over a plain list, for comparison."""
+
+    def fold(p: str) -> str:
+        return unicodedata.normalize("NFC", p).lower()
+
+    def md(p: str) -> str:
+        return p if p.endswith(".md") else p + ".md"
+
+    folder = source.rsplit("/", 1)[0] + "/" if "/" in source else ""
+    relative = target.startswith(("./", "../"))
+    parts: list[str] = []
+    for part in ((folder if relative else "") + target).split("/"):
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    if not parts:
+        return None
+    want = md(fold("/".join(parts)))
+    exact = sorted(p for p in paths if fold(p) == want)
+    if exact:
+        spelled = md("/".join(parts))
+        return spelled if spelled in exact else exact[0]
+    if relative or target.startswith("/"):
+        return None
+    found = [p for p in paths if fold(p).endswith("/" + want)]
+    if len(parts) == 1 and len(found) == 1:
+        return found[0]
+    found.sort(key=lambda p: (not fold(p).startswith(fold(folder)), len(fold(p)), fold(p), p))
+    return found[0] if found else None
+
+
+segment = st.sampled_from(["a", "A", "b", "Café", unicodedata.normalize("NFD", "café"), "x y"])
+vault_path = st.lists(segment, min_size=1, max_size=3).map(lambda s: "/".join(s) + ".md")
+link_target = st.tuples(
+    st.sampled_from(["", "", "/", "./", "../", "../../"]),
+    st.lists(segment, min_size=1, max_size=3).map("/".join),
+    st.sampled_from(["", ".md", ".MD"]),
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(vault_path, max_size=12),
+    st.lists(vault_path, max_size=4),
+    st.lists(st.tuples(link_target, vault_path), min_size=1, max_size=8),
+)
+def test_incremental_resolver_matches_brute_force(
+    start: list[str], removed: list[str], links: list[tuple[str, str]]
+) -> None:
+    resolver = LinkResolver(start)
+    for path in removed:
+        resolver.remove(path)
+    remaining = sorted(set(start) - set(removed))
+    assert sorted(resolver) == remaining
+    for target, source in links:
+        assert resolver.resolve(target, source) == brute_force(remaining, target, source)
 
 
 # --- the 13th Age SRD -----------------------------------------------------------------------

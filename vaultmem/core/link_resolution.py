@@ -75,7 +75,7 @@ class LinkResolver:
     """Which note a link opens, for a changing set of notes (spec section 6).
 
     Holds ``note_key(path)`` → the paths filed under it: :meth:`add` and :meth:`remove` cost
-    O(notes sharing the base name), :meth:`resolve` the same. 100,000 notes take about 20 MB
+    O(notes sharing the base name), :meth:`resolve` the same. 100,000 notes take about 16 MB
     beside the path strings. Not thread-safe.
     """
 

@@ -162,3 +162,30 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
             except (VaultmemError, OSError) as err:
                 result.skipped.append((Move(box.path, None, "edit", None), str(err)))
     return result
+
+
+def plan_box_archival(vault: Vault, leaving: dict[str, Move], now: dt.datetime) -> list[Move]:
+    """Boxes whose members are all archived once ``leaving`` (path → archive/delete move) is done.
+
+    Spec 4: "a box whose members have all been archived is archived with them".
+    """
+    members: dict[str, list[tuple[str, str]]] = {}
+    for path, box, status in vault.index.conn.execute(
+        "SELECT path, box, status FROM notes WHERE type = 'memory' AND box IS NOT NULL"
+    ):
+        members.setdefault(_unlink(box).lower(), []).append((path, status))
+    moves: list[Move] = []
+    for path, fm in vault.index.frontmatter_of("n.type = 'box' AND n.status = 'active'"):
+        title = path.rsplit("/", 1)[-1].removesuffix(".md")
+        group = members.get(title.lower(), [])
+        if path in leaving or not any(p in leaving for p, _ in group):
+            continue
+        if all(status == "archived" or p in leaving for p, status in group):
+            note_id = fm.get("id")
+            moves.append(Move(
+                path, str(note_id) if note_id else None, "archive",
+                f"{vault.settings.folders.archive}/{path.rsplit('/', 1)[-1]}",
+                {"status": "archived", "archived_at": now}, rule="box",
+                reason=f"all {len(group)} members archived",
+            ))
+    return moves

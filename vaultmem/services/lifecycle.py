@@ -31,7 +31,8 @@ from vaultmem.core.note_parse import parse_note
 from vaultmem.core.note_text import FrontmatterError, set_fields
 from vaultmem.core.reinforcement import keep_changes
 from vaultmem.errors import NoteError, VaultmemError
-from vaultmem.services.memory_view import MemoryTable
+from vaultmem.services.boxing import plan_box_archival, seal_boxes
+from vaultmem.services.memory_view import MemoryTable, with_moves
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.note_files import read_note
 from vaultmem.store.vault_lock import vault_lock
@@ -248,15 +249,17 @@ def run_passes(
 
     ``keep`` (gc): paths reinforced first (``use_count += 3``) and never forgotten. Every pass
     after seal is planned from one table, each skipping what an earlier one moves, so a dry run
-    shows exactly what the real run does.
+    shows what the real run does (in a dry run the table is adjusted for the planned seal). A
+    box whose members have all been archived is archived with them (spec 4).
     """
     run = LifecycleRun(command or "-".join(names), now, dry_run)
     with PassSession(vault, run.command, now, dry_run=dry_run) as session:
         run.recovered = [p.name for p in session.recovered]
+        sealed: list[Move] = []
         if "seal" in names:
-            from vaultmem.services.boxing import seal_boxes
-
-            run.results.append(seal_boxes(vault, session, now))
+            result = seal_boxes(vault, session, now)
+            run.results.append(result)
+            sealed = result.planned
             if not dry_run:
                 vault.refresh(session.touched)
         if not dry_run and keep:
@@ -264,12 +267,19 @@ def run_passes(
                 session.edit_fields(path, keep_changes)
             vault.refresh(keep)
         table = vault.table(now=now)
+        if dry_run and sealed:  # show what the real run does: members as the seal leaves them
+            table = with_moves(table, sealed, vault.settings, now)
         moving: set[str] = set()
+        leaving: dict[str, Move] = {}
         for name in (n for n in PASS_ORDER if n in names and n != "seal"):
             kept = frozenset(keep) if name != "promote" else frozenset()
             result = plan_pass(vault, name, now, threshold=threshold, hard=hard, table=table,
                                skip=frozenset(moving) | kept)
             moving.update(m.path for m in result.planned)
+            leaving.update((m.path, m) for m in result.planned if m.action in ("archive", "delete"))
+            if name in ("forget", "prune") and leaving:
+                result.planned += plan_box_archival(vault, leaving, now)
+                leaving.update((m.path, m) for m in result.planned)
             run.results.append(session.run(result))
         run.journal = session.journal_path.name if session.journal_path else None
         run.touched = list(dict.fromkeys(session.touched))

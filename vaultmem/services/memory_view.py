@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from vaultmem.core.fields import DATETIME_KEYS, MemoryFields
 from vaultmem.core.importance import importance_level
+from vaultmem.core.lifecycle_plan import Move
 from vaultmem.core.note_parse import ParsedNote, title_of
 from vaultmem.core.scoring import MemoryColumns, Scores, score_columns
 from vaultmem.core.settings import Settings
@@ -112,6 +114,25 @@ def memory_table(
 ) -> MemoryTable:
     """Load the notes matching ``where`` (SQL over ``notes n``) and score them at ``now``."""
     columns = MemoryColumns.from_rows(db.memory_rows(where, params))
+    return MemoryTable(columns, score_columns(columns, now.timestamp(), settings))
+
+
+def with_moves(
+    table: MemoryTable, moves: Sequence[Move], settings: Settings, now: dt.datetime
+) -> MemoryTable:
+    """``table`` as it will be after ``moves`` (new paths and layers), re-scored; for dry runs."""
+    c = table.columns
+    row_of = {str(p): i for i, p in enumerate(c.path)}
+    path, layer = c.path.copy(), c.layer.copy()
+    for move in moves:
+        i = row_of.get(move.path)
+        if i is None:
+            continue
+        if move.destination:
+            path[i] = move.destination
+        if "layer" in move.changes:
+            layer[i] = move.changes["layer"]
+    columns = replace(c, path=path, layer=layer)
     return MemoryTable(columns, score_columns(columns, now.timestamp(), settings))
 
 

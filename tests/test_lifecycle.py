@@ -1,0 +1,271 @@
+"""Lifecycle passes end to end: plans with reasons, immunity, journal, undo, lock, git."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import snapshot_files
+
+from vaultmem import Vault
+from vaultmem.cli import main
+from vaultmem.errors import LockedError, NoteChangedError
+
+T0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
+DAY = dt.timedelta(days=1)
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Vault:
+    v, _ = Vault.init(tmp_path / "v")
+    return v
+
+
+def cli(vault: Vault, *args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, [*args, "--vault", str(vault.root)], input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_dry_run_changes_nothing_and_equals_the_real_run(vault: Vault) -> None:
+    for i in range(4):
+        vault.remember(f"stale fact {i}", tags=["x"], now=T0 + i * dt.timedelta(minutes=1))
+    busy = vault.remember("busy fact", tags=["y"], now=T0 + DAY)
+    for h in range(4):
+        vault.touch(busy.path, now=T0 + DAY + dt.timedelta(hours=h + 1))
+    before = snapshot_files(vault.root)
+    when = T0 + 60 * DAY
+    plan = vault.lifecycle(dry_run=True, now=when)
+    assert snapshot_files(vault.root) == before
+    applied = vault.lifecycle(now=when)
+    planned = [(m.path, m.action, m.rule) for r in plan.results for m in r.planned]
+    done = [(m.path, m.action, m.rule) for r in applied.results for m in r.applied]
+    assert sorted((a, r) for _, a, r in planned) == sorted((a, r) for _, a, r in done)
+    assert {r.name: len(r.applied) for r in applied.results}["seal"] == 7  # 2 boxes + 5 members
+
+
+def test_passes_are_idempotent_at_the_same_now(vault: Vault) -> None:
+    for i in range(3):
+        vault.remember(f"note {i}", tags=["a"], now=T0 + i * dt.timedelta(minutes=5))
+    when = T0 + 40 * DAY
+    first = vault.lifecycle(now=when)
+    assert first.applied
+    snapshot = snapshot_files(vault.root)
+    second = vault.lifecycle(now=when)
+    assert second.applied == []
+    assert second.journal is None
+    assert snapshot_files(vault.root) == snapshot
+
+
+def test_every_move_states_rule_and_numbers(vault: Vault) -> None:
+    vault.remember("old stuff", importance=0.2, now=T0)
+    code, out, _ = cli(vault, "lifecycle", "--now", (T0 + DAY).isoformat())
+    assert code == 0
+    assert "sealed STM/old stuff.md → Boxes/2026-11-01/" in out
+    assert "(seal: idle" in out
+    # episodic now (30-day half-life): seed 004's age rule archives it after 90+ days
+    code, out, _ = cli(vault, "lifecycle", "--now", (T0 + 200 * DAY).isoformat())
+    assert "archived Boxes/2026-11-01/box-2026-11-01-old-stuff/old stuff.md → Archive/" in out
+    assert "(forget: 200 d old, retention 0.1" in out and "< 0.15, importance 0.20 < 0.3)" in out
+    assert "(box: all 1 members archived)" in out
+    journal = next((vault.sidecar / "journal").glob("*.jsonl"))
+    assert "old stuff" in journal.read_text()
+
+
+def test_immunity_and_protected_categories(vault: Vault) -> None:
+    old = T0 - 200 * DAY
+    cases = {
+        "pinned one": dict(pinned=True),
+        "important one": dict(imp=4),
+        "semantic one": dict(layer="semantic"),
+        "plain one": {},
+    }
+    for title, options in cases.items():
+        vault.remember(title, title=title, now=old, **options)
+    used = vault.remember("used one", title="used one", now=old)
+    for i in range(3):
+        vault.touch(used.path, now=old + dt.timedelta(minutes=i + 1))
+    run = vault.lifecycle(("forget",), now=T0)
+    assert [Path(m.path).name for m in run.applied] == ["plain one.md"]
+
+
+def test_age_rule_spares_protected_categories(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    Vault.init(root)
+    # a slow layer so the score stays above 0.05 and only the seed 004 age rule can apply
+    (root / "vaultmem.toml").write_text("[layers.working]\nhalf_life_days = 20\n")
+    with Vault.open(root) as vault:
+        vault.remember("an old fact", title="old fact", importance=0.1, now=T0 - 120 * DAY)
+        vault.remember("an old preference", title="old preference", importance=0.1,
+                       category="preference", now=T0 - 120 * DAY)
+        run = vault.lifecycle(("forget",), now=T0)
+    assert [Path(m.path).name for m in run.applied] == ["old fact.md"]
+    assert "120 d old, retention" in run.applied[0].reason
+
+
+def test_expire_speculative_and_resolved_commitments(vault: Vault) -> None:
+    vault.remember("maybe true", title="maybe", confidence=0.3, imp=5, now=T0 - 40 * DAY)
+    done = vault.remember("ship it", title="ship it", category="commitment", imp=5,
+                          now=T0 - 200 * DAY)
+    vault.edit(done.path, lambda f: {"resolved_at": T0 - 100 * DAY})
+    vault.remember("sure thing", title="sure", confidence=0.9, imp=5, now=T0 - 40 * DAY)
+    run = vault.lifecycle(("expire",), now=T0)
+    reasons = {Path(m.path).name: m.reason for m in run.applied}
+    assert set(reasons) == {"maybe.md", "ship it.md"}
+    assert "speculative (confidence 0.30 < 0.4)" in reasons["maybe.md"]
+    assert "resolved 100 d ago > 90 d" in reasons["ship it.md"]
+    assert (vault.root / "Archive" / "maybe.md").exists()
+
+
+def test_prune_keeps_grace_period_and_cap(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    Vault.init(root)
+    (root / "vaultmem.toml").write_text("[lifecycle]\nmax_active = 5\nprune_batch = 2\n")
+    with Vault.open(root) as vault:
+        for i in range(6):
+            vault.remember(f"older {i}", title=f"older {i}", importance=0.25,
+                           now=T0 - 2 * DAY + i * dt.timedelta(minutes=1))
+        for i in range(3):
+            vault.remember(f"fresh {i}", title=f"fresh {i}", now=T0 - dt.timedelta(hours=1))
+        run = vault.lifecycle(("prune",), now=T0)
+    names = sorted(Path(m.path).name for m in run.applied)
+    assert len(names) == 4  # 9 active, cap 5: two batches of 2
+    assert all(name.startswith("older") for name in names)  # fresh ones are in the grace period
+    assert "9 active > max_active 5" in run.applied[0].reason
+
+
+def test_undo_restores_files_and_lines_byte_for_byte(vault: Vault) -> None:
+    for i in range(5):
+        vault.remember(f"memo {i}", tags=["t"], now=T0 + i * dt.timedelta(minutes=2))
+    vault.remember("other topic", tags=["z"], now=T0 + dt.timedelta(minutes=20))
+    # CRLF and a comment in one note survive the round trip
+    crlf = vault.root / "STM" / "memo 0.md"
+    crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n").replace(b"pinned:", b"# mine\r\npinned:"))
+    before = snapshot_files(vault.root)
+    run = vault.lifecycle(now=T0 + 80 * DAY)
+    assert len(run.applied) > 6
+    assert snapshot_files(vault.root) != before
+    report = vault.undo()
+    assert len(report.restored) == len(run.applied) + 0 or report.restored
+    assert snapshot_files(vault.root) == before
+    assert not any((vault.root / "Boxes").rglob("*.md"))
+
+
+def test_undo_refuses_naming_the_changed_note(vault: Vault) -> None:
+    vault.remember("will move", now=T0)
+    run = vault.lifecycle(now=T0 + 80 * DAY)
+    moved = vault.root / run.applied[-1].destination  # type: ignore[operator]
+    moved.write_text(moved.read_text() + "\nmy edit\n")
+    after = snapshot_files(vault.root)
+    with pytest.raises(NoteChangedError) as err:
+        vault.undo()
+    assert str(run.applied[-1].destination) in str(err.value)
+    assert snapshot_files(vault.root) == after
+    code, _, stderr = cli(vault, "undo")
+    assert code == 1 and "changed after the pass; undo refused" in stderr
+
+
+def test_undo_with_nothing_to_undo(vault: Vault) -> None:
+    code, _, err = cli(vault, "undo")
+    assert code == 1 and "nothing to undo" in err
+
+
+def test_second_pass_is_told_one_is_running(vault: Vault) -> None:
+    vault.remember("x", now=T0)
+    lock = vault.sidecar / "lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from filelock import FileLock; l = FileLock(sys.argv[1]); l.acquire(); "
+         "print('locked', flush=True); sys.stdin.read()", str(lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(LockedError):
+            vault.lifecycle(now=T0 + DAY)
+        code, _, err = cli(vault, "lifecycle", "--now", (T0 + DAY).isoformat())
+        assert code == 1 and "a pass is running" in err
+    finally:
+        holder.communicate("")
+    assert vault.lifecycle(now=T0 + DAY).applied
+
+
+def test_unmanaged_notes_are_never_moved_or_edited(vault: Vault) -> None:
+    own = vault.root / "STM" / "my own note.md"
+    own.write_text("---\ntags: [x]\ncreated: 2020-01-01\n---\nmine, old, never touched\n")
+    typed = vault.root / "Notes" / "outside.md"
+    typed.parent.mkdir()
+    typed.write_text("---\ntype: memory\ncreated: 2020-01-01\n---\na memory outside the folders\n")
+    before = snapshot_files(vault.root)
+    vault.lifecycle(now=T0 + 400 * DAY)
+    assert own.read_bytes() == before["STM/my own note.md"]
+    assert typed.read_bytes() == before["Notes/outside.md"]
+
+
+def test_links_resolve_to_the_same_notes_after_a_pass(vault: Vault) -> None:
+    a = vault.remember("alpha", tags=["a"], now=T0)
+    (vault.root / "Hub.md").write_text(f"[[{a.title}]] and [[beta]]\n")
+    vault.remember("beta links [[alpha]]", title="beta", tags=["a"], now=T0)
+    vault.sync()
+    before = {(r.source.rsplit("/", 1)[-1], r.target): Path(r.resolved or "").name
+              for r in vault.index.all_links()}
+    vault.lifecycle(now=T0 + DAY)
+    vault.sync()
+    after = {(r.source.rsplit("/", 1)[-1], r.target): Path(r.resolved or "").name
+             for r in vault.index.all_links()}
+    assert {k: after[k] for k in before} == before and all(before.values())
+    assert any(r.target.startswith("box-") for r in vault.index.all_links())  # box: links too
+
+
+def test_box_archived_with_its_last_member(vault: Vault) -> None:
+    vault.remember("lonely", tags=["solo"], importance=0.2, now=T0)
+    vault.lifecycle(now=T0 + DAY)
+    box = next((vault.root / "Boxes").rglob("box-*.md"))
+    vault.lifecycle(now=T0 + 200 * DAY)
+    assert not box.exists()
+    archived = vault.root / "Archive" / box.name
+    assert "status: archived" in archived.read_text()
+
+
+def test_lifecycle_commit_records_exactly_the_pass(vault: Vault) -> None:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=vault.root, capture_output=True, text=True,
+                              check=True).stdout
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    vault.remember("first", tags=["a"], now=T0)
+    vault.remember("second", tags=["a"], now=T0 + dt.timedelta(minutes=1))
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    (vault.root / "unrelated.md").write_text("a person's work in progress\n")
+    code, out, err = cli(vault, "lifecycle", "--commit", "--now", (T0 + DAY).isoformat())
+    assert code == 0, err
+    message = git("log", "-1", "--format=%B")
+    assert message.startswith("vaultmem lifecycle: ")
+    assert "sealed" in message and "STM/first.md -> Boxes/2026-11-01/" in message
+    status = git("show", "--name-status", "-M", "--format=", "HEAD").splitlines()
+    assert sum(line.startswith("R") for line in status) == 2
+    assert sum(line.startswith("A") for line in status) == 1  # the box note
+    assert "unrelated.md" not in git("show", "--name-only", "--format=", "HEAD")
+    assert "?? unrelated.md" in git("status", "--porcelain")
+
+
+def test_commit_outside_git_is_a_clear_error(vault: Vault) -> None:
+    vault.remember("first", now=T0)
+    code, _, err = cli(vault, "lifecycle", "--commit", "--now", (T0 + DAY).isoformat())
+    assert code == 1 and "not a git repository" in err
+
+
+def test_json_output_of_a_run(vault: Vault) -> None:
+    vault.remember("first", now=T0)
+    code, out, _ = cli(vault, "lifecycle", "--json", "--dry-run", "--now", (T0 + DAY).isoformat())
+    data = json.loads(out)
+    assert data["dry_run"] is True
+    assert [p["pass"] for p in data["passes"]] == ["seal", "promote", "expire", "forget", "prune"]
+    assert data["passes"][0]["planned"][0]["rule"] == "seal"
