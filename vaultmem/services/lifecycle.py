@@ -34,7 +34,7 @@ from vaultmem.errors import NoteError, VaultmemError
 from vaultmem.services.boxing import plan_box_archival, seal_boxes
 from vaultmem.services.memory_view import MemoryTable, with_moves
 from vaultmem.store.journal import JournalWriter, recover
-from vaultmem.store.note_files import read_note
+from vaultmem.store.note_files import batched_dir_syncs, read_note
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
@@ -89,12 +89,15 @@ class PassSession:
         if self.dry_run:
             return self
         self._lock.__enter__()
+        self._dir_syncs = batched_dir_syncs()
+        self._dir_syncs.__enter__()
         try:
             self.recovered = [entry.path for entry in recover(self.vault.root, self.vault.sidecar)]
             if self.recovered:
                 self.vault.sync()
             self.journal = JournalWriter(self.vault.root, self.vault.sidecar, self.command, self.now)
         except BaseException:
+            self._dir_syncs.__exit__(None, None, None)
             self._lock.__exit__(None, None, None)
             raise
         return self
@@ -104,6 +107,7 @@ class PassSession:
         if self.dry_run:
             return
         try:
+            self._dir_syncs.__exit__(None, None, None)  # every moved note's folder, once each
             if self.journal is not None:
                 if kind is not None:
                     self.journal.abandon()  # the next pass (or undo) finishes what was started

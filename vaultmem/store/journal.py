@@ -96,10 +96,10 @@ class JournalWriter:
             os.fsync(self._handle.fileno())
 
     def _run(self, operation: Operation, expected: Fingerprint | None) -> None:
-        self._append(operation.as_json())
+        # Written ahead and flushed to the kernel before the file is touched, so a killed pass
+        # is always recoverable; fsynced together with the folders when the journal closes.
+        self._append(operation.as_json(), durable=False)
         apply_operation(self.root, operation, expected=expected)
-        # flushed, not fsynced: the intent line above is durable and replaying an operation
-        # that is already done changes nothing
         self._append({"done": operation.seq}, durable=False)
 
     def _next(self, kind: str, source: str | None, target: str, before: str | None,
@@ -125,7 +125,7 @@ class JournalWriter:
         self._run(self._next("delete", None, target, before, None), expected)
 
     def close(self) -> None:
-        """Mark the journal complete."""
+        """Mark the journal complete (fsynced)."""
         self._append({"complete": True})
         self._handle.close()
 

@@ -13,6 +13,9 @@ import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,8 +125,36 @@ def move_note(source: Path, destination: Path) -> None:
         fsync_dir(source.parent)
 
 
+_DEFERRED: ContextVar[set[Path] | None] = ContextVar("deferred_dir_syncs", default=None)
+
+
+@contextmanager
+def batched_dir_syncs() -> Iterator[None]:
+    """Within the block, folder fsyncs are collected and done once each at the end.
+
+    A pass that moves thousands of notes would otherwise fsync the same few folders thousands
+    of times. Note contents are still fsynced before every rename, so no note is ever torn;
+    only the durability of the renames themselves against power loss waits for the end.
+    """
+    if _DEFERRED.get() is not None:
+        yield
+        return
+    pending: set[Path] = set()
+    token = _DEFERRED.set(pending)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
+        for folder in sorted(pending):
+            fsync_dir(folder)
+
+
 def fsync_dir(folder: Path) -> None:
     """fsync a folder so a rename or create in it survives a crash (no-op where unsupported)."""
+    pending = _DEFERRED.get()
+    if pending is not None:
+        pending.add(folder)
+        return
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
