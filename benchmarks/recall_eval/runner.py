@@ -23,6 +23,7 @@ from pathlib import Path
 from benchmarks.recall_eval.metrics import Scores, first_rank, reciprocal, score
 from vaultmem import Vault
 from vaultmem.core.naming import safe_title
+from vaultmem.core.settings import RecallSettings
 
 NOW = dt.datetime(2026, 11, 20, 12, 0, 0, tzinfo=dt.UTC)
 """The fixed evaluation time; the memories' decay histories are written relative to it."""
@@ -126,10 +127,17 @@ class Config:
     name: str
     weights: Mapping[str, float] | None
 
+    def effective_weights(self) -> dict[str, float]:
+        """The weights given, or the built-in settings defaults when ``weights`` is None."""
+        if self.weights is not None:
+            return dict(self.weights)
+        defaults = RecallSettings()
+        return {"relevance": defaults.weight_relevance, "decay": defaults.weight_decay,
+                "graph": defaults.weight_graph, "review_blend": defaults.review_blend}
+
     def describe(self) -> str:
-        if self.weights is None:
-            return "settings defaults"
-        return ",".join(f"{key}={value:g}" for key, value in self.weights.items())
+        text = ",".join(f"{key}={value:g}" for key, value in self.effective_weights().items())
+        return f"settings defaults ({text})" if self.weights is None else text
 
 
 KEYWORD = Config("keyword", KEYWORD_ONLY)
@@ -270,8 +278,11 @@ class Evaluation:
         return {
             "now": self.now.isoformat(),
             "k": self.k,
-            "configs": {c.name: None if c.weights is None else dict(c.weights)
-                        for c in self.configs},
+            "configs": {
+                c.name: {"weights": None if c.weights is None else dict(c.weights),
+                         "effective": c.effective_weights()}
+                for c in self.configs
+            },
             "scores": {name: {scope: s.as_dict() for scope, s in rows.items()}
                        for name, rows in table.items()},
             "mean_ms": {c.name: self.mean_ms(c.name) for c in self.configs},
