@@ -70,13 +70,19 @@ def immune_mask(columns: MemoryColumns, settings: Settings) -> BoolArray:
 def plan_promote(
     columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime
 ) -> list[Move]:
-    """Spec 4, rule 2 (seeds 001, 003, 004): STM or box memories that earned long-term memory."""
+    """Spec 4, rule 2 (seeds 001, 003, 004): STM or box memories that earned long-term memory.
+
+    The score rule uses :attr:`Scores.promotion_score` (the working-layer curve the threshold was
+    calibrated on), so a box member must have been reinforced to promote on score.
+    """
     th = settings.thresholds
     folders = settings.folders
     eligible = _managed_active(columns) & (
         in_folder(columns.path, folders.stm) | in_folder(columns.path, folders.boxes)
     )
-    by_score = (scores.score >= th.promote) & (scores.age_days >= th.promote_min_age_days)
+    by_score = (scores.promotion_score >= th.promote) & (
+        scores.age_days >= th.promote_min_age_days
+    )
     by_use = (columns.use_count >= th.promote_use_count) & (scores.age_days <= th.promote_window_days)
     by_episode = (
         (columns.layer == "episodic")
@@ -88,8 +94,8 @@ def plan_promote(
         path = str(columns.path[i])
         if by_score[i]:
             reason = (
-                f"score {scores.score[i]:.3f} ≥ {th.promote} and age {scores.age_days[i]:.1f} d "
-                f"≥ {th.promote_min_age_days:g} d"
+                f"score {scores.promotion_score[i]:.3f} ≥ {th.promote} and age "
+                f"{scores.age_days[i]:.1f} d ≥ {th.promote_min_age_days:g} d"
             )
         elif by_use[i]:
             reason = (

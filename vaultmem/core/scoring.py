@@ -106,6 +106,8 @@ class Scores:
     idle_days: FloatArray
     effective_importance: FloatArray
     review_priority: FloatArray
+    promotion_score: FloatArray
+    """The score on the working layer's curve, which the promote threshold is calibrated on."""
 
 
 def decay_params(settings: Settings) -> DecayParams:
@@ -135,6 +137,12 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
     score = use_count^β · f(Δt) · strength (spec 3.1, seeds 001/003), Δt = now − last_used
     floored at 0; EI (spec 3.2, seed 000) with ``edges`` from the link graph; review priority
     (spec 3.3, seed 001) over the ``[thresholds]`` danger zone.
+
+    ``promotion_score`` is the same score on the working layer's half-life (trust-weighted):
+    seed 003 calibrated the 0.65 promote threshold on that 3-day curve. On a memory's own layer a
+    sealed, never reinforced episodic memory (30-day half-life) would score 0.91 at 3 days and
+    every box would drain into LTM; on the working curve it scores 0.5, and only reinforced
+    memories promote.
     """
     params = decay_params(settings)
     half_life = half_life_seconds(columns.layer, columns.source, settings)
@@ -145,6 +153,12 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
     kept = np.asarray(retention(idle, half_life, params), dtype=np.float64)
     use_factor = np.power(np.maximum(columns.use_count, 0.0), params.beta)
     score = use_factor * kept * columns.strength
+    working = half_life_seconds(np.full(len(columns.layer), "working", dtype=object),
+                                columns.source, settings)
+    promotion_score = (
+        use_factor * np.asarray(retention(idle, working, params), dtype=np.float64)
+        * columns.strength
+    )
     idle_days = idle / SECONDS_PER_DAY
     access = np.maximum(columns.use_count - 1.0, 0.0)
     ei = np.asarray(
@@ -164,4 +178,5 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
         idle_days=idle_days,
         effective_importance=ei,
         review_priority=priority,
+        promotion_score=promotion_score,
     )
