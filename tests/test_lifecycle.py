@@ -71,7 +71,7 @@ def test_every_move_states_rule_and_numbers(vault: Vault) -> None:
     code, out, _ = cli(vault, "lifecycle", "--now", (T0 + 200 * DAY).isoformat())
     assert "archived Boxes/2026-11-01/box-2026-11-01-old-stuff/old stuff.md → Archive/" in out
     assert "(forget: 200 d old, retention 0.1" in out and "< 0.15, importance 0.20 < 0.3)" in out
-    assert "(box: all 1 members archived)" in out
+    assert "(box: its only member was archived)" in out
     journal = next((vault.sidecar / "journal").glob("*.jsonl"))
     assert "old stuff" in journal.read_text()
 

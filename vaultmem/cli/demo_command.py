@@ -1,4 +1,4 @@
-"""``vaultmem demo``: a new vault with eight weeks of simulated memories and passes."""
+"""``vaultmem demo``: a new vault with four months of simulated memories and the lifecycle."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from vaultmem.services.demo import run_demo
               help="Folder for the demo vault (new or empty). Default: a new temporary folder.")
 @now_option
 def demo(target: Path | None, now: dt.datetime) -> None:
-    """Build a demo vault: eight weeks of memories, reinforcement, then gc and promote at later times.
+    """Build a demo vault: four months of memories, reinforcement and a lifecycle pass every evening.
 
     Prints what moved where and why, and the folder to open in Obsidian.
     """

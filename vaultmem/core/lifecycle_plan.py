@@ -199,7 +199,7 @@ def plan_forget(
             reason = f"score {scores.score[i]:.3f} < {limit:g} (idle {scores.idle_days[i]:.1f} d)"
         else:
             reason = (
-                f"{scores.age_days[i]:.0f} d old, retention {scores.retention[i]:.3f} < "
+                f"{scores.age_days[i]:.0f} d old, retention {scores.retention[i]:.4f} < "
                 f"{lc.old_retention}, importance {columns.importance[i]:.2f} < {lc.old_importance}"
             )
         moves.append(_archive(path, columns.id[i], settings, now, "forget", reason, hard=hard))

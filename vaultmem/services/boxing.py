@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from vaultmem.services.vault import Vault
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _link(title: str) -> str:
     return f"[[{title}]]"
 
@@ -123,7 +127,8 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
     for box in plan.boxes:
         result.planned.append(Move(
             box.path, None, "create", None, rule="seal",
-            reason=f"box of {len(box.members)} memories, topics {', '.join(box.topics) or '—'}; "
+            reason=f"box of {_count(len(box.members), 'memory', 'memories')}, topics "
+                   f"{', '.join(box.topics) or '—'}; "
                    f"sealed: {box.reason}",
         ))
         for member, destination in zip(box.members, box.member_destinations, strict=True):
@@ -186,6 +191,7 @@ def plan_box_archival(vault: Vault, leaving: dict[str, Move], now: dt.datetime) 
                 path, str(note_id) if note_id else None, "archive",
                 f"{vault.settings.folders.archive}/{path.rsplit('/', 1)[-1]}",
                 {"status": "archived", "archived_at": now}, rule="box",
-                reason=f"all {len(group)} members archived",
+                reason="its only member was archived" if len(group) == 1
+                else f"all {len(group)} members archived",
             ))
     return moves

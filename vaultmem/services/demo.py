@@ -1,8 +1,10 @@
-"""``vaultmem demo``: a new vault with eight believable weeks of memories, and what passes do.
+"""``vaultmem demo``: a new vault with four believable months of memories, and the whole flow.
 
 The story is fixed (same memories, same history every run) and told relative to ``now``: the
-first memory is made 56 days before ``now``; on simulated days some are used again, and the
-promote and gc passes run at later simulated times, printing what moved where and why.
+first memory is made 120 days before ``now``. Memories arrive in sessions (so they seal into
+memory boxes by topic), some are used again and again (and promote to LTM), some are never used
+(and fade to the Archive), one is speculative (and expires). The lifecycle runs every simulated
+evening; the demo prints what moved where and why.
 """
 
 from __future__ import annotations
@@ -12,117 +14,126 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vaultmem.services.lifecycle import PassResult
+from vaultmem.errors import InputError
+from vaultmem.services.lifecycle import LifecycleRun
 from vaultmem.services.vault import Vault
 
 DAY = dt.timedelta(days=1)
-SPAN_DAYS = 56
+SPAN_DAYS = 120
 
-# (title, content, tags, category, importance, day made, days on which it was used again)
-MEMORIES: tuple[tuple[str, str, tuple[str, ...], str, float, float, tuple[float, ...]], ...] = (
-    ("Prefers dark themes", "Prefers dark themes in every editor; asked twice to switch VS Code "
-     "to a dark theme. See also [[Editor setup]].", ("editor", "ui"), "preference", 0.6, 0,
-     (1, 2, 4, 6, 9)),
-    ("Editor setup", "Uses VS Code with Vim keybindings and the Fira Code font, ligatures on.",
-     ("editor", "tools"), "fact", 0.5, 0, (3, 10, 17, 24, 27)),
-    ("Deploys on Fridays are banned", "Team rule: no production deploys on Fridays after 14:00; "
-     "decided after the [[Outage in March]].", ("deploy", "team"), "decision", 0.8, 1, (8,)),
-    ("Outage in March", "The March outage came from a Friday deploy of the billing service; "
-     "rollback took 3 hours.", ("deploy", "incident"), "moment", 0.4, 1, ()),
-    ("Daughter's birthday", "Daughter's birthday is on 14 December; likes drawing and dinosaurs.",
-     ("family",), "fact", 0.9, 2, ()),
-    ("Coffee order", "Orders a flat white with oat milk.", ("food",), "preference", 0.3, 3, ()),
-    ("Try the new ramen place", "Wanted to try the ramen place on Elm Street some time.",
-     ("food", "ideas"), "fact", 0.2, 3, ()),
-    ("Python style", "Prefers type hints everywhere, ruff for linting, and pytest over unittest.",
-     ("python", "code-style"), "preference", 0.6, 4, (5, 6, 7, 8, 20)),
-    ("Review PR 412 by Thursday", "Promised to review pull request 412 (the cache layer) by "
-     "Thursday.", ("work", "review"), "commitment", 0.5, 5, (6,)),
-    ("Standup time", "Daily standup is at 09:30, on the video link in the team calendar.",
-     ("work", "team"), "fact", 0.4, 6, (7, 8, 9, 12, 13)),
-    ("Maybe switch to Neovim", "Mentioned maybe switching to Neovim one day; not sure.",
-     ("editor",), "fact", 0.2, 7, ()),
-    ("Gym schedule", "Goes to the gym on Mondays and Thursdays before work.", ("health",),
-     "fact", 0.3, 8, (15,)),
-    ("Book recommendation", "A friend recommended 'The Pragmatic Programmer'.", ("books",),
-     "fact", 0.3, 10, ()),
-    ("Database choice for side project", "Chose SQLite over Postgres for the side project: "
-     "single user, no server to run. Related: [[Python style]].", ("side-project", "database"),
-     "decision", 0.7, 12, (14, 19, 26)),
-    ("Weekly planning", "Plans the week on Sunday evenings in a note called Weekly plan.",
-     ("planning",), "skill", 0.5, 20, (21, 22, 23, 25)),
-    ("Parking at the office", "Office parking is in level -2; the ticket machine takes cards only.",
-     ("work",), "fact", 0.2, 22, ()),
+
+@dataclass(frozen=True, slots=True)
+class DemoMemory:
+    """One memory of the story: made on ``day`` at ``minute`` past 09:00, used on ``uses`` days."""
+
+    title: str
+    content: str
+    tags: tuple[str, ...]
+    category: str
+    importance: float
+    day: int
+    minute: int
+    uses: tuple[int, ...] = ()
+    confidence: float = 1.0
+
+
+MEMORIES: tuple[DemoMemory, ...] = (
+    DemoMemory("Prefers dark themes", "Prefers dark themes in every editor; asked twice to "
+               "switch VS Code to a dark theme. See also [[Editor setup]].", ("editor", "ui"),
+               "preference", 0.6, 0, 0, (1, 2, 4)),
+    DemoMemory("Editor setup", "Uses VS Code with Vim keybindings and the Fira Code font.",
+               ("editor", "ui"), "fact", 0.5, 0, 5, (3, 10, 17, 24, 27)),
+    DemoMemory("Font size", "Likes the editor font at 15 px; smaller strains the eyes.",
+               ("editor", "ui"), "preference", 0.25, 0, 9),
+    DemoMemory("Deploys on Fridays are banned", "Team rule: no production deploys on Fridays "
+               "after 14:00; decided after the [[Outage in March]].", ("deploy", "team"),
+               "decision", 0.8, 1, 0, (8,)),
+    DemoMemory("Outage in March", "The March outage came from a Friday deploy of the billing "
+               "service; rollback took 3 hours.", ("deploy", "incident"), "moment", 0.25, 1, 6),
+    DemoMemory("Daughter's birthday", "Daughter's birthday is on 14 December; likes drawing and "
+               "dinosaurs.", ("family",), "fact", 0.9, 2, 0),
+    DemoMemory("Coffee order", "Orders a flat white with oat milk.", ("food",), "preference",
+               0.25, 3, 0),
+    DemoMemory("Try the new ramen place", "Wanted to try the ramen place on Elm Street.",
+               ("food",), "fact", 0.2, 3, 4),
+    DemoMemory("Python style", "Prefers type hints everywhere, ruff for linting, and pytest.",
+               ("python", "code-style"), "preference", 0.6, 4, 0, (5, 6, 7, 8, 20)),
+    DemoMemory("Standup time", "Daily standup is at 09:30 on the team video link.",
+               ("work", "team"), "fact", 0.4, 6, 0, (7, 8, 9, 12, 13)),
+    DemoMemory("Maybe switch to Neovim", "Mentioned maybe switching to Neovim one day.",
+               ("editor",), "fact", 0.2, 7, 0, (), 0.3),
+    DemoMemory("Gym schedule", "Goes to the gym on Mondays and Thursdays before work.",
+               ("health",), "fact", 0.25, 8, 0),
+    DemoMemory("Book recommendation", "A friend recommended 'The Pragmatic Programmer'.",
+               ("books",), "fact", 0.2, 10, 0),
+    DemoMemory("Database for the side project", "Chose SQLite over Postgres for the side "
+               "project: single user, no server. Related: [[Python style]].",
+               ("side-project", "database"), "decision", 0.7, 12, 0, (14, 19, 26)),
+    DemoMemory("Weekly planning", "Plans the week on Sunday evenings in a note.",
+               ("planning",), "skill", 0.5, 20, 0, (21, 22, 23, 25)),
+    DemoMemory("Parking at the office", "Office parking is on level -2; cards only.",
+               ("work",), "fact", 0.2, 22, 0),
 )
 
 
 @dataclass(slots=True)
 class DemoReport:
-    """Where the demo vault is and what each pass did."""
+    """Where the demo vault is and what each evening's lifecycle did."""
 
     root: Path
     remembered: int = 0
-    passes: list[tuple[str, dt.datetime, PassResult]] = field(default_factory=list)
+    runs: list[LifecycleRun] = field(default_factory=list)
+
+
+def _echo_run(run: LifecycleRun, day: int, echo: Callable[[str], None]) -> None:
+    for result in run.results:
+        for move in result.applied:
+            if result.name == "seal" and move.action == "create":
+                echo(f"day {day:>3}  seal     {move.path.rsplit('/', 1)[-1]}: {move.reason}")
+            elif result.name == "seal":
+                continue
+            elif result.name != "seal":
+                echo(f"day {day:>3}  {result.name:<8} {move.path.rsplit('/', 1)[-1]}"
+                     f" → {move.destination.rsplit('/', 1)[0] + '/' if move.destination else '—'}"
+                     f"\n              because {move.reason}")
 
 
 def run_demo(target: Path, now: dt.datetime, echo: Callable[[str], None]) -> DemoReport:
-    """Build the demo vault at ``target`` (must be new or empty) and tell its eight weeks.
+    """Build the demo vault at ``target`` (new or empty) and tell its four months.
 
     Raises :class:`~vaultmem.errors.InputError` when ``target`` holds files already.
     """
-    from vaultmem.errors import InputError
-
     if target.exists() and any(target.iterdir()):
         raise InputError(f"{target} is not empty; give --dir a new folder")
     vault, _ = Vault.init(target)
     report = DemoReport(vault.root)
-    start = now - SPAN_DAYS * DAY
-    echo(f"Eight weeks of memories in {vault.root}, from {start:%Y-%m-%d} to {now:%Y-%m-%d}.\n")
-    events: list[tuple[dt.datetime, str, int]] = []
-    for index, memory in enumerate(MEMORIES):
-        made = start + memory[5] * DAY
-        events.append((made, "remember", index))
-        events += [(start + d * DAY + dt.timedelta(hours=2), "use", index) for d in memory[6]]
-    checkpoints = {7: ("promote",), 14: ("gc", "promote"), 28: ("gc", "promote"),
-                   42: ("gc", "promote"), SPAN_DAYS: ("gc", "promote")}
-    refs: dict[int, str] = {}
-    day_done = 0
+    start = (now - SPAN_DAYS * DAY).replace(hour=9, minute=0, second=0, microsecond=0)
+    echo(f"Four months of an assistant's memories in {vault.root}\n"
+         f"({start:%Y-%m-%d} to {now:%Y-%m-%d}; the lifecycle runs every evening).\n")
+    refs: dict[str, str] = {}
     with vault:
-        for when, kind, index in sorted(events):
-            day_done = _run_checkpoints(vault, report, start, day_done, when, checkpoints, echo)
-            title, content, tags, category, importance, _, _ = MEMORIES[index]
-            if kind == "remember":
-                memory = vault.remember(content, title=title, tags=list(tags), category=category,
-                                        importance=importance, source="agent", now=when)
-                refs[index] = memory.fields.id or memory.path
-                report.remembered += 1
-            elif refs.get(index):
-                vault.touch(refs[index], now=when)
-        _run_checkpoints(vault, report, start, day_done, now + dt.timedelta(seconds=1),
-                         checkpoints, echo)
+        for day in range(SPAN_DAYS + 1):
+            morning = start + day * DAY
+            for memory in MEMORIES:
+                if memory.day == day:
+                    made = vault.remember(
+                        memory.content, title=memory.title, tags=list(memory.tags),
+                        category=memory.category, importance=memory.importance,
+                        confidence=memory.confidence, source="agent",
+                        now=morning + dt.timedelta(minutes=memory.minute),
+                    )
+                    refs[memory.title] = made.fields.id or made.path
+                    report.remembered += 1
+                if day in memory.uses:
+                    vault.touch(refs[memory.title], now=morning + dt.timedelta(hours=3))
+            run = vault.lifecycle(now=min(morning + dt.timedelta(hours=12), now))
+            report.runs.append(run)
+            _echo_run(run, day, echo)
         status = vault.status(now=now)
-    echo("\nWhere things are now:")
+    echo("\nWhere the memories are now:")
     for folder, count in status.by_folder.items():
-        echo(f"  {folder:<10} {count} memories")
+        echo(f"  {folder:<10} {count}")
     echo(f"\nOpen {vault.root} as a vault in Obsidian, then the note 'Memory dashboard'.")
-    echo(f"Try: vaultmem --help, or vaultmem list --vault '{vault.root}' --now {now:%Y-%m-%dT%H:%M:%S}")
+    echo(f"Try: vaultmem list --vault '{vault.root}' --now {now:%Y-%m-%dT%H:%M:%S}")
+    echo(f"     vaultmem undo --vault '{vault.root}'   (reverses the last evening's pass)")
     return report
-
-
-def _run_checkpoints(
-    vault: Vault, report: DemoReport, start: dt.datetime, day_done: int, until: dt.datetime,
-    checkpoints: dict[int, tuple[str, ...]], echo: Callable[[str], None],
-) -> int:
-    for day in sorted(checkpoints):
-        at = min(start + day * DAY + dt.timedelta(hours=23), start + SPAN_DAYS * DAY)
-        if day <= day_done or at >= until:
-            continue
-        for name in checkpoints[day]:
-            result = vault.promote(now=at) if name == "promote" else vault.gc(now=at)
-            report.passes.append((name, at, result))
-            verb = "promoted" if name == "promote" else "archived"
-            echo(f"day {day:>2}  {name:<8} {len(result.applied)} {verb}")
-            for move in result.applied:
-                echo(f"         {move.path} → {move.destination}\n           because {move.reason}")
-        day_done = day
-    return day_done
