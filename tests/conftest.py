@@ -23,7 +23,7 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> It
 
 
 def _make_writable(root: Path) -> None:
-    for folder, dirs, files in os.walk(root):
+    for folder, _dirs, files in os.walk(root):
         os.chmod(folder, os.stat(folder).st_mode | stat.S_IWUSR | stat.S_IXUSR)
         for name in files:
             path = os.path.join(folder, name)

@@ -45,8 +45,16 @@ def test_init_creates_the_template_layout(vault: Path) -> None:
 
 
 def test_remember_writes_a_memory_note_and_prints_id_and_path(vault: Path) -> None:
-    data = remember(vault, "Prefers dark themes in every editor", "--tags", "editor,ui",
-                    "--category", "preference", "--imp", "4")
+    data = remember(
+        vault,
+        "Prefers dark themes in every editor",
+        "--tags",
+        "editor,ui",
+        "--category",
+        "preference",
+        "--imp",
+        "4",
+    )
     path = vault / str(data["path"])
     assert data["path"] == "STM/Prefers dark themes in every editor.md"
     text = path.read_text()
@@ -60,7 +68,9 @@ def test_remember_writes_a_memory_note_and_prints_id_and_path(vault: Path) -> No
 
 
 def test_remember_reads_stdin_and_numbers_clashing_titles(vault: Path) -> None:
-    code, out, err = run("remember", "--title", "Standup", "--json", input="At 09:30\n", vault=vault)
+    code, out, err = run(
+        "remember", "--title", "Standup", "--json", input="At 09:30\n", vault=vault
+    )
     assert code == 0, err
     assert json.loads(out)["path"] == "STM/Standup.md"
     second = remember(vault, "Standup moved to 10:00", "--title", "standup")
@@ -86,22 +96,38 @@ def test_touch_changes_exactly_two_lines_in_git(vault: Path) -> None:
     data = remember(vault, "Uses Fira Code")
     subprocess.run(["git", "init", "-q"], cwd=vault, check=True)
     subprocess.run(["git", "add", "-A"], cwd=vault, check=True)
-    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x"],
-                   cwd=vault, check=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x"],
+        cwd=vault,
+        check=True,
+    )
     code, out, err = run("touch", str(data["id"]), "--now", "2026-11-21T10:00:00", vault=vault)
     assert code == 0, err
-    diff = subprocess.run(["git", "diff", "-U0", "--", str(data["path"])], cwd=vault,
-                          capture_output=True, text=True, check=True).stdout
-    changed = [ln for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
-    assert sorted(changed) == sorted([
-        "-last_used: 2026-11-20T09:00:00", "+last_used: 2026-11-21T10:00:00",
-        "-use_count: 1", "+use_count: 2",
-    ])
+    diff = subprocess.run(
+        ["git", "diff", "-U0", "--", str(data["path"])],
+        cwd=vault,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    changed = [
+        ln for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
+    ]
+    assert sorted(changed) == sorted(
+        [
+            "-last_used: 2026-11-20T09:00:00",
+            "+last_used: 2026-11-21T10:00:00",
+            "-use_count: 1",
+            "+use_count: 2",
+        ]
+    )
 
 
 def test_show_json_holds_fields_and_score(vault: Path) -> None:
     data = remember(vault, "Daily standup at 09:30")
-    code, out, err = run("show", str(data["id"]), "--json", "--now", "2026-11-23T09:00:00", vault=vault)
+    code, out, err = run(
+        "show", str(data["id"]), "--json", "--now", "2026-11-23T09:00:00", vault=vault
+    )
     assert code == 0, err
     shown = json.loads(out)
     assert shown["id"] == data["id"]
@@ -123,8 +149,16 @@ def test_show_unknown_and_ambiguous_refs(vault: Path) -> None:
 
 def test_observe_cross_domain_boosts_strength(vault: Path) -> None:
     data = remember(vault, "JWT tokens expire after 15 minutes", "--tags", "security,jwt")
-    code, out, err = run("observe", str(data["id"]), "--context-tags", "api,backend", "--json",
-                         "--now", "2026-11-20T10:00:00", vault=vault)
+    code, out, err = run(
+        "observe",
+        str(data["id"]),
+        "--context-tags",
+        "api,backend",
+        "--json",
+        "--now",
+        "2026-11-20T10:00:00",
+        vault=vault,
+    )
     assert code == 0, err
     seen = json.loads(out)[0]
     assert seen["strength"] == pytest.approx(1.1)
@@ -176,8 +210,16 @@ def test_wrong_typed_value_warns_with_note_and_key(vault: Path) -> None:
 
 def test_import_jsonl_reports_bad_lines_and_imports_the_rest(vault: Path, tmp_path: Path) -> None:
     lines = [
-        json.dumps({"content": "Likes tea", "tags": ["food"], "use_count": 4,
-                    "created": "2026-11-01T08:00:00Z", "last_used": 1763900000, "mood": "calm"}),
+        json.dumps(
+            {
+                "content": "Likes tea",
+                "tags": ["food"],
+                "use_count": 4,
+                "created": "2026-11-01T08:00:00Z",
+                "last_used": 1763900000,
+                "mood": "calm",
+            }
+        ),
         "{not json",
         json.dumps({"title": "no content"}),
         json.dumps({"content": "Second one", "importance": 2}),
@@ -204,7 +246,9 @@ def test_list_filters_and_sorts(vault: Path) -> None:
     assert [r["title"] for r in json.loads(out)] == ["alpha memory"]
     code, out, _ = run("list", "--json", "--layer", "semantic", vault=vault)
     assert [r["title"] for r in json.loads(out)] == ["beta memory"]
-    code, out, _ = run("list", "--json", "--sort", "title", "--now", "2027-01-20T00:00:00", vault=vault)
+    code, out, _ = run(
+        "list", "--json", "--sort", "title", "--now", "2027-01-20T00:00:00", vault=vault
+    )
     assert [r["title"] for r in json.loads(out)] == ["alpha memory", "beta memory"]
     code, out, _ = run("list", "--json", "--now", "2027-01-20T00:00:00", vault=vault)
     rows = json.loads(out)

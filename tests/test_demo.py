@@ -12,7 +12,9 @@ from vaultmem.cli import main
 
 def test_demo_shows_the_whole_flow(tmp_path: Path) -> None:
     target = tmp_path / "demo"
-    result = CliRunner().invoke(main, ["demo", "--dir", str(target), "--now", "2026-11-22T12:00:00"])
+    result = CliRunner().invoke(
+        main, ["demo", "--dir", str(target), "--now", "2026-11-22T12:00:00"]
+    )
     assert result.exit_code == 0, result.output
     out = result.output
     assert "seal     box-2026-07-25-editor-ui.md: box of 3 memories" in out

@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_cli_reference_matches_help() -> None:
     expected = cli_reference()
     actual = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
-    assert actual == expected, "docs/cli.md is stale: python -m vaultmem.cli.reference > docs/cli.md"
+    assert actual == expected, (
+        "docs/cli.md is stale: python -m vaultmem.cli.reference > docs/cli.md"
+    )
 
 
 def test_every_command_is_in_the_user_guide() -> None:

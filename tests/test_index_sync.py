@@ -103,14 +103,19 @@ def test_vanished_note_is_removed_and_links_become_unresolved(tmp_path: Path) ->
     assert vault.index.links_from("A.md")[0].resolved == "sub/B.md"
 
 
-def test_second_stat_keeps_a_note_that_reappears(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_stat_keeps_a_note_that_reappears(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     vault = _vault(tmp_path)
     _write(vault.root, "flaky.md", "x")
     vault.sync()
     real_scan = index_sync.scan_vault
     monkeypatch.setattr(  # the walk misses it (e.g. mid-rename by an editor)…
-        index_sync, "scan_vault",
-        lambda root, settings: {k: v for k, v in real_scan(root, settings).items() if k != "flaky.md"},
+        index_sync,
+        "scan_vault",
+        lambda root, settings: {
+            k: v for k, v in real_scan(root, settings).items() if k != "flaky.md"
+        },
     )
     report = vault.sync()  # …but the second stat sees it: not removed
     assert report.removed == 0

@@ -100,8 +100,13 @@ def test_age_rule_spares_protected_categories(tmp_path: Path) -> None:
     (root / "vaultmem.toml").write_text("[layers.working]\nhalf_life_days = 20\n")
     with Vault.open(root) as vault:
         vault.remember("an old fact", title="old fact", importance=0.1, now=T0 - 120 * DAY)
-        vault.remember("an old preference", title="old preference", importance=0.1,
-                       category="preference", now=T0 - 120 * DAY)
+        vault.remember(
+            "an old preference",
+            title="old preference",
+            importance=0.1,
+            category="preference",
+            now=T0 - 120 * DAY,
+        )
         run = vault.lifecycle(("forget",), now=T0)
     assert [Path(m.path).name for m in run.applied] == ["old fact.md"]
     assert "120 d old, retention" in run.applied[0].reason
@@ -109,8 +114,9 @@ def test_age_rule_spares_protected_categories(tmp_path: Path) -> None:
 
 def test_expire_speculative_and_resolved_commitments(vault: Vault) -> None:
     vault.remember("maybe true", title="maybe", confidence=0.3, imp=5, now=T0 - 40 * DAY)
-    done = vault.remember("ship it", title="ship it", category="commitment", imp=5,
-                          now=T0 - 200 * DAY)
+    done = vault.remember(
+        "ship it", title="ship it", category="commitment", imp=5, now=T0 - 200 * DAY
+    )
     vault.edit(done.path, lambda f: {"resolved_at": T0 - 100 * DAY})
     vault.remember("sure thing", title="sure", confidence=0.9, imp=5, now=T0 - 40 * DAY)
     run = vault.lifecycle(("expire",), now=T0)
@@ -127,8 +133,12 @@ def test_prune_keeps_grace_period_and_cap(tmp_path: Path) -> None:
     (root / "vaultmem.toml").write_text("[lifecycle]\nmax_active = 5\nprune_batch = 2\n")
     with Vault.open(root) as vault:
         for i in range(6):
-            vault.remember(f"older {i}", title=f"older {i}", importance=0.25,
-                           now=T0 - 2 * DAY + i * dt.timedelta(minutes=1))
+            vault.remember(
+                f"older {i}",
+                title=f"older {i}",
+                importance=0.25,
+                now=T0 - 2 * DAY + i * dt.timedelta(minutes=1),
+            )
         for i in range(3):
             vault.remember(f"fresh {i}", title=f"fresh {i}", now=T0 - dt.timedelta(hours=1))
         run = vault.lifecycle(("prune",), now=T0)
@@ -144,7 +154,9 @@ def test_undo_restores_files_and_lines_byte_for_byte(vault: Vault) -> None:
     vault.remember("other topic", tags=["z"], now=T0 + dt.timedelta(minutes=20))
     # CRLF and a comment in one note survive the round trip
     crlf = vault.root / "STM" / "memo 0.md"
-    crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n").replace(b"pinned:", b"# mine\r\npinned:"))
+    crlf.write_bytes(
+        crlf.read_bytes().replace(b"\n", b"\r\n").replace(b"pinned:", b"# mine\r\npinned:")
+    )
     before = snapshot_files(vault.root)
     run = vault.lifecycle(now=T0 + 80 * DAY)
     assert len(run.applied) > 6
@@ -178,10 +190,16 @@ def test_second_pass_is_told_one_is_running(vault: Vault) -> None:
     vault.remember("x", now=T0)
     lock = vault.sidecar / "lock"
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys; from filelock import FileLock; l = FileLock(sys.argv[1]); l.acquire(); "
-         "print('locked', flush=True); sys.stdin.read()", str(lock)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from filelock import FileLock; l = FileLock(sys.argv[1]); l.acquire(); "
+            "print('locked', flush=True); sys.stdin.read()",
+            str(lock),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
@@ -211,12 +229,16 @@ def test_links_resolve_to_the_same_notes_after_a_pass(vault: Vault) -> None:
     (vault.root / "Hub.md").write_text(f"[[{a.title}]] and [[beta]]\n")
     vault.remember("beta links [[alpha]]", title="beta", tags=["a"], now=T0)
     vault.sync()
-    before = {(r.source.rsplit("/", 1)[-1], r.target): Path(r.resolved or "").name
-              for r in vault.index.all_links()}
+    before = {
+        (r.source.rsplit("/", 1)[-1], r.target): Path(r.resolved or "").name
+        for r in vault.index.all_links()
+    }
     vault.lifecycle(now=T0 + DAY)
     vault.sync()
-    after = {(r.source.rsplit("/", 1)[-1], r.target): Path(r.resolved or "").name
-             for r in vault.index.all_links()}
+    after = {
+        (r.source.rsplit("/", 1)[-1], r.target): Path(r.resolved or "").name
+        for r in vault.index.all_links()
+    }
     assert {k: after[k] for k in before} == before and all(before.values())
     assert any(r.target.startswith("box-") for r in vault.index.all_links())  # box: links too
 
@@ -233,8 +255,9 @@ def test_box_archived_with_its_last_member(vault: Vault) -> None:
 
 def test_lifecycle_commit_records_exactly_the_pass(vault: Vault) -> None:
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=vault.root, capture_output=True, text=True,
-                              check=True).stdout
+        return subprocess.run(
+            ["git", *args], cwd=vault.root, capture_output=True, text=True, check=True
+        ).stdout
 
     git("init", "-q")
     git("config", "user.email", "t@example.com")

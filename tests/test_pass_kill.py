@@ -44,7 +44,9 @@ def _ids(root: Path) -> list[str]:
 def _cli(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", "from vaultmem.cli import main; main()", *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
 
@@ -57,8 +59,11 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
     with vault:
         for i in range(120):
             memory = vault.remember(
-                f"memory {i} on topic {i % 9}", title=f"memory {i}", tags=[f"topic{i % 9}"],
-                importance=rng.choice([0.1, 0.3, 0.5]), link=False,
+                f"memory {i} on topic {i % 9}",
+                title=f"memory {i}",
+                tags=[f"topic{i % 9}"],
+                importance=rng.choice([0.1, 0.3, 0.5]),
+                link=False,
                 now=T0 + dt.timedelta(minutes=7 * i),
             )
             if i % 5 == 0:

@@ -1,4 +1,4 @@
-"""On a real Obsidian vault, vaultmem adds memories without changing a byte of the person's files."""
+"""On a real Obsidian vault, vaultmem adds memories without changing a byte of the owner's."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def test_init_remember_gc_promote_leave_kepano_files_byte_identical(
         for i in range(50):
             memory = vault.remember(
                 f"Memory number {i} about [[Evergreen notes]] and topic {i % 7}",
-                tags=[f"topic{i % 7}"], now=T0 + dt.timedelta(hours=i),
+                tags=[f"topic{i % 7}"],
+                now=T0 + dt.timedelta(hours=i),
             )
             paths.append(memory.path)
         for path in paths[:10]:
@@ -54,8 +55,11 @@ def test_sidecar_ignores_itself_for_git(copy_vault: Callable[[str], Path]) -> No
     with Vault.init(root)[0] as vault:
         vault.remember("a memory to index")
     listed = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=root,
-        capture_output=True, text=True, check=True,
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert ".vaultmem" not in listed
     assert "STM/a memory to index.md" in listed

@@ -34,12 +34,21 @@ def _memories(titles: list[str], rng: random.Random) -> list[str]:
     for i in range(2000):
         created = START - dt.timedelta(days=20) + dt.timedelta(minutes=14 * i)
         rules = rng.sample(titles, 2)
-        body = (f"Campaign note {i}: we used [[{rules[0]}]] with [[{rules[1]}]]; "
-                f"see [[sim {max(i - 1, 0)}]].")
-        lines.append(json.dumps({
-            "content": body, "title": f"sim {i}", "tags": [f"arc{i // 25}"],
-            "created": created.isoformat(), "importance": rng.choice([0.2, 0.4, 0.5, 0.6]),
-        }))
+        body = (
+            f"Campaign note {i}: we used [[{rules[0]}]] with [[{rules[1]}]]; "
+            f"see [[sim {max(i - 1, 0)}]]."
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "content": body,
+                    "title": f"sim {i}",
+                    "tags": [f"arc{i // 25}"],
+                    "created": created.isoformat(),
+                    "importance": rng.choice([0.2, 0.4, 0.5, 0.6]),
+                }
+            )
+        )
     return lines
 
 
@@ -72,12 +81,23 @@ def test_sixty_days_on_the_srd(copy_vault: Callable[[str], Path]) -> None:
         assert len(report.imported) == 2000 and not report.errors
         links_before = _resolved_links(vault)
         assert sum(1 for _, _, r in links_before if r) > 5000
-        daily = vault.remember("We play every Friday at 19:00", title="Game night",
-                               tags=["schedule"], now=START)
-        burst = vault.remember("The party owes the Archmage a favour", title="Archmage favour",
-                               tags=["plot"], now=START)
-        pinned = vault.remember("Never kill the bard's cat", title="The cat rule",
-                                tags=["table"], pinned=True, importance=0.1, now=START)
+        daily = vault.remember(
+            "We play every Friday at 19:00", title="Game night", tags=["schedule"], now=START
+        )
+        burst = vault.remember(
+            "The party owes the Archmage a favour",
+            title="Archmage favour",
+            tags=["plot"],
+            now=START,
+        )
+        pinned = vault.remember(
+            "Never kill the bard's cat",
+            title="The cat rule",
+            tags=["table"],
+            pinned=True,
+            importance=0.1,
+            now=START,
+        )
         for k in range(5):
             vault.touch(burst.path, now=START + dt.timedelta(hours=k + 1))
         ids = [json.loads(line) for line in []]
@@ -89,15 +109,22 @@ def test_sixty_days_on_the_srd(copy_vault: Callable[[str], Path]) -> None:
             for ref in rng.sample(range(2000), 10):
                 vault.touch(f"sim {ref}", now=now - dt.timedelta(hours=1))
             for k in range(3):
-                vault.remember(f"day {day} session note {k}", title=f"day {day} note {k}",
-                               tags=[f"day{day}"], link=False,
-                               now=now - dt.timedelta(minutes=90 - k))
+                vault.remember(
+                    f"day {day} session note {k}",
+                    title=f"day {day} note {k}",
+                    tags=[f"day{day}"],
+                    link=False,
+                    now=now - dt.timedelta(minutes=90 - k),
+                )
             if day == DAYS:
                 last_snapshot = snapshot_files(root)
             vault.lifecycle(now=now)
 
-        final = {rel: parse_note(rel, (root / rel).read_text(encoding="utf-8")).fields
-                 for rel in _id_of_every_note(root) if not rel.startswith("Compendium")}
+        final = {
+            rel: parse_note(rel, (root / rel).read_text(encoding="utf-8")).fields
+            for rel in _id_of_every_note(root)
+            if not rel.startswith("Compendium")
+        }
         by_id = {f.id: (rel, f) for rel, f in final.items() if f.id}
 
         # the SRD's own notes are untouched, every old link still resolves to the same note
@@ -122,7 +149,9 @@ def test_sixty_days_on_the_srd(copy_vault: Callable[[str], Path]) -> None:
         assert not rel.startswith("Archive/") and fields.status == "active"
         # 2,000+ active memories over max_active 1000: prune archived the lowest EI
         active = [f for f in final.values() if f.type == "memory" and f.status == "active"]
-        archived = [f for rel, f in final.items() if rel.startswith("Archive/") and f.type == "memory"]
+        archived = [
+            f for rel, f in final.items() if rel.startswith("Archive/") and f.type == "memory"
+        ]
         assert len(active) <= 1000 + 3  # today's three are in their grace period
         assert archived and all(f.status == "archived" and f.archived_at for f in archived)
 

@@ -38,11 +38,11 @@ class NoteError(VaultmemError):
 
 
 class UnsafeNoteError(NoteError):
-    """The note has unparsable YAML, git conflict markers or non-UTF-8 bytes: it is never written."""
+    """The note has unparsable YAML, conflict markers or non-UTF-8 bytes: it is never written."""
 
 
 class NoteChangedError(NoteError):
-    """The note changed on disk after it was read; the write was refused to keep the person's edit."""
+    """The note changed on disk after it was read; the write was refused to keep that edit."""
 
 
 class NoteNotFoundError(VaultmemError):
@@ -60,9 +60,7 @@ class AmbiguousNoteError(VaultmemError):
         self.ref = ref
         self.candidates = list(candidates)
         listed = ", ".join(self.candidates)
-        super().__init__(
-            f"{len(self.candidates)} notes are named {ref!r}: {listed} — use the id"
-        )
+        super().__init__(f"{len(self.candidates)} notes are named {ref!r}: {listed} — use the id")
 
 
 class DuplicateNameError(VaultmemError):

@@ -1,4 +1,4 @@
-"""The ``vaultmem`` command line (click). Thin: parse, call one :class:`~vaultmem.Vault` method, print."""
+"""The ``vaultmem`` command line (click): parse, call one :class:`~vaultmem.Vault` method, print."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import click
 from vaultmem import __version__
 from vaultmem.cli.demo_command import demo
 from vaultmem.cli.index_commands import doctor, graph, index, links
-from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
 from vaultmem.cli.lifecycle_commands import expire, gc, lifecycle, promote, prune, seal, undo
+from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
 from vaultmem.cli.vault_commands import init, list_, status
 
 
@@ -23,6 +23,28 @@ def main() -> None:
     """
 
 
-for command in (init, remember, import_, show, touch, observe, pin, unpin, list_, status, gc, promote,
-                demo, index, links, graph, doctor, lifecycle, seal, expire, prune, undo):
+for command in (
+    init,
+    remember,
+    import_,
+    show,
+    touch,
+    observe,
+    pin,
+    unpin,
+    list_,
+    status,
+    gc,
+    promote,
+    demo,
+    index,
+    links,
+    graph,
+    doctor,
+    lifecycle,
+    seal,
+    expire,
+    prune,
+    undo,
+):
     main.add_command(command)

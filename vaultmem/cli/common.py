@@ -31,13 +31,20 @@ def _parse_now(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 vault_option = click.option(
-    "--vault", "vault_path", type=click.Path(file_okay=False, path_type=str),
-    envvar="VAULTMEM_VAULT", show_envvar=True,
+    "--vault",
+    "vault_path",
+    type=click.Path(file_okay=False, path_type=str),
+    envvar="VAULTMEM_VAULT",
+    show_envvar=True,
     help="The vault folder. Default: the nearest folder upward with vaultmem.toml or .obsidian/.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 now_option = click.option(
-    "--now", callback=_parse_now, envvar="VAULTMEM_NOW", show_envvar=True, metavar="DATETIME",
+    "--now",
+    callback=_parse_now,
+    envvar="VAULTMEM_NOW",
+    show_envvar=True,
+    metavar="DATETIME",
     help="Pretend the time is DATETIME (ISO 8601, UTC if no offset), to simulate or test.",
 )
 dry_run_option = click.option(
@@ -51,12 +58,11 @@ def vault_command(func: F) -> F:
     @vault_option
     @functools.wraps(func)
     def wrapper(*args: Any, vault_path: str | None, **kwargs: Any) -> Any:
-        with library_errors():
-            with Vault.open(vault_path) as vault:
-                result = func(vault, *args, **kwargs)
-                for warning in dict.fromkeys(vault.warnings):
-                    click.echo(f"warning: {warning}", err=True)
-                return result
+        with library_errors(), Vault.open(vault_path) as vault:
+            result = func(vault, *args, **kwargs)
+            for warning in dict.fromkeys(vault.warnings):
+                click.echo(f"warning: {warning}", err=True)
+            return result
 
     return wrapper  # type: ignore[return-value]
 
@@ -81,6 +87,8 @@ def fmt_score(value: float) -> str:
 def progress_bar(length: int, label: str, *, as_json: bool) -> Any:
     """click's progress bar on stderr, hidden for ``--json`` and when stderr is not a terminal."""
     return click.progressbar(
-        length=length, label=label, file=sys.stderr,
+        length=length,
+        label=label,
+        file=sys.stderr,
         hidden=as_json or not sys.stderr.isatty(),
     )

@@ -13,11 +13,15 @@ from vaultmem.services.demo import run_demo
 
 
 @click.command()
-@click.option("--dir", "target", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for the demo vault (new or empty). Default: a new temporary folder.")
+@click.option(
+    "--dir",
+    "target",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the demo vault (new or empty). Default: a new temporary folder.",
+)
 @now_option
 def demo(target: Path | None, now: dt.datetime) -> None:
-    """Build a demo vault: four months of memories, reinforcement and a lifecycle pass every evening.
+    """Build a demo vault: four months of memories, reinforcement and an evening lifecycle.
 
     Prints what moved where and why, and the folder to open in Obsidian.
     """

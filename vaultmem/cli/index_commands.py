@@ -54,14 +54,20 @@ def links(vault: Vault, ref: str, as_json: bool) -> None:
     outgoing = vault.index.links_from(path)
     incoming = vault.index.links_into(path)
     if as_json:
-        print_json({
-            "path": path,
-            "outgoing": [{"target": r.target, "kind": r.kind, "resolved": r.resolved}
-                         for r in outgoing if r.resolved],
-            "backlinks": [{"source": r.source, "kind": r.kind} for r in incoming],
-            "unresolved": [{"target": r.target, "kind": r.kind}
-                           for r in outgoing if not r.resolved],
-        })
+        print_json(
+            {
+                "path": path,
+                "outgoing": [
+                    {"target": r.target, "kind": r.kind, "resolved": r.resolved}
+                    for r in outgoing
+                    if r.resolved
+                ],
+                "backlinks": [{"source": r.source, "kind": r.kind} for r in incoming],
+                "unresolved": [
+                    {"target": r.target, "kind": r.kind} for r in outgoing if not r.resolved
+                ],
+            }
+        )
         return
     click.echo(path)
     click.echo("  outgoing:")
@@ -83,8 +89,14 @@ def _dot_quote(text: str) -> str:
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(["json", "dot"]), default="json",
-              show_default=True, help="json: one object per edge; dot: Graphviz.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "dot"]),
+    default="json",
+    show_default=True,
+    help="json: one object per edge; dot: Graphviz.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @vault_command
 def graph(vault: Vault, fmt: str, as_json: bool) -> None:
@@ -98,8 +110,12 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
     vault.sync()
     rows = vault.index.all_links()
     if fmt == "json" or as_json:
-        print_json([{"source": r.source, "target": r.target, "resolved": r.resolved,
-                     "kind": r.kind} for r in rows])
+        print_json(
+            [
+                {"source": r.source, "target": r.target, "resolved": r.resolved, "kind": r.kind}
+                for r in rows
+            ]
+        )
         return
     click.echo("digraph vault {")
     click.echo("  node [shape=box, fontsize=10];")
@@ -111,7 +127,9 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--strict", is_flag=True, help="Also fail on warnings (unresolved links, wrong types).")
+@click.option(
+    "--strict", is_flag=True, help="Also fail on warnings (unresolved links, wrong types)."
+)
 @json_option
 @vault_command
 def doctor(vault: Vault, strict: bool, as_json: bool) -> None:
@@ -131,7 +149,9 @@ def doctor(vault: Vault, strict: bool, as_json: bool) -> None:
             click.echo(f"problem [{finding.kind}] {finding.path}: {finding.detail}")
         for finding in report.warnings:
             click.echo(f"warning [{finding.kind}] {finding.path}: {finding.detail}")
-        click.echo(f"{report.notes} notes checked: {len(report.problems)} problems, "
-                   f"{len(report.warnings)} warnings")
+        click.echo(
+            f"{report.notes} notes checked: {len(report.problems)} problems, "
+            f"{len(report.warnings)} warnings"
+        )
     if report.problems or (strict and report.warnings):
         raise SystemExit(1)

@@ -11,15 +11,21 @@ from vaultmem.core.lifecycle_plan import Move
 from vaultmem.services.lifecycle import PASS_ORDER, LifecycleRun, PassResult
 from vaultmem.services.vault import Vault
 
-VERBS = {"seal": ("seal", "sealed"), "promote": ("promote", "promoted"),
-         "archive": ("archive", "archived"), "delete": ("delete", "deleted"),
-         "edit": ("edit", "edited")}
+VERBS = {
+    "seal": ("seal", "sealed"),
+    "promote": ("promote", "promoted"),
+    "archive": ("archive", "archived"),
+    "delete": ("delete", "deleted"),
+    "edit": ("edit", "edited"),
+}
 
 
 def _move_line(move: Move, dry_run: bool) -> str:
     verb, past = VERBS.get(move.action, (move.action, move.action))
     where = f" → {move.destination}" if move.destination else ""
-    return f"{'would ' + verb if dry_run else past} {move.path}{where}  ({move.rule}: {move.reason})"
+    return (
+        f"{'would ' + verb if dry_run else past} {move.path}{where}  ({move.rule}: {move.reason})"
+    )
 
 
 def print_pass(result: PassResult, as_json: bool, verb: str) -> None:
@@ -59,7 +65,9 @@ def print_run(run: LifecycleRun, as_json: bool) -> None:
         click.echo(f"committed {run.commit[:12]}")
 
 
-def _confirm_hard(vault: Vault, passes: tuple[str, ...], now: dt.datetime, **options: object) -> None:
+def _confirm_hard(
+    vault: Vault, passes: tuple[str, ...], now: dt.datetime, **options: object
+) -> None:
     preview = vault.lifecycle(passes, dry_run=True, now=now, hard=True, **options)  # type: ignore[arg-type]
     doomed = [m for m in (m for r in preview.results for m in r.planned) if m.action == "delete"]
     if not doomed:
@@ -71,7 +79,8 @@ def _confirm_hard(vault: Vault, passes: tuple[str, ...], now: dt.datetime, **opt
 
 
 commit_option = click.option(
-    "--commit", is_flag=True,
+    "--commit",
+    is_flag=True,
     help="In a git repository, commit exactly this pass's changes with a message saying why.",
 )
 
@@ -84,8 +93,15 @@ commit_option = click.option(
 @json_option
 @now_option
 @vault_command
-def lifecycle(vault: Vault, hard: bool, yes: bool, commit: bool, dry_run: bool, as_json: bool,
-              now: dt.datetime) -> None:
+def lifecycle(
+    vault: Vault,
+    hard: bool,
+    yes: bool,
+    commit: bool,
+    dry_run: bool,
+    as_json: bool,
+    now: dt.datetime,
+) -> None:
     """Run every pass in order: seal boxes, promote, expire, forget, prune.
 
     Each pass is planned from the index, printed with a reason per note, then applied (unless
@@ -93,8 +109,12 @@ def lifecycle(vault: Vault, hard: bool, yes: bool, commit: bool, dry_run: bool, 
     """
     if hard and not dry_run and not yes:
         _confirm_hard(vault, PASS_ORDER, now)
-    print_run(vault.lifecycle(PASS_ORDER, dry_run=dry_run, now=now, hard=hard, commit=commit,
-                              command="lifecycle"), as_json)
+    print_run(
+        vault.lifecycle(
+            PASS_ORDER, dry_run=dry_run, now=now, hard=hard, commit=commit, command="lifecycle"
+        ),
+        as_json,
+    )
 
 
 def _single_pass(name: str, doc: str) -> click.Command:
@@ -113,32 +133,56 @@ def _single_pass(name: str, doc: str) -> click.Command:
     return command
 
 
-seal = _single_pass("seal", """Seal memory boxes (spec 4, pass 1; seed 002).
+seal = _single_pass(
+    "seal",
+    """Seal memory boxes (spec 4, pass 1; seed 002).
 
 STM memories are replayed in created order through one open box; it seals before a memory whose
 topics overlap it by less than 0.35, after a gap of 30 minutes, or at 50 members. Members move to
-Boxes/YYYY-MM-DD/<box>/ (layer episodic); boxes with shared topics are woven into traces.""")
-expire = _single_pass("expire", """Archive expired memories (spec 4, pass 3; seed 002).
+Boxes/YYYY-MM-DD/<box>/ (layer episodic); boxes with shared topics are woven into traces.""",
+)
+expire = _single_pass(
+    "expire",
+    """Archive expired memories (spec 4, pass 3; seed 002).
 
 Speculative memories (confidence < 0.40) older than 30 days that were never confirmed, and
-commitments resolved more than 90 days ago.""")
-prune = _single_pass("prune", """Prune to the cap (spec 4, pass 5; seed 000).
+commitments resolved more than 90 days ago.""",
+)
+prune = _single_pass(
+    "prune",
+    """Prune to the cap (spec 4, pass 5; seed 000).
 
 When active memories exceed max_active (1000), archive the lowest effective importance, 10 per
-batch; never pinned or immune memories, never one younger than 24 hours.""")
+batch; never pinned or immune memories, never one younger than 24 hours.""",
+)
 
 
 @click.command()
-@click.option("--threshold", type=float, help="Forget below this score (default [thresholds] forget, 0.05).")
-@click.option("--keep", multiple=True, metavar="ID", help="Reinforce this memory (use_count + 3) and keep it. Repeatable.")
+@click.option(
+    "--threshold", type=float, help="Forget below this score (default [thresholds] forget, 0.05)."
+)
+@click.option(
+    "--keep",
+    multiple=True,
+    metavar="ID",
+    help="Reinforce this memory (use_count + 3) and keep it. Repeatable.",
+)
 @dry_run_option
 @click.option("--hard", is_flag=True, help="Delete the notes instead of moving them to Archive/.")
 @click.option("--yes", is_flag=True, help="Do not ask before --hard deletes.")
 @json_option
 @now_option
 @vault_command
-def gc(vault: Vault, threshold: float | None, keep: tuple[str, ...], dry_run: bool, hard: bool,
-       yes: bool, as_json: bool, now: dt.datetime) -> None:
+def gc(
+    vault: Vault,
+    threshold: float | None,
+    keep: tuple[str, ...],
+    dry_run: bool,
+    hard: bool,
+    yes: bool,
+    as_json: bool,
+    now: dt.datetime,
+) -> None:
     """Forget faded memories: archive those scoring below the threshold (spec 4, pass 4).
 
     Pinned memories, importance level ≥ 4, access_count ≥ 3 and semantic/procedural memories are

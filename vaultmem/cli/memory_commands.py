@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from typing import TextIO
 
 import click
 
@@ -36,13 +37,22 @@ def _split_tags(value: str | None) -> list[str] | None:
 @click.option("--confidence", type=float, help="0.0–1.0; below 0.40 the memory is speculative.")
 @click.option("--source", type=click.Choice(SOURCES), help="Who says so (sets decay trust).")
 @click.option("--layer", type=click.Choice(LAYERS), help="Memory layer (default working).")
-@click.option("--pin", "pinned", is_flag=True, default=None, help="Immune to forgetting and pruning.")
+@click.option(
+    "--pin", "pinned", is_flag=True, default=None, help="Immune to forgetting and pruning."
+)
 @click.option("--no-link", is_flag=True, help="Do not add related: links to similar memories.")
 @json_option
 @now_option
 @vault_command
-def remember(vault: Vault, text: str | None, as_json: bool, now: dt.datetime, no_link: bool,
-             tags: str | None, **options: object) -> None:
+def remember(
+    vault: Vault,
+    text: str | None,
+    as_json: bool,
+    now: dt.datetime,
+    no_link: bool,
+    tags: str | None,
+    **options: object,
+) -> None:
     """Save TEXT as a new memory note in STM/ (reads stdin when TEXT is absent or "-")."""
     if text is None or text == "-":
         if sys.stdin.isatty():
@@ -50,8 +60,14 @@ def remember(vault: Vault, text: str | None, as_json: bool, now: dt.datetime, no
         text = sys.stdin.read()
     memory = vault.remember(text, now=now, link=not no_link, tags=_split_tags(tags), **options)
     if as_json:
-        print_json({"id": memory.fields.id, "path": memory.path, "title": memory.title,
-                    "related": list(memory.fields.related)})
+        print_json(
+            {
+                "id": memory.fields.id,
+                "path": memory.path,
+                "title": memory.title,
+                "related": list(memory.fields.related),
+            }
+        )
     else:
         click.echo(f"remembered {memory.path} (id {memory.fields.id})")
 
@@ -61,7 +77,7 @@ def remember(vault: Vault, text: str | None, as_json: bool, now: dt.datetime, no
 @json_option
 @now_option
 @vault_command
-def import_(vault: Vault, file: click.utils.LazyFile, as_json: bool, now: dt.datetime) -> None:
+def import_(vault: Vault, file: TextIO, as_json: bool, now: dt.datetime) -> None:
     """Import memories from FILE.jsonl, one JSON object per line ("-" for stdin).
 
     Each line needs "content"; the keys of a memory note (created, last_used, use_count,
@@ -122,8 +138,10 @@ def _report(memory: Memory, verb: str, as_json: bool) -> None:
     if as_json:
         print_json(memory.as_dict())
     else:
-        click.echo(f"{verb} {memory.path}: use_count {memory.fields.use_count}, "
-                   f"strength {memory.fields.strength:g}, score {fmt_score(memory.score)}")
+        click.echo(
+            f"{verb} {memory.path}: use_count {memory.fields.use_count}, "
+            f"strength {memory.fields.strength:g}, score {fmt_score(memory.score)}"
+        )
 
 
 @click.command()
@@ -143,8 +161,9 @@ def touch(vault: Vault, ref: str, boost: bool, as_json: bool, now: dt.datetime) 
 @json_option
 @now_option
 @vault_command
-def observe(vault: Vault, refs: tuple[str, ...], context_tags: str, as_json: bool,
-            now: dt.datetime) -> None:
+def observe(
+    vault: Vault, refs: tuple[str, ...], context_tags: str, as_json: bool, now: dt.datetime
+) -> None:
     """Record that memories were used (seed 001): a touch plus review bookkeeping.
 
     When the memory's tags overlap the context tags by less than 30 % (Jaccard), the use is

@@ -47,8 +47,13 @@ def init(path: Path, as_json: bool) -> None:
 @click.option("--layer", type=click.Choice(LAYERS), help="Only memories in this layer.")
 @click.option("--tag", help="Only memories with this tag.")
 @click.option("--folder", help="Only memories under this vault folder, e.g. STM.")
-@click.option("--sort", type=click.Choice(SORT_KEYS), default="score", show_default=True,
-              help="Order (score, ei and dates descending; title ascending).")
+@click.option(
+    "--sort",
+    type=click.Choice(SORT_KEYS),
+    default="score",
+    show_default=True,
+    help="Order (score, ei and dates descending; title ascending).",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Show at most this many.")
 @json_option
 @now_option
@@ -81,8 +86,11 @@ def status(vault: Vault, as_json: bool, now: dt.datetime) -> None:
         print_json(report.as_dict())
         return
     click.echo(f"{report.memories} memories among {report.notes} notes in {vault.root}")
-    for title, counts in (("folder", report.by_folder), ("status", report.by_status),
-                          ("layer", report.by_layer)):
+    for title, counts in (
+        ("folder", report.by_folder),
+        ("status", report.by_status),
+        ("layer", report.by_layer),
+    ):
         click.echo(f"  by {title}: " + (", ".join(f"{k} {v}" for k, v in counts.items()) or "—"))
     click.echo(f"  danger zone (review soon): {report.danger_zone}")
     click.echo(f"  would be forgotten now: {report.would_forget}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from vaultmem.core.timestamps import parse_datetime
@@ -21,12 +21,25 @@ STATUSES = ("active", "promoted", "archived", "superseded")
 LAYERS = ("working", "episodic", "semantic", "procedural")
 SOURCES = ("human", "agent", "import", "consolidation")
 CATEGORIES = (
-    "fact", "preference", "correction", "entity", "decision", "relationship",
-    "principle", "commitment", "moment", "skill",
+    "fact",
+    "preference",
+    "correction",
+    "entity",
+    "decision",
+    "relationship",
+    "principle",
+    "commitment",
+    "moment",
+    "skill",
 )
 
 DATETIME_KEYS = (
-    "created", "last_used", "last_review_at", "promoted_at", "archived_at", "resolved_at",
+    "created",
+    "last_used",
+    "last_review_at",
+    "promoted_at",
+    "archived_at",
+    "resolved_at",
     "valid_until",
 )
 """Keys whose values are datetimes (Obsidian property type ``datetime``)."""
@@ -93,7 +106,7 @@ _TAG_SPLIT = re.compile(r"[,\s]+")
 
 
 def normalise_tags(value: object) -> tuple[str, ...]:
-    """Obsidian tags from a list or a ``"a, b"`` / ``"#a #b"`` string: no ``#``, no blanks, no repeats."""
+    """Obsidian tags from a list or a ``"a, b"`` / ``"#a #b"`` string; no ``#``, blanks, repeats."""
     items: list[object]
     if value is None:
         return ()
@@ -160,7 +173,7 @@ def _optional_text(value: object) -> str | None:
     return None if value is None else _text(value)
 
 
-_CONVERTERS = {
+_CONVERTERS: dict[str, Callable[[object], object]] = {
     "id": _optional_text,
     "type": _optional_text,
     "status": _text,

@@ -51,11 +51,12 @@ def in_folder(paths: npt.NDArray[np.object_], folder: str) -> BoolArray:
 
 
 def _managed_active(columns: MemoryColumns) -> BoolArray:
-    return (columns.type == "memory") & (columns.status == "active")
+    managed: BoolArray = (columns.type == "memory") & (columns.status == "active")
+    return managed
 
 
 def immune_mask(columns: MemoryColumns, settings: Settings) -> BoolArray:
-    """Immune to forgetting and pruning (spec 4): pinned, level ≥ 4, access ≥ 3, semantic/procedural."""
+    """Immune to forget and prune (spec 4): pinned, level ≥ 4, access ≥ 3, semantic/procedural."""
     lc = settings.lifecycle
     level = np.asarray(importance_level(columns.importance))
     access = np.maximum(columns.use_count - 1, 0)
@@ -80,10 +81,10 @@ def plan_promote(
     eligible = _managed_active(columns) & (
         in_folder(columns.path, folders.stm) | in_folder(columns.path, folders.boxes)
     )
-    by_score = (scores.promotion_score >= th.promote) & (
-        scores.age_days >= th.promote_min_age_days
+    by_score = (scores.promotion_score >= th.promote) & (scores.age_days >= th.promote_min_age_days)
+    by_use = (columns.use_count >= th.promote_use_count) & (
+        scores.age_days <= th.promote_window_days
     )
-    by_use = (columns.use_count >= th.promote_use_count) & (scores.age_days <= th.promote_window_days)
     by_episode = (
         (columns.layer == "episodic")
         & (columns.importance >= th.episodic_promote_importance)
@@ -109,32 +110,55 @@ def plan_promote(
                 f"{int(columns.use_count[i]) - 1} ≥ {th.episodic_promote_access_count}"
             )
         layer = "procedural" if columns.category[i] in PROCEDURAL_CATEGORIES else "semantic"
-        moves.append(Move(
-            path, columns.id[i], "promote", f"{folders.ltm}/{base_name(path)}",
-            {"status": "promoted", "layer": layer, "promoted_at": now},
-            rule="promote", reason=reason,
-        ))
+        moves.append(
+            Move(
+                path,
+                columns.id[i],
+                "promote",
+                f"{folders.ltm}/{base_name(path)}",
+                {"status": "promoted", "layer": layer, "promoted_at": now},
+                rule="promote",
+                reason=reason,
+            )
+        )
     return moves
 
 
 def _archive(
-    path: str, note_id: object, settings: Settings, now: dt.datetime, rule: str, reason: str,
-    *, hard: bool = False,
+    path: str,
+    note_id: object,
+    settings: Settings,
+    now: dt.datetime,
+    rule: str,
+    reason: str,
+    *,
+    hard: bool = False,
 ) -> Move:
     if hard:
-        return Move(path, note_id if isinstance(note_id, str) else None, "delete", None,
-                    rule=rule, reason=reason)
+        return Move(
+            path,
+            note_id if isinstance(note_id, str) else None,
+            "delete",
+            None,
+            rule=rule,
+            reason=reason,
+        )
     return Move(
-        path, note_id if isinstance(note_id, str) else None, "archive",
+        path,
+        note_id if isinstance(note_id, str) else None,
+        "archive",
         f"{settings.folders.archive}/{base_name(path)}",
-        {"status": "archived", "archived_at": now}, rule=rule, reason=reason,
+        {"status": "archived", "archived_at": now},
+        rule=rule,
+        reason=reason,
     )
 
 
 def _movable(columns: MemoryColumns, settings: Settings) -> BoolArray:
     f = settings.folders
     return _managed_active(columns) & (
-        in_folder(columns.path, f.stm) | in_folder(columns.path, f.boxes)
+        in_folder(columns.path, f.stm)
+        | in_folder(columns.path, f.boxes)
         | in_folder(columns.path, f.ltm)
     )
 
@@ -142,7 +166,7 @@ def _movable(columns: MemoryColumns, settings: Settings) -> BoolArray:
 def plan_expire(
     columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime
 ) -> list[Move]:
-    """Spec 4, rule 3 (seed 002): old unconfirmed speculative memories; long-resolved commitments."""
+    """Spec 4, rule 3 (seed 002): unconfirmed speculative memories, long-resolved commitments."""
     lc = settings.lifecycle
     now_epoch = now.timestamp()
     movable = _movable(columns, settings) & ~columns.pinned
@@ -163,14 +187,22 @@ def plan_expire(
                 f"> {lc.speculative_ttl_days:g} d, never confirmed"
             )
         else:
-            reason = f"commitment resolved {resolved_days[i]:.0f} d ago > {lc.commitment_ttl_days:g} d"
+            reason = (
+                f"commitment resolved {resolved_days[i]:.0f} d ago > {lc.commitment_ttl_days:g} d"
+            )
         moves.append(_archive(str(columns.path[i]), columns.id[i], settings, now, "expire", reason))
     return moves
 
 
 def plan_forget(
-    columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime,
-    *, threshold: float | None = None, hard: bool = False, skip: frozenset[str] = frozenset(),
+    columns: MemoryColumns,
+    scores: Scores,
+    settings: Settings,
+    now: dt.datetime,
+    *,
+    threshold: float | None = None,
+    hard: bool = False,
+    skip: frozenset[str] = frozenset(),
 ) -> list[Move]:
     """Spec 4, rule 4 (seeds 001, 003, 004): archive (or delete with ``hard``) faded memories.
 
@@ -207,8 +239,12 @@ def plan_forget(
 
 
 def plan_prune(
-    columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime,
-    *, skip: frozenset[str] = frozenset(),
+    columns: MemoryColumns,
+    scores: Scores,
+    settings: Settings,
+    now: dt.datetime,
+    *,
+    skip: frozenset[str] = frozenset(),
 ) -> list[Move]:
     """Spec 4, rule 5 (seed 000): over ``max_active`` active memories, archive the lowest EI.
 
@@ -235,4 +271,3 @@ def plan_prune(
         )
         moves.append(_archive(str(columns.path[i]), columns.id[i], settings, now, "prune", reason))
     return moves
-

@@ -14,14 +14,21 @@ from typing import Any
 
 from vaultmem.core.fields import FieldWarning, MemoryFields, read_fields
 from vaultmem.core.links import Link, extract_links
-from vaultmem.core.note_text import FrontmatterError, find_conflict_markers, parse_frontmatter, split_note
+from vaultmem.core.note_text import (
+    FrontmatterError,
+    find_conflict_markers,
+    parse_frontmatter,
+    split_note,
+)
 
-_CONFLICT_COPY = re.compile(r"\(conflicted copy [^)]*\)\.md$|(^|/)conflict-files-obsidian-git\.md$", re.I)
+_CONFLICT_COPY = re.compile(
+    r"\(conflicted copy [^)]*\)\.md$|(^|/)conflict-files-obsidian-git\.md$", re.I
+)
 
 
 @dataclass(frozen=True, slots=True)
 class ParsedNote:
-    """A parsed note. ``path`` is vault-relative POSIX; ``title`` is the file name without ``.md``."""
+    """A parsed note; ``path`` is vault-relative POSIX, ``title`` the file name without ``.md``."""
 
     path: str
     title: str

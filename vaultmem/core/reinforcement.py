@@ -33,7 +33,9 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     return len(set_a & set_b) / len(union) if union else 0.0
 
 
-def touch_changes(fields: MemoryFields, now: dt.datetime, *, boost: bool = False) -> dict[str, object]:
+def touch_changes(
+    fields: MemoryFields, now: dt.datetime, *, boost: bool = False
+) -> dict[str, object]:
     """``touch``: ``last_used = now``, ``use_count += 1``; ``boost`` adds 0.1 strength (cap 2.0)."""
     changes: dict[str, object] = {"last_used": now, "use_count": fields.use_count + 1}
     if boost:

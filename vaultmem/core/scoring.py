@@ -69,7 +69,7 @@ class MemoryColumns:
                 values[name] = np.array(
                     [math.nan if v is None else v for v in column], dtype=np.float64
                 )
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values)
 
     @classmethod
     def from_fields(cls, path: str, fields: MemoryFields, edges: int = 0) -> MemoryColumns:
@@ -79,17 +79,43 @@ class MemoryColumns:
             return None if value is None else to_epoch(value)  # type: ignore[arg-type]
 
         row = (
-            path, fields.id, fields.type, fields.status, fields.layer, fields.category,
-            fields.source, epoch(fields.created), epoch(fields.last_used), fields.use_count,
-            fields.strength, fields.importance, fields.confidence, fields.pinned,
-            epoch(fields.resolved_at), edges,
+            path,
+            fields.id,
+            fields.type,
+            fields.status,
+            fields.layer,
+            fields.category,
+            fields.source,
+            epoch(fields.created),
+            epoch(fields.last_used),
+            fields.use_count,
+            fields.strength,
+            fields.importance,
+            fields.confidence,
+            fields.pinned,
+            epoch(fields.resolved_at),
+            edges,
         )
         return cls.from_rows([row])
 
 
 COLUMN_ORDER = (
-    "path", "id", "type", "status", "layer", "category", "source", "created", "last_used",
-    "use_count", "strength", "importance", "confidence", "pinned", "resolved_at", "edges",
+    "path",
+    "id",
+    "type",
+    "status",
+    "layer",
+    "category",
+    "source",
+    "created",
+    "last_used",
+    "use_count",
+    "strength",
+    "importance",
+    "confidence",
+    "pinned",
+    "resolved_at",
+    "edges",
 )
 _TEXT_COLUMNS = {"path", "id", "type", "status", "layer", "category", "source"}
 
@@ -114,9 +140,15 @@ def decay_params(settings: Settings) -> DecayParams:
     """The :class:`DecayParams` of a vault's ``[decay]`` settings."""
     d = settings.decay
     return DecayParams(
-        model=d.model, beta=d.beta, alpha=d.alpha, two_component_weight=d.two_component_weight,
-        lambda_fast=d.lambda_fast, lambda_slow=d.lambda_slow, huber_delta=d.huber_delta,
-        elastic_ratio=d.elastic_ratio, trust_kappa=d.trust_kappa,
+        model=d.model,
+        beta=d.beta,
+        alpha=d.alpha,
+        two_component_weight=d.two_component_weight,
+        lambda_fast=d.lambda_fast,
+        lambda_slow=d.lambda_slow,
+        huber_delta=d.huber_delta,
+        elastic_ratio=d.elastic_ratio,
+        trust_kappa=d.trust_kappa,
     )
 
 
@@ -153,10 +185,12 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
     kept = np.asarray(retention(idle, half_life, params), dtype=np.float64)
     use_factor = np.power(np.maximum(columns.use_count, 0.0), params.beta)
     score = use_factor * kept * columns.strength
-    working = half_life_seconds(np.full(len(columns.layer), "working", dtype=object),
-                                columns.source, settings)
+    working = half_life_seconds(
+        np.full(len(columns.layer), "working", dtype=object), columns.source, settings
+    )
     promotion_score = (
-        use_factor * np.asarray(retention(idle, working, params), dtype=np.float64)
+        use_factor
+        * np.asarray(retention(idle, working, params), dtype=np.float64)
         * columns.strength
     )
     idle_days = idle / SECONDS_PER_DAY

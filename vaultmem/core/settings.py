@@ -174,7 +174,9 @@ def _parse_section(name: str, cls: type[Any], raw: object) -> Any:
     changes: dict[str, object] = {}
     for key, value in raw.items():
         if key not in known:
-            raise SettingsError(f"unknown setting [{name}] {key}; known: {', '.join(sorted(known))}")
+            raise SettingsError(
+                f"unknown setting [{name}] {key}; known: {', '.join(sorted(known))}"
+            )
         changes[key] = _coerce(name, key, getattr(default, key), value)
     return replace(default, **changes)
 
@@ -196,7 +198,12 @@ def parse_settings(raw: Mapping[str, object]) -> Settings:
             raise SettingsError(f"unknown section [{name}]; known: {known}")
     settings = Settings(**parts)
     if settings.decay.model not in (
-        "power_law", "exponential", "two_component", "l2", "huber", "elastic"
+        "power_law",
+        "exponential",
+        "two_component",
+        "l2",
+        "huber",
+        "elastic",
     ):
         raise SettingsError(f"[decay] model {settings.decay.model!r} is not a known decay model")
     return settings

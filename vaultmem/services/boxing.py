@@ -54,7 +54,8 @@ def load_seal_inputs(
     db = vault.index
     prefix = vault.settings.folders.stm.strip("/") + "/"
     rows = db.conn.execute(
-        "SELECT nid, path, id, created, tags FROM notes WHERE type = 'memory' AND status = 'active' "
+        "SELECT nid, path, id, created, tags FROM notes "
+        "WHERE type = 'memory' AND status = 'active' "
         "AND substr(path, 1, ?) = ? ORDER BY path",
         (len(prefix), prefix),
     ).fetchall()
@@ -66,26 +67,42 @@ def load_seal_inputs(
     ):
         targets.setdefault(nid, []).append(target)
     memories = [
-        StmMemory(path, note_id, path.rsplit("/", 1)[-1].removesuffix(".md"),
-                  float(created if created is not None else now.timestamp()),
-                  tuple(json.loads(tags)), tuple(targets.get(nid, ())))
+        StmMemory(
+            path,
+            note_id,
+            path.rsplit("/", 1)[-1].removesuffix(".md"),
+            float(created if created is not None else now.timestamp()),
+            tuple(json.loads(tags)),
+            tuple(targets.get(nid, ())),
+        )
         for nid, path, note_id, created, tags in rows
     ]
     window = vault.settings.lifecycle.trace_window_days * 86_400.0
     traces: list[TraceRecord] = []
     for path, fm in db.frontmatter_of("n.type = 'trace' AND n.status = 'active'"):
         boxes = tuple(_unlink(b) for b in fm.get("boxes") or [])
-        traces.append(TraceRecord(
-            path, path.rsplit("/", 1)[-1].removesuffix(".md"),
-            tuple(str(t) for t in fm.get("topics") or []), boxes,
-            _epoch(fm.get("updated") or fm.get("created"), 0.0),
-        ))
+        traces.append(
+            TraceRecord(
+                path,
+                path.rsplit("/", 1)[-1].removesuffix(".md"),
+                tuple(str(t) for t in fm.get("topics") or []),
+                boxes,
+                _epoch(fm.get("updated") or fm.get("created"), 0.0),
+            )
+        )
     lone: list[SealedBox] = []
     for path, fm in db.frontmatter_of("n.type = 'box' AND n.status = 'active' AND n.trace IS NULL"):
         end = _epoch(fm.get("end"), 0.0)
         if now.timestamp() - end <= window:
-            lone.append(SealedBox(path.rsplit("/", 1)[-1].removesuffix(".md"), path,
-                                  tuple(str(t) for t in fm.get("topics") or []), end, None))
+            lone.append(
+                SealedBox(
+                    path.rsplit("/", 1)[-1].removesuffix(".md"),
+                    path,
+                    tuple(str(t) for t in fm.get("topics") or []),
+                    end,
+                    None,
+                )
+            )
     taken = {key.removesuffix(".md") for (key,) in db.conn.execute("SELECT name_key FROM notes")}
     return memories, traces, lone, taken
 
@@ -93,14 +110,22 @@ def load_seal_inputs(
 def box_note(box: BoxPlan, now: dt.datetime) -> str:
     """The text of a new ``type: box`` note."""
     fields: dict[str, object] = {
-        "id": new_id(), "type": "box", "status": "active", "created": now,
-        "start": from_epoch(box.start), "end": from_epoch(box.end), "topics": list(box.topics),
+        "id": new_id(),
+        "type": "box",
+        "status": "active",
+        "created": now,
+        "start": from_epoch(box.start),
+        "end": from_epoch(box.end),
+        "topics": list(box.topics),
         "members": [_link(_unlink(m)) for m in box.members],
     }
     if box.trace:
         fields["trace"] = _link(box.trace)
-    lines = [f"Memory box of {len(box.members)} memories, "
-             f"{from_epoch(box.start):%Y-%m-%d %H:%M}–{from_epoch(box.end):%H:%M} UTC.", ""]
+    lines = [
+        f"Memory box of {len(box.members)} memories, "
+        f"{from_epoch(box.start):%Y-%m-%d %H:%M}–{from_epoch(box.end):%H:%M} UTC.",
+        "",
+    ]
     lines += [f"- {_link(_unlink(m))}" for m in box.members]
     return render_note(fields, "\n".join(lines) + "\n")
 
@@ -108,8 +133,13 @@ def box_note(box: BoxPlan, now: dt.datetime) -> str:
 def trace_note(trace: TracePlan, now: dt.datetime) -> str:
     """The text of a new ``type: trace`` note."""
     fields: dict[str, object] = {
-        "id": new_id(), "type": "trace", "status": "active", "created": now, "updated": now,
-        "topics": list(trace.topics), "boxes": [_link(b) for b in trace.boxes],
+        "id": new_id(),
+        "type": "trace",
+        "status": "active",
+        "created": now,
+        "updated": now,
+        "topics": list(trace.topics),
+        "boxes": [_link(b) for b in trace.boxes],
     }
     body = "A trace: memory boxes on shared topics, in order (see `boxes` above).\n"
     return render_note(fields, body)
@@ -120,29 +150,52 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
     from vaultmem.services.lifecycle import PassResult
 
     memories, traces, lone, taken = load_seal_inputs(vault, now)
-    plan = plan_seal(memories, traces, now.timestamp(), vault.settings, taken_names=taken,
-                     recent_boxes=lone)
+    plan = plan_seal(
+        memories, traces, now.timestamp(), vault.settings, taken_names=taken, recent_boxes=lone
+    )
     ids = {m.path: m.id for m in memories}
     result = PassResult("seal", [], dry_run=session.dry_run)
     for box in plan.boxes:
-        result.planned.append(Move(
-            box.path, None, "create", None, rule="seal",
-            reason=f"box of {_count(len(box.members), 'memory', 'memories')}, topics "
-                   f"{', '.join(box.topics) or '—'}; "
-                   f"sealed: {box.reason}",
-        ))
+        result.planned.append(
+            Move(
+                box.path,
+                None,
+                "create",
+                None,
+                rule="seal",
+                reason=f"box of {_count(len(box.members), 'memory', 'memories')}, topics "
+                f"{', '.join(box.topics) or '—'}; "
+                f"sealed: {box.reason}",
+            )
+        )
         for member, destination in zip(box.members, box.member_destinations, strict=True):
-            result.planned.append(Move(
-                member, ids.get(member), "seal", destination,
-                {"layer": "episodic", "box": _link(box.title)}, rule="seal", reason=box.reason,
-            ))
+            result.planned.append(
+                Move(
+                    member,
+                    ids.get(member),
+                    "seal",
+                    destination,
+                    {"layer": "episodic", "box": _link(box.title)},
+                    rule="seal",
+                    reason=box.reason,
+                )
+            )
     for trace in plan.traces:
-        result.planned.append(Move(
-            trace.path, None, "create" if trace.new else "edit", None,
-            {"topics": list(trace.topics), "boxes": [_link(b) for b in trace.boxes],
-             "updated": now},
-            rule="trace", reason=f"trace of {len(trace.boxes)} boxes on {', '.join(trace.topics)}",
-        ))
+        result.planned.append(
+            Move(
+                trace.path,
+                None,
+                "create" if trace.new else "edit",
+                None,
+                {
+                    "topics": list(trace.topics),
+                    "boxes": [_link(b) for b in trace.boxes],
+                    "updated": now,
+                },
+                rule="trace",
+                reason=f"trace of {len(trace.boxes)} boxes on {', '.join(trace.topics)}",
+            )
+        )
     if session.dry_run:
         return result
     boxes = {b.path: b for b in plan.boxes}
@@ -160,12 +213,15 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
             result.skipped.append((move, str(err)))
             continue
         result.applied.append(move)
-    for box in lone:  # an earlier lone box that a new trace now includes gets its trace link
-        if box.title in trace_of_box:
-            try:
-                session.edit_fields(box.path, lambda f, t=trace_of_box[box.title]: {"trace": _link(t)})
-            except (VaultmemError, OSError) as err:
-                result.skipped.append((Move(box.path, None, "edit", None), str(err)))
+    for earlier in lone:  # an earlier lone box that a new trace now includes gets its trace link
+        trace_title = trace_of_box.get(earlier.title)
+        if trace_title is None:
+            continue
+        changes: dict[str, object] = {"trace": _link(trace_title)}
+        try:
+            session.edit_fields(earlier.path, lambda _fields: changes)
+        except (VaultmemError, OSError) as err:
+            result.skipped.append((Move(earlier.path, None, "edit", None), str(err)))
     return result
 
 
@@ -187,11 +243,17 @@ def plan_box_archival(vault: Vault, leaving: dict[str, Move], now: dt.datetime) 
             continue
         if all(status == "archived" or p in leaving for p, status in group):
             note_id = fm.get("id")
-            moves.append(Move(
-                path, str(note_id) if note_id else None, "archive",
-                f"{vault.settings.folders.archive}/{path.rsplit('/', 1)[-1]}",
-                {"status": "archived", "archived_at": now}, rule="box",
-                reason="its only member was archived" if len(group) == 1
-                else f"all {len(group)} members archived",
-            ))
+            moves.append(
+                Move(
+                    path,
+                    str(note_id) if note_id else None,
+                    "archive",
+                    f"{vault.settings.folders.archive}/{path.rsplit('/', 1)[-1]}",
+                    {"status": "archived", "archived_at": now},
+                    rule="box",
+                    reason="its only member was archived"
+                    if len(group) == 1
+                    else f"all {len(group)} members archived",
+                )
+            )
     return moves

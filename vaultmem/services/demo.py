@@ -38,41 +38,156 @@ class DemoMemory:
 
 
 MEMORIES: tuple[DemoMemory, ...] = (
-    DemoMemory("Prefers dark themes", "Prefers dark themes in every editor; asked twice to "
-               "switch VS Code to a dark theme. See also [[Editor setup]].", ("editor", "ui"),
-               "preference", 0.6, 0, 0, (1, 2, 4)),
-    DemoMemory("Editor setup", "Uses VS Code with Vim keybindings and the Fira Code font.",
-               ("editor", "ui"), "fact", 0.5, 0, 5, (3, 10, 17, 24, 27)),
-    DemoMemory("Font size", "Likes the editor font at 15 px; smaller strains the eyes.",
-               ("editor", "ui"), "preference", 0.25, 0, 9),
-    DemoMemory("Deploys on Fridays are banned", "Team rule: no production deploys on Fridays "
-               "after 14:00; decided after the [[Outage in March]].", ("deploy", "team"),
-               "decision", 0.8, 1, 0, (8,)),
-    DemoMemory("Outage in March", "The March outage came from a Friday deploy of the billing "
-               "service; rollback took 3 hours.", ("deploy", "incident"), "moment", 0.25, 1, 6),
-    DemoMemory("Daughter's birthday", "Daughter's birthday is on 14 December; likes drawing and "
-               "dinosaurs.", ("family",), "fact", 0.9, 2, 0),
-    DemoMemory("Coffee order", "Orders a flat white with oat milk.", ("food",), "preference",
-               0.25, 3, 0),
-    DemoMemory("Try the new ramen place", "Wanted to try the ramen place on Elm Street.",
-               ("food",), "fact", 0.2, 3, 4),
-    DemoMemory("Python style", "Prefers type hints everywhere, ruff for linting, and pytest.",
-               ("python", "code-style"), "preference", 0.6, 4, 0, (5, 6, 7, 8, 20)),
-    DemoMemory("Standup time", "Daily standup is at 09:30 on the team video link.",
-               ("work", "team"), "fact", 0.4, 6, 0, (7, 8, 9, 12, 13)),
-    DemoMemory("Maybe switch to Neovim", "Mentioned maybe switching to Neovim one day.",
-               ("editor",), "fact", 0.2, 7, 0, (), 0.3),
-    DemoMemory("Gym schedule", "Goes to the gym on Mondays and Thursdays before work.",
-               ("health",), "fact", 0.25, 8, 0),
-    DemoMemory("Book recommendation", "A friend recommended 'The Pragmatic Programmer'.",
-               ("books",), "fact", 0.2, 10, 0),
-    DemoMemory("Database for the side project", "Chose SQLite over Postgres for the side "
-               "project: single user, no server. Related: [[Python style]].",
-               ("side-project", "database"), "decision", 0.7, 12, 0, (14, 19, 26)),
-    DemoMemory("Weekly planning", "Plans the week on Sunday evenings in a note.",
-               ("planning",), "skill", 0.5, 20, 0, (21, 22, 23, 25)),
-    DemoMemory("Parking at the office", "Office parking is on level -2; cards only.",
-               ("work",), "fact", 0.2, 22, 0),
+    DemoMemory(
+        "Prefers dark themes",
+        "Prefers dark themes in every editor; asked twice to "
+        "switch VS Code to a dark theme. See also [[Editor setup]].",
+        ("editor", "ui"),
+        "preference",
+        0.6,
+        0,
+        0,
+        (1, 2, 4),
+    ),
+    DemoMemory(
+        "Editor setup",
+        "Uses VS Code with Vim keybindings and the Fira Code font.",
+        ("editor", "ui"),
+        "fact",
+        0.5,
+        0,
+        5,
+        (3, 10, 17, 24, 27),
+    ),
+    DemoMemory(
+        "Font size",
+        "Likes the editor font at 15 px; smaller strains the eyes.",
+        ("editor", "ui"),
+        "preference",
+        0.25,
+        0,
+        9,
+    ),
+    DemoMemory(
+        "Deploys on Fridays are banned",
+        "Team rule: no production deploys on Fridays "
+        "after 14:00; decided after the [[Outage in March]].",
+        ("deploy", "team"),
+        "decision",
+        0.8,
+        1,
+        0,
+        (8,),
+    ),
+    DemoMemory(
+        "Outage in March",
+        "The March outage came from a Friday deploy of the billing service; rollback took 3 hours.",
+        ("deploy", "incident"),
+        "moment",
+        0.25,
+        1,
+        6,
+    ),
+    DemoMemory(
+        "Daughter's birthday",
+        "Daughter's birthday is on 14 December; likes drawing and dinosaurs.",
+        ("family",),
+        "fact",
+        0.9,
+        2,
+        0,
+    ),
+    DemoMemory(
+        "Coffee order", "Orders a flat white with oat milk.", ("food",), "preference", 0.25, 3, 0
+    ),
+    DemoMemory(
+        "Try the new ramen place",
+        "Wanted to try the ramen place on Elm Street.",
+        ("food",),
+        "fact",
+        0.2,
+        3,
+        4,
+    ),
+    DemoMemory(
+        "Python style",
+        "Prefers type hints everywhere, ruff for linting, and pytest.",
+        ("python", "code-style"),
+        "preference",
+        0.6,
+        4,
+        0,
+        (5, 6, 7, 8, 20),
+    ),
+    DemoMemory(
+        "Standup time",
+        "Daily standup is at 09:30 on the team video link.",
+        ("work", "team"),
+        "fact",
+        0.4,
+        6,
+        0,
+        (7, 8, 9, 12, 13),
+    ),
+    DemoMemory(
+        "Maybe switch to Neovim",
+        "Mentioned maybe switching to Neovim one day.",
+        ("editor",),
+        "fact",
+        0.2,
+        7,
+        0,
+        (),
+        0.3,
+    ),
+    DemoMemory(
+        "Gym schedule",
+        "Goes to the gym on Mondays and Thursdays before work.",
+        ("health",),
+        "fact",
+        0.25,
+        8,
+        0,
+    ),
+    DemoMemory(
+        "Book recommendation",
+        "A friend recommended 'The Pragmatic Programmer'.",
+        ("books",),
+        "fact",
+        0.2,
+        10,
+        0,
+    ),
+    DemoMemory(
+        "Database for the side project",
+        "Chose SQLite over Postgres for the side "
+        "project: single user, no server. Related: [[Python style]].",
+        ("side-project", "database"),
+        "decision",
+        0.7,
+        12,
+        0,
+        (14, 19, 26),
+    ),
+    DemoMemory(
+        "Weekly planning",
+        "Plans the week on Sunday evenings in a note.",
+        ("planning",),
+        "skill",
+        0.5,
+        20,
+        0,
+        (21, 22, 23, 25),
+    ),
+    DemoMemory(
+        "Parking at the office",
+        "Office parking is on level -2; cards only.",
+        ("work",),
+        "fact",
+        0.2,
+        22,
+        0,
+    ),
 )
 
 
@@ -93,9 +208,11 @@ def _echo_run(run: LifecycleRun, day: int, echo: Callable[[str], None]) -> None:
             elif result.name == "seal":
                 continue
             elif result.name != "seal":
-                echo(f"day {day:>3}  {result.name:<8} {move.path.rsplit('/', 1)[-1]}"
-                     f" → {move.destination.rsplit('/', 1)[0] + '/' if move.destination else '—'}"
-                     f"\n              because {move.reason}")
+                echo(
+                    f"day {day:>3}  {result.name:<8} {move.path.rsplit('/', 1)[-1]}"
+                    f" → {move.destination.rsplit('/', 1)[0] + '/' if move.destination else '—'}"
+                    f"\n              because {move.reason}"
+                )
 
 
 def run_demo(target: Path, now: dt.datetime, echo: Callable[[str], None]) -> DemoReport:
@@ -108,8 +225,10 @@ def run_demo(target: Path, now: dt.datetime, echo: Callable[[str], None]) -> Dem
     vault, _ = Vault.init(target)
     report = DemoReport(vault.root)
     start = (now - SPAN_DAYS * DAY).replace(hour=9, minute=0, second=0, microsecond=0)
-    echo(f"Four months of an assistant's memories in {vault.root}\n"
-         f"({start:%Y-%m-%d} to {now:%Y-%m-%d}; the lifecycle runs every evening).\n")
+    echo(
+        f"Four months of an assistant's memories in {vault.root}\n"
+        f"({start:%Y-%m-%d} to {now:%Y-%m-%d}; the lifecycle runs every evening).\n"
+    )
     refs: dict[str, str] = {}
     with vault:
         for day in range(SPAN_DAYS + 1):
@@ -117,9 +236,13 @@ def run_demo(target: Path, now: dt.datetime, echo: Callable[[str], None]) -> Dem
             for memory in MEMORIES:
                 if memory.day == day:
                     made = vault.remember(
-                        memory.content, title=memory.title, tags=list(memory.tags),
-                        category=memory.category, importance=memory.importance,
-                        confidence=memory.confidence, source="agent",
+                        memory.content,
+                        title=memory.title,
+                        tags=list(memory.tags),
+                        category=memory.category,
+                        importance=memory.importance,
+                        confidence=memory.confidence,
+                        source="agent",
                         now=morning + dt.timedelta(minutes=memory.minute),
                     )
                     refs[memory.title] = made.fields.id or made.path

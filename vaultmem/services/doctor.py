@@ -8,9 +8,9 @@ type, duplicate base names among managed notes (case-insensitive), and unresolve
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-import json
 from typing import TYPE_CHECKING
 
 from vaultmem.services.index_sync import scan_vault, templates_folder
@@ -46,7 +46,8 @@ class DoctorReport:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "ok": self.ok, "notes": self.notes,
+            "ok": self.ok,
+            "notes": self.notes,
             "stale_index": [f.as_dict() for f in self.stale_index],
             "problems": [f.as_dict() for f in self.problems],
             "warnings": [f.as_dict() for f in self.warnings],
@@ -89,15 +90,20 @@ def check_vault(vault: Vault) -> DoctorReport:
         others = [p for p in vault.index.paths_with_name(name_key) if p not in paths]
         clash = paths + others
         if len(clash) > 1:
-            report.problems.append(Finding(
-                "duplicate-name", clash[0],
-                f"{len(clash)} notes share the name {name_key!r}: {', '.join(clash)}",
-            ))
+            report.problems.append(
+                Finding(
+                    "duplicate-name",
+                    clash[0],
+                    f"{len(clash)} notes share the name {name_key!r}: {', '.join(clash)}",
+                )
+            )
     for row in vault.index.conn.execute(
         "SELECT n.path, l.target FROM links l JOIN notes n ON n.nid = l.nid "
         "WHERE l.resolved IS NULL ORDER BY n.path, l.lid"
     ):
-        report.warnings.append(Finding("unresolved-link", row[0], f"[[{row[1]}]] resolves to no note"))
+        report.warnings.append(
+            Finding("unresolved-link", row[0], f"[[{row[1]}]] resolves to no note")
+        )
     return report
 
 

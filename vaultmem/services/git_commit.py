@@ -12,8 +12,14 @@ from vaultmem.errors import VaultmemError
 if TYPE_CHECKING:
     from vaultmem.services.lifecycle import LifecycleRun
 
-VERBS = {"promote": "promoted", "archive": "archived", "delete": "deleted", "seal": "sealed",
-         "edit": "edited", "create": "created"}
+VERBS = {
+    "promote": "promoted",
+    "archive": "archived",
+    "delete": "deleted",
+    "seal": "sealed",
+    "edit": "edited",
+    "create": "created",
+}
 
 
 def _git(root: Path, *args: str) -> str:

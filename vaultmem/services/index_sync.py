@@ -43,9 +43,13 @@ class SyncReport:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "added": self.added, "changed": self.changed, "moved": self.moved,
-            "removed": self.removed, "unchanged": self.unchanged,
-            "seconds": round(self.seconds, 4), "rebuilt": self.rebuilt,
+            "added": self.added,
+            "changed": self.changed,
+            "moved": self.moved,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "seconds": round(self.seconds, 4),
+            "rebuilt": self.rebuilt,
         }
 
     @property
@@ -133,7 +137,9 @@ def templates_folder(root: Path) -> str | None:
 
 def _parse(read: _Read, templates: str | None) -> ParsedNote:
     note = parse_note(
-        read.path, read.text, fallback_time=from_epoch(read.mtime_ns / 1e9),
+        read.path,
+        read.text,
+        fallback_time=from_epoch(read.mtime_ns / 1e9),
         extra_problems=read.problems,
     )
     if templates and note.fields.type and read.path.startswith(templates + "/"):
@@ -161,7 +167,8 @@ class _Syncer:
     ) -> None:
         report = self.report
         to_read = [
-            rel for rel, (size, mtime_ns) in present.items()
+            rel
+            for rel, (size, mtime_ns) in present.items()
             if rel not in known or known[rel].size != size or known[rel].mtime_ns != mtime_ns
         ]
         report.unchanged = len(present) - len(to_read)
@@ -235,8 +242,13 @@ class _Syncer:
             self.db.set_links(
                 nid,
                 [
-                    (link.target, note_key(link.target), link.subpath, link.kind,
-                     resolver.resolve(link.target, note.path))
+                    (
+                        link.target,
+                        note_key(link.target),
+                        link.subpath,
+                        link.kind,
+                        resolver.resolve(link.target, note.path),
+                    )
                     for link in note.links
                 ],
             )
@@ -253,7 +265,7 @@ def sync_index(
     rebuild: bool = False,
     progress: ProgressCallback | None = None,
 ) -> SyncReport:
-    """Bring the index in step with every note of the vault at ``root``; returns a :class:`SyncReport`."""
+    """Bring the index in step with every note of the vault at ``root``; see :class:`SyncReport`."""
     started = time.perf_counter()
     syncer = _Syncer(root, db, settings)
     with db.transaction():

@@ -64,8 +64,14 @@ class PassResult:
 
 
 def move_dict(move: Move) -> dict[str, object]:
-    return {"path": move.path, "id": move.id, "action": move.action,
-            "destination": move.destination, "rule": move.rule, "reason": move.reason}
+    return {
+        "path": move.path,
+        "id": move.id,
+        "action": move.action,
+        "destination": move.destination,
+        "rule": move.rule,
+        "reason": move.reason,
+    }
 
 
 class PassSession:
@@ -95,15 +101,21 @@ class PassSession:
             self.recovered = [entry.path for entry in recover(self.vault.root, self.vault.sidecar)]
             if self.recovered:
                 self.vault.sync()
-            self.journal = JournalWriter(self.vault.root, self.vault.sidecar, self.command, self.now)
+            self.journal = JournalWriter(
+                self.vault.root, self.vault.sidecar, self.command, self.now
+            )
         except BaseException:
             self._dir_syncs.__exit__(None, None, None)
             self._lock.__exit__(None, None, None)
             raise
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         if self.dry_run:
             return
         try:
@@ -182,8 +194,14 @@ class PassSession:
 
 
 def plan_pass(
-    vault: Vault, name: str, now: dt.datetime, *, threshold: float | None = None,
-    hard: bool = False, table: MemoryTable | None = None, skip: frozenset[str] = frozenset(),
+    vault: Vault,
+    name: str,
+    now: dt.datetime,
+    *,
+    threshold: float | None = None,
+    hard: bool = False,
+    table: MemoryTable | None = None,
+    skip: frozenset[str] = frozenset(),
 ) -> PassResult:
     """Plan one of promote / expire / forget / prune from the index (or a loaded ``table``).
 
@@ -211,10 +229,13 @@ def on_request_promotion(vault: Vault, path: str, now: dt.datetime) -> Move:
     category = str(row.get("category") or "fact")
     layer = "procedural" if category in PROCEDURAL_CATEGORIES else "semantic"
     return Move(
-        path, str(row.get("id")) if row.get("id") else None, "promote",
+        path,
+        str(row.get("id")) if row.get("id") else None,
+        "promote",
         f"{vault.settings.folders.ltm}/{base_name(path)}",
         {"status": "promoted", "layer": layer, "promoted_at": now},
-        rule="promote", reason="promoted on request",
+        rule="promote",
+        reason="promoted on request",
     )
 
 
@@ -234,9 +255,13 @@ class LifecycleRun:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "command": self.command, "now": self.now.isoformat(), "dry_run": self.dry_run,
-            "passes": [r.as_dict() for r in self.results], "journal": self.journal,
-            "recovered": self.recovered, "commit": self.commit,
+            "command": self.command,
+            "now": self.now.isoformat(),
+            "dry_run": self.dry_run,
+            "passes": [r.as_dict() for r in self.results],
+            "journal": self.journal,
+            "recovered": self.recovered,
+            "commit": self.commit,
         }
 
     @property
@@ -245,8 +270,14 @@ class LifecycleRun:
 
 
 def run_passes(
-    vault: Vault, names: tuple[str, ...], now: dt.datetime, *, dry_run: bool = False,
-    threshold: float | None = None, hard: bool = False, keep: tuple[str, ...] = (),
+    vault: Vault,
+    names: tuple[str, ...],
+    now: dt.datetime,
+    *,
+    dry_run: bool = False,
+    threshold: float | None = None,
+    hard: bool = False,
+    keep: tuple[str, ...] = (),
     command: str | None = None,
 ) -> LifecycleRun:
     """Run passes in :data:`PASS_ORDER` order as one journaled, undoable command.
@@ -277,8 +308,15 @@ def run_passes(
         leaving: dict[str, Move] = {}
         for name in (n for n in PASS_ORDER if n in names and n != "seal"):
             kept = frozenset(keep) if name != "promote" else frozenset()
-            result = plan_pass(vault, name, now, threshold=threshold, hard=hard, table=table,
-                               skip=frozenset(moving) | kept)
+            result = plan_pass(
+                vault,
+                name,
+                now,
+                threshold=threshold,
+                hard=hard,
+                table=table,
+                skip=frozenset(moving) | kept,
+            )
             moving.update(m.path for m in result.planned)
             leaving.update((m.path, m) for m in result.planned if m.action in ("archive", "delete"))
             if name in ("forget", "prune") and leaving:

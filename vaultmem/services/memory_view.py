@@ -53,7 +53,7 @@ class Memory:
     def as_dict(self) -> dict[str, object]:
         """JSON-ready: path, title, every field (datetimes as strings), score and its factors."""
         fields: dict[str, object] = {}
-        for name in MemoryFields.__slots__:  # type: ignore[attr-defined]
+        for name in MemoryFields.__slots__:
             value = getattr(self.fields, name)
             if name in DATETIME_KEYS and value is not None:
                 value = format_datetime(value)
@@ -88,12 +88,19 @@ def _finite(value: float) -> float | None:
 def memory_from_note(note: ParsedNote, scores: Scores, edges: int) -> Memory:
     """A :class:`Memory` from a parsed note and its one-row :class:`Scores`."""
     return Memory(
-        path=note.path, title=note.title, fields=note.fields, body=note.body,
-        score=float(scores.score[0]), use_factor=float(scores.use_factor[0]),
-        retention=float(scores.retention[0]), half_life_days=float(scores.half_life_days[0]),
-        age_days=float(scores.age_days[0]), idle_days=float(scores.idle_days[0]),
+        path=note.path,
+        title=note.title,
+        fields=note.fields,
+        body=note.body,
+        score=float(scores.score[0]),
+        use_factor=float(scores.use_factor[0]),
+        retention=float(scores.retention[0]),
+        half_life_days=float(scores.half_life_days[0]),
+        age_days=float(scores.age_days[0]),
+        idle_days=float(scores.idle_days[0]),
         effective_importance=float(scores.effective_importance[0]),
-        review_priority=float(scores.review_priority[0]), edges=edges,
+        review_priority=float(scores.review_priority[0]),
+        edges=edges,
     )
 
 
@@ -109,7 +116,11 @@ class MemoryTable:
 
 
 def memory_table(
-    db: IndexDB, settings: Settings, now: dt.datetime, *, where: str = "n.type = 'memory'",
+    db: IndexDB,
+    settings: Settings,
+    now: dt.datetime,
+    *,
+    where: str = "n.type = 'memory'",
     params: tuple[object, ...] = (),
 ) -> MemoryTable:
     """Load the notes matching ``where`` (SQL over ``notes n``) and score them at ``now``."""
@@ -140,7 +151,7 @@ SORT_KEYS = ("score", "ei", "last_used", "created", "title")
 
 
 def order_rows(table: MemoryTable, sort: str) -> np.ndarray:
-    """Row order for ``list --sort``: score / ei / last_used / created descending, title ascending."""
+    """Row order for ``list --sort``: score, ei, last_used, created descending; title ascending."""
     c, s = table.columns, table.scores
     if sort == "score":
         key = -s.score
@@ -151,7 +162,9 @@ def order_rows(table: MemoryTable, sort: str) -> np.ndarray:
     elif sort == "created":
         key = -np.nan_to_num(c.created, nan=-np.inf)
     elif sort == "title":
-        return np.argsort(np.array([str(p).rsplit("/", 1)[-1].lower() for p in c.path]), kind="stable")
+        return np.argsort(
+            np.array([str(p).rsplit("/", 1)[-1].lower() for p in c.path]), kind="stable"
+        )
     else:
         raise ValueError(f"unknown sort key {sort!r}; one of {', '.join(SORT_KEYS)}")
     return np.lexsort((c.path.astype(str), key))
@@ -175,9 +188,15 @@ class MemoryRow:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "path": self.path, "id": self.id, "title": self.title, "status": self.status,
-            "layer": self.layer, "category": self.category, "use_count": self.use_count,
-            "last_used": self.last_used, "score": _finite(self.score),
+            "path": self.path,
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "layer": self.layer,
+            "category": self.category,
+            "use_count": self.use_count,
+            "last_used": self.last_used,
+            "score": _finite(self.score),
             "effective_importance": _finite(self.effective_importance),
             "review_priority": _finite(self.review_priority),
         }
@@ -189,16 +208,26 @@ def rows_of(table: MemoryTable, order: np.ndarray, db: IndexDB) -> list[MemoryRo
     rows: list[MemoryRow] = []
     for i in order:
         path = str(c.path[i])
-        last_used = None if np.isnan(c.last_used[i]) else format_datetime(
-            dt.datetime.fromtimestamp(float(c.last_used[i]), tz=dt.UTC)
+        last_used = (
+            None
+            if np.isnan(c.last_used[i])
+            else format_datetime(dt.datetime.fromtimestamp(float(c.last_used[i]), tz=dt.UTC))
         )
-        rows.append(MemoryRow(
-            path=path, id=c.id[i], title=title_of(path), status=str(c.status[i]),
-            layer=str(c.layer[i]), category=str(c.category[i]), use_count=int(c.use_count[i]),
-            last_used=last_used, score=float(s.score[i]),
-            effective_importance=float(s.effective_importance[i]),
-            review_priority=float(s.review_priority[i]),
-        ))
+        rows.append(
+            MemoryRow(
+                path=path,
+                id=c.id[i],
+                title=title_of(path),
+                status=str(c.status[i]),
+                layer=str(c.layer[i]),
+                category=str(c.category[i]),
+                use_count=int(c.use_count[i]),
+                last_used=last_used,
+                score=float(s.score[i]),
+                effective_importance=float(s.effective_importance[i]),
+                review_priority=float(s.review_priority[i]),
+            )
+        )
     return rows
 
 
@@ -217,9 +246,13 @@ class VaultStatus:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "notes": self.notes, "memories": self.memories, "by_folder": self.by_folder,
-            "by_status": self.by_status, "by_layer": self.by_layer,
-            "danger_zone": self.danger_zone, "would_forget": self.would_forget,
+            "notes": self.notes,
+            "memories": self.memories,
+            "by_folder": self.by_folder,
+            "by_status": self.by_status,
+            "by_layer": self.by_layer,
+            "danger_zone": self.danger_zone,
+            "would_forget": self.would_forget,
             "would_promote": self.would_promote,
         }
 
@@ -234,12 +267,19 @@ def vault_status(
 ) -> VaultStatus:
     """Summarise ``table`` (all memories); ``forget``/``promote`` are the planned move counts."""
     c, s = table.columns, table.scores
-    folders = np.array([p.split("/", 1)[0] + "/" if "/" in p else "(top)" for p in c.path.astype(str)])
+    folders = np.array(
+        [p.split("/", 1)[0] + "/" if "/" in p else "(top)" for p in c.path.astype(str)]
+    )
     th = settings.thresholds
     active = c.status == "active"
     danger = active & (s.score >= th.danger_zone_min) & (s.score <= th.danger_zone_max)
     return VaultStatus(
-        notes=notes, memories=len(c), by_folder=_counts(folders), by_status=_counts(c.status),
-        by_layer=_counts(c.layer), danger_zone=int(danger.sum()), would_forget=forget,
+        notes=notes,
+        memories=len(c),
+        by_folder=_counts(folders),
+        by_status=_counts(c.status),
+        by_layer=_counts(c.layer),
+        danger_zone=int(danger.sum()),
+        would_forget=forget,
         would_promote=promote,
     )

@@ -25,9 +25,28 @@ if TYPE_CHECKING:
     from vaultmem.services.vault import Vault
 
 FIELD_ORDER = (
-    "id", "type", "status", "layer", "category", "created", "last_used", "use_count", "strength",
-    "importance", "confidence", "source", "pinned", "tags", "box", "related", "review_count",
-    "last_review_at", "cross_domain_count", "promoted_at", "archived_at", "resolved_at",
+    "id",
+    "type",
+    "status",
+    "layer",
+    "category",
+    "created",
+    "last_used",
+    "use_count",
+    "strength",
+    "importance",
+    "confidence",
+    "source",
+    "pinned",
+    "tags",
+    "box",
+    "related",
+    "review_count",
+    "last_review_at",
+    "cross_domain_count",
+    "promoted_at",
+    "archived_at",
+    "resolved_at",
     "valid_until",
 )
 
@@ -56,11 +75,19 @@ class MemoryDraft:
         """The new note's frontmatter, in :data:`FIELD_ORDER` then ``extra`` keys."""
         created = self.created or now
         values: dict[str, object] = {
-            "id": self.id or new_id(), "type": "memory", "status": "active", "layer": self.layer,
-            "category": self.category, "created": created,
-            "last_used": self.last_used or created, "use_count": self.use_count,
-            "strength": self.strength, "importance": self.importance,
-            "confidence": self.confidence, "source": self.source, "pinned": self.pinned,
+            "id": self.id or new_id(),
+            "type": "memory",
+            "status": "active",
+            "layer": self.layer,
+            "category": self.category,
+            "created": created,
+            "last_used": self.last_used or created,
+            "use_count": self.use_count,
+            "strength": self.strength,
+            "importance": self.importance,
+            "confidence": self.confidence,
+            "source": self.source,
+            "pinned": self.pinned,
             "tags": list(self.tags),
         }
         for key, value in self.extra.items():
@@ -124,8 +151,19 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
 
 
 DRAFT_KEYS = (
-    "title", "tags", "category", "importance", "confidence", "source", "layer", "pinned",
-    "strength", "use_count", "created", "last_used", "id",
+    "title",
+    "tags",
+    "category",
+    "importance",
+    "confidence",
+    "source",
+    "layer",
+    "pinned",
+    "strength",
+    "use_count",
+    "created",
+    "last_used",
+    "id",
 )
 
 
@@ -140,7 +178,7 @@ def draft_from_json(record: object) -> MemoryDraft:
         raise InputError("a line must be a JSON object")
     content = record.get("content")
     if not isinstance(content, str):
-        raise InputError("missing \"content\" (a string)")
+        raise InputError('missing "content" (a string)')
     options: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in record.items():
@@ -179,7 +217,10 @@ class ImportReport:
 
 
 def import_lines(
-    vault: Vault, lines: Iterable[str], *, now: dt.datetime,
+    vault: Vault,
+    lines: Iterable[str],
+    *,
+    now: dt.datetime,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
     """Import one memory per JSONL line; a bad line is reported by number and skipped."""

@@ -40,6 +40,8 @@ def undo_last(vault: Vault) -> UndoReport:
         reverted = undo(vault.root, entry)
     report = UndoReport(entry.path.name, str(entry.header.get("command", "?")))
     for op in reverted:
-        report.restored.append({"operation": op.kind, "from": op.target, "to": op.source or op.target})
+        report.restored.append(
+            {"operation": op.kind, "from": op.target, "to": op.source or op.target}
+        )
     vault.refresh([p for op in reverted for p in (op.target, op.source) if p])
     return report

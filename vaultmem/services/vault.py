@@ -19,7 +19,7 @@ from vaultmem.core.fields import MemoryFields, normalise_tags
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.naming import new_id, numbered, safe_title, title_from_content
 from vaultmem.core.note_parse import parse_note
-from vaultmem.core.note_text import FrontmatterError, find_conflict_markers, render_note, set_fields
+from vaultmem.core.note_text import FrontmatterError, render_note, set_fields
 from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.scoring import MemoryColumns, score_columns
 from vaultmem.core.settings import Settings
@@ -32,8 +32,9 @@ from vaultmem.errors import (
     UnsafeNoteError,
     VaultNotFoundError,
 )
-from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
+from vaultmem.services.auto_links import related_memories
 from vaultmem.services.git_commit import commit_run
+from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.lifecycle import (
     PASS_ORDER,
     LifecycleRun,
@@ -43,7 +44,6 @@ from vaultmem.services.lifecycle import (
     plan_pass,
     run_passes,
 )
-from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.services.memory_view import (
     Memory,
     MemoryRow,
@@ -55,20 +55,20 @@ from vaultmem.services.memory_view import (
     rows_of,
     vault_status,
 )
-from vaultmem.services.auto_links import related_memories
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
+from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.note_files import read_note, write_note
-from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
+from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
 
 ChangeFunction = Callable[[MemoryFields], dict[str, object]]
 
 
 def discover_vault(start: Path) -> Path:
-    """The vault holding ``start``: the nearest folder upward with ``vaultmem.toml`` or ``.obsidian/``."""
+    """The vault holding ``start``: nearest folder upward with vaultmem.toml or .obsidian/."""
     here = start.resolve()
     for folder in (here, *here.parents):
         if (folder / SETTINGS_FILE).is_file() or (folder / ".obsidian").is_dir():
@@ -151,8 +151,10 @@ class Vault:
         self.close()
 
     # ------------------------------------------------------------------ index
-    def sync(self, *, rebuild: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
-        """Incremental index sync (spec 5): unchanged notes are not read. ``rebuild`` starts over."""
+    def sync(
+        self, *, rebuild: bool = False, progress: ProgressCallback | None = None
+    ) -> SyncReport:
+        """Incremental index sync (spec 5): unchanged notes are not read; ``rebuild`` restarts."""
         return sync_index(self.root, self.index, self.settings, rebuild=rebuild, progress=progress)
 
     def refresh(self, paths: Iterable[str]) -> SyncReport:
@@ -189,11 +191,17 @@ class Vault:
         mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
         note = parse_note(path, snapshot.text, fallback_time=mtime)
         self.warnings.extend(w.message(path) for w in note.warnings)
-        edges = len({r.resolved for r in self.index.links_from(path) if r.resolved not in (None, path)}
-                    | {r.source for r in self.index.links_into(path) if r.source != path})
-        return memory_from_note(note, score_columns(
-            MemoryColumns.from_fields(path, note.fields, edges), now.timestamp(), self.settings
-        ), edges)
+        edges = len(
+            {r.resolved for r in self.index.links_from(path) if r.resolved not in (None, path)}
+            | {r.source for r in self.index.links_into(path) if r.source != path}
+        )
+        return memory_from_note(
+            note,
+            score_columns(
+                MemoryColumns.from_fields(path, note.fields, edges), now.timestamp(), self.settings
+            ),
+            edges,
+        )
 
     # ------------------------------------------------------------------ writing
     def edit(self, path: str, compute: ChangeFunction, *, now: dt.datetime | None = None) -> Memory:
@@ -223,9 +231,11 @@ class Vault:
         return self._load(path, now or utc_now())
 
     def touch(self, ref: str, *, boost: bool = False, now: dt.datetime | None = None) -> Memory:
-        """Reinforce (spec 3.4): ``last_used = now``, ``use_count += 1``; ``boost`` +0.1 strength."""
+        """Reinforce (3.4): ``last_used = now``, ``use_count += 1``; ``boost`` +0.1 strength."""
         when = now or utc_now()
-        return self.edit(self._managed(ref), lambda f: touch_changes(f, when, boost=boost), now=when)
+        return self.edit(
+            self._managed(ref), lambda f: touch_changes(f, when, boost=boost), now=when
+        )
 
     def observe(
         self, refs: Sequence[str], context_tags: Iterable[str], *, now: dt.datetime | None = None
@@ -292,8 +302,9 @@ class Vault:
             return self.create_memory(draft.content, fields, title=draft.title)
 
     # ------------------------------------------------------------------ recall
-    def recall(self, query: str, *, k: int | None = None, now: dt.datetime | None = None,
-               **options: Any) -> list[Hit]:
+    def recall(
+        self, query: str, *, k: int | None = None, now: dt.datetime | None = None, **options: Any
+    ) -> list[Hit]:
         """Ranked notes for ``query`` (spec 7); see :func:`vaultmem.services.recall.recall`."""
         return recall_notes(self, query, k=k, now=now or utc_now(), **options)
 
@@ -302,26 +313,41 @@ class Vault:
         return review_queue(self, k=k, now=now or utc_now())
 
     def import_jsonl(
-        self, lines: Iterable[str], *, now: dt.datetime | None = None,
+        self,
+        lines: Iterable[str],
+        *,
+        now: dt.datetime | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> ImportReport:
-        """Import one memory per JSONL line (see :func:`~vaultmem.services.remembering.draft_from_json`)."""
+        """Import one memory per JSONL line (see :func:`.remembering.draft_from_json`)."""
         return import_lines(self, lines, now=now or utc_now(), progress=progress)
 
     # ------------------------------------------------------------------ listing
-    def table(self, *, now: dt.datetime | None = None, where: str = "n.type = 'memory'",
-              params: tuple[object, ...] = ()) -> MemoryTable:
+    def table(
+        self,
+        *,
+        now: dt.datetime | None = None,
+        where: str = "n.type = 'memory'",
+        params: tuple[object, ...] = (),
+    ) -> MemoryTable:
         """Columns and scores of the memories (after a cheap sync), for listing and planning."""
         self.sync()
         return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
 
     def memories(
-        self, *, status: str | None = None, layer: str | None = None, tag: str | None = None,
-        folder: str | None = None, sort: str = "score", limit: int | None = None,
+        self,
+        *,
+        status: str | None = None,
+        layer: str | None = None,
+        tag: str | None = None,
+        folder: str | None = None,
+        sort: str = "score",
+        limit: int | None = None,
         now: dt.datetime | None = None,
     ) -> list[MemoryRow]:
         """Memories matching every given filter, ordered by ``sort`` (see :data:`SORT_KEYS`)."""
-        clauses, params = ["n.type = 'memory'"], []
+        clauses: list[str] = ["n.type = 'memory'"]
+        params: list[object] = []
         if status:
             clauses.append("n.status = ?")
             params.append(status)
@@ -346,10 +372,16 @@ class Vault:
         when = now or utc_now()
         table = self.table(now=when)
         would_promote = plan_pass(self, "promote", when, table=table).planned
-        would_forget = plan_pass(self, "forget", when, table=table,
-                                 skip=frozenset(m.path for m in would_promote)).planned
-        return vault_status(table, self.settings, len(self.index.all_paths()),
-                            forget=len(would_forget), promote=len(would_promote))
+        would_forget = plan_pass(
+            self, "forget", when, table=table, skip=frozenset(m.path for m in would_promote)
+        ).planned
+        return vault_status(
+            table,
+            self.settings,
+            len(self.index.all_paths()),
+            forget=len(would_forget),
+            promote=len(would_promote),
+        )
 
     # ------------------------------------------------------------------ passes
     def promote(
@@ -372,24 +404,43 @@ class Vault:
             return session.run(result)
 
     def gc(
-        self, *, threshold: float | None = None, keep: Sequence[str] = (), dry_run: bool = False,
-        hard: bool = False, now: dt.datetime | None = None,
+        self,
+        *,
+        threshold: float | None = None,
+        keep: Sequence[str] = (),
+        dry_run: bool = False,
+        hard: bool = False,
+        now: dt.datetime | None = None,
     ) -> PassResult:
         """Forget (spec 4 rule 4): archive memories scoring below ``threshold``; ``hard`` deletes.
 
         ``keep`` ids/titles are reinforced first (``use_count += 3``, seed 000) and left alone.
         """
         kept = tuple(self._managed(ref) for ref in keep)
-        run = self.lifecycle(("forget",), dry_run=dry_run, now=now, threshold=threshold,
-                             hard=hard, keep=kept, command="gc")
+        run = self.lifecycle(
+            ("forget",),
+            dry_run=dry_run,
+            now=now,
+            threshold=threshold,
+            hard=hard,
+            keep=kept,
+            command="gc",
+        )
         return run.results[0]
 
     def lifecycle(
-        self, passes: Sequence[str] = PASS_ORDER, *, dry_run: bool = False,
-        now: dt.datetime | None = None, threshold: float | None = None, hard: bool = False,
-        keep: Sequence[str] = (), command: str | None = None, commit: bool = False,
+        self,
+        passes: Sequence[str] = PASS_ORDER,
+        *,
+        dry_run: bool = False,
+        now: dt.datetime | None = None,
+        threshold: float | None = None,
+        hard: bool = False,
+        keep: Sequence[str] = (),
+        command: str | None = None,
+        commit: bool = False,
     ) -> LifecycleRun:
-        """Run lifecycle passes in order (seal, promote, expire, forget, prune) as one undoable step.
+        """Run lifecycle passes (seal, promote, expire, forget, prune) as one undoable step.
 
         Raises :class:`LockedError` when another pass is running. With ``commit`` in a git
         repository, the pass's changes (and only those) are committed with a message that counts
@@ -399,14 +450,22 @@ class Vault:
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
         self.sync()
-        run = run_passes(self, tuple(passes), now or utc_now(), dry_run=dry_run,
-                         threshold=threshold, hard=hard, keep=tuple(keep), command=command)
+        run = run_passes(
+            self,
+            tuple(passes),
+            now or utc_now(),
+            dry_run=dry_run,
+            threshold=threshold,
+            hard=hard,
+            keep=tuple(keep),
+            command=command,
+        )
         if commit and not dry_run and run.applied:
             run.commit = commit_run(self.root, run)
         return run
 
     def undo(self) -> UndoReport:
-        """Reverse the last applied pass exactly (spec 4); refuses, naming the note, if one changed."""
+        """Reverse the last applied pass exactly (spec 4); refuses, naming it, if a note changed."""
         report = undo_last(self)
         self.sync()
         return report
@@ -421,7 +480,11 @@ class Vault:
             n += 1
 
     def create_memory(
-        self, content: str, fields: dict[str, object], *, title: str | None = None,
+        self,
+        content: str,
+        fields: dict[str, object],
+        *,
+        title: str | None = None,
         folder: str | None = None,
     ) -> str:
         """Write a new memory note; returns its vault-relative path. ``fields`` in output order.

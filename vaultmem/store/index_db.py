@@ -27,24 +27,50 @@ PARSER_VERSION = 3
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 
 FIELD_COLUMNS = (
-    "id", "type", "status", "layer", "category", "created", "last_used", "use_count",
-    "strength", "importance", "confidence", "source", "pinned", "box", "trace", "review_count",
-    "last_review_at", "cross_domain_count", "promoted_at", "archived_at", "resolved_at",
+    "id",
+    "type",
+    "status",
+    "layer",
+    "category",
+    "created",
+    "last_used",
+    "use_count",
+    "strength",
+    "importance",
+    "confidence",
+    "source",
+    "pinned",
+    "box",
+    "trace",
+    "review_count",
+    "last_review_at",
+    "cross_domain_count",
+    "promoted_at",
+    "archived_at",
+    "resolved_at",
     "valid_until",
 )
 """Columns of ``notes`` that hold :class:`~vaultmem.core.fields.MemoryFields` values."""
 
 _INSERT_COLUMNS = (
-    "path", "name_key", "mtime_ns", "size", "hash", "title", *FIELD_COLUMNS,
-    "tags", "related", "problems", "warnings", "frontmatter",
+    "path",
+    "name_key",
+    "mtime_ns",
+    "size",
+    "hash",
+    "title",
+    *FIELD_COLUMNS,
+    "tags",
+    "related",
+    "problems",
+    "warnings",
+    "frontmatter",
 )
 _INSERT_SQL = (
     f"INSERT INTO notes ({', '.join(_INSERT_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(_INSERT_COLUMNS))})"
 )
-_UPDATE_SQL = (
-    f"UPDATE notes SET {', '.join(f'{c} = ?' for c in _INSERT_COLUMNS)} WHERE nid = ?"
-)
+_UPDATE_SQL = f"UPDATE notes SET {', '.join(f'{c} = ?' for c in _INSERT_COLUMNS)} WHERE nid = ?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +87,7 @@ class FileState:
 
 @dataclass(frozen=True, slots=True)
 class LinkRow:
-    """One stored link: ``source`` path, ``target`` as written, ``kind``, ``resolved`` path or None."""
+    """A stored link: ``source`` path, ``target`` as written, ``kind``, ``resolved`` path/None."""
 
     lid: int
     source: str
@@ -83,11 +109,25 @@ def _json_default(value: object) -> str:
 
 def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) -> list[object]:
     f = note.fields
-    values: list[object] = [note.path, note_key(note.path), mtime_ns, size, content_hash, note.title]
+    values: list[object] = [
+        note.path,
+        note_key(note.path),
+        mtime_ns,
+        size,
+        content_hash,
+        note.title,
+    ]
     for column in FIELD_COLUMNS:
         value = getattr(f, column)
-        if column in ("created", "last_used", "last_review_at", "promoted_at", "archived_at",
-                      "resolved_at", "valid_until"):
+        if column in (
+            "created",
+            "last_used",
+            "last_review_at",
+            "promoted_at",
+            "archived_at",
+            "resolved_at",
+            "valid_until",
+        ):
             value = _epoch(value)
         elif column == "pinned":
             value = int(value)
@@ -126,7 +166,11 @@ class IndexDB:
             db._check_parser_version()
             return db
         except sqlite3.DatabaseError:
-            with_suffixes = [path, path.with_name(INDEX_FILE + "-wal"), path.with_name(INDEX_FILE + "-shm")]
+            with_suffixes = [
+                path,
+                path.with_name(INDEX_FILE + "-wal"),
+                path.with_name(INDEX_FILE + "-shm"),
+            ]
             for stale in with_suffixes:
                 stale.unlink(missing_ok=True)
             conn = cls._connect(path)
@@ -200,7 +244,8 @@ class IndexDB:
         for start in range(0, len(key_list), 500):
             chunk = key_list[start : start + 500]
             out += [
-                row[0] for row in self.conn.execute(
+                row[0]
+                for row in self.conn.execute(
                     f"SELECT path FROM notes WHERE name_key IN ({', '.join('?' * len(chunk))})",
                     chunk,
                 )
@@ -224,14 +269,18 @@ class IndexDB:
             self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (nid,))
         tags = note.fields.tags
         if tags:
-            self.conn.executemany("INSERT INTO tags (nid, tag) VALUES (?, ?)", [(nid, t) for t in tags])
+            self.conn.executemany(
+                "INSERT INTO tags (nid, tag) VALUES (?, ?)", [(nid, t) for t in tags]
+            )
         self.conn.execute(
             "INSERT INTO notes_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
             (nid, note.title, note.body, " ".join(tags)),
         )
         return nid
 
-    def set_links(self, nid: int, links: Iterable[tuple[str, str, str | None, str, str | None]]) -> None:
+    def set_links(
+        self, nid: int, links: Iterable[tuple[str, str, str | None, str, str | None]]
+    ) -> None:
         """Replace the links of note ``nid`` with (target, target_key, subpath, kind, resolved)."""
         self.conn.execute("DELETE FROM links WHERE nid = ?", (nid,))
         self.conn.executemany(
@@ -255,7 +304,8 @@ class IndexDB:
         )
         if title_of(new) != title_of(old):
             self.conn.execute(
-                "UPDATE notes_fts SET title = ? WHERE rowid = (SELECT nid FROM notes WHERE path = ?)",
+                "UPDATE notes_fts SET title = ? "
+                "WHERE rowid = (SELECT nid FROM notes WHERE path = ?)",
                 (title_of(new), new),
             )
         self.conn.execute("UPDATE links SET resolved = ? WHERE resolved = ?", (new, old))
@@ -275,7 +325,9 @@ class IndexDB:
             self.conn.execute(f"DELETE FROM {table}")
 
     # ----------------------------------------------------------------- memory columns
-    def memory_rows(self, where: str = "1", params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+    def memory_rows(
+        self, where: str = "1", params: Sequence[object] = ()
+    ) -> list[tuple[object, ...]]:
         """Rows in :data:`~vaultmem.core.scoring.COLUMN_ORDER` for notes matching ``where``.
 
         ``edges`` = distinct other notes linked to or from the note (spec 3.2), from the links.
@@ -304,10 +356,13 @@ class IndexDB:
             return None
         return {d[0]: v for d, v in zip(cursor.description, row, strict=True)}
 
-    def frontmatter_of(self, where: str, params: Sequence[object] = ()) -> list[tuple[str, dict[str, Any]]]:
+    def frontmatter_of(
+        self, where: str, params: Sequence[object] = ()
+    ) -> list[tuple[str, dict[str, Any]]]:
         """(path, frontmatter dict) of the notes matching ``where`` (SQL over ``notes n``)."""
         rows = self.conn.execute(
-            f"SELECT n.path, n.frontmatter FROM notes n WHERE {where} ORDER BY n.path", tuple(params)
+            f"SELECT n.path, n.frontmatter FROM notes n WHERE {where} ORDER BY n.path",
+            tuple(params),
         )
         return [(path, json.loads(text)) for path, text in rows]
 
@@ -325,7 +380,9 @@ class IndexDB:
 
     def paths_with_name(self, key: str) -> list[str]:
         """Paths whose lower-cased file name is ``key`` (e.g. ``"foo.md"``)."""
-        return [r[0] for r in self.conn.execute("SELECT path FROM notes WHERE name_key = ?", (key,))]
+        return [
+            r[0] for r in self.conn.execute("SELECT path FROM notes WHERE name_key = ?", (key,))
+        ]
 
     # ----------------------------------------------------------------- links
     def links_to_keys(self, keys: Iterable[str]) -> list[tuple[int, str, str]]:
@@ -367,13 +424,14 @@ class IndexDB:
         rows = self.conn.execute(
             """
             SELECT path, count(DISTINCT other) FROM (
-                SELECT n.path AS path, l.resolved AS other FROM links l JOIN notes n ON n.nid = l.nid
+                SELECT n.path AS path, l.resolved AS other
+                FROM links l JOIN notes n ON n.nid = l.nid
                 WHERE l.resolved IS NOT NULL AND l.resolved != n.path
                 UNION ALL
-                SELECT l.resolved AS path, n.path AS other FROM links l JOIN notes n ON n.nid = l.nid
+                SELECT l.resolved AS path, n.path AS other
+                FROM links l JOIN notes n ON n.nid = l.nid
                 WHERE l.resolved IS NOT NULL AND l.resolved != n.path
             ) GROUP BY path
             """
         )
         return {path: int(count) for path, count in rows}
-

@@ -89,7 +89,9 @@ def m003_frontmatter_json(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    m001_notes_links_fts, m002_meta, m003_frontmatter_json,
+    m001_notes_links_fts,
+    m002_meta,
+    m003_frontmatter_json,
 )
 
 

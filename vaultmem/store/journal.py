@@ -50,8 +50,14 @@ class Operation:
     after: str | None
 
     def as_json(self) -> dict[str, Any]:
-        return {"op": self.kind, "seq": self.seq, "source": self.source, "target": self.target,
-                "before": self.before, "after": self.after}
+        return {
+            "op": self.kind,
+            "seq": self.seq,
+            "source": self.source,
+            "target": self.target,
+            "before": self.before,
+            "after": self.after,
+        }
 
 
 @dataclass(slots=True)
@@ -85,8 +91,14 @@ class JournalWriter:
         # kept open across operations and closed by close()/abandon()
         self._handle: IO[str] = open(self.path, "x", encoding="utf-8")  # noqa: SIM115
         self._seq = 0
-        self._append({"journal": 1, "command": command, "now": now.isoformat(),
-                      "started": dt.datetime.now(dt.UTC).isoformat()})
+        self._append(
+            {
+                "journal": 1,
+                "command": command,
+                "now": now.isoformat(),
+                "started": dt.datetime.now(dt.UTC).isoformat(),
+            }
+        )
         fsync_dir(folder)
 
     def _append(self, record: dict[str, Any], *, durable: bool = True) -> None:
@@ -102,13 +114,15 @@ class JournalWriter:
         apply_operation(self.root, operation, expected=expected)
         self._append({"done": operation.seq}, durable=False)
 
-    def _next(self, kind: str, source: str | None, target: str, before: str | None,
-              after: str | None) -> Operation:
+    def _next(
+        self, kind: str, source: str | None, target: str, before: str | None, after: str | None
+    ) -> Operation:
         self._seq += 1
         return Operation(self._seq, kind, source, target, before, after)
 
-    def move(self, source: str, target: str, before: str, after: str,
-             expected: Fingerprint) -> None:
+    def move(
+        self, source: str, target: str, before: str, after: str, expected: Fingerprint
+    ) -> None:
         """Rename ``source`` to ``target`` (kept base name), then write ``after`` there."""
         self._run(self._next("move", source, target, before, after), expected)
 
@@ -187,10 +201,16 @@ def read_journal(path: Path) -> JournalEntry:
             if entry is None:
                 entry = JournalEntry(path, record)
             elif "op" in record:
-                entry.operations.append(Operation(
-                    record["seq"], record["op"], record["source"], record["target"],
-                    record["before"], record["after"],
-                ))
+                entry.operations.append(
+                    Operation(
+                        record["seq"],
+                        record["op"],
+                        record["source"],
+                        record["target"],
+                        record["before"],
+                        record["after"],
+                    )
+                )
             elif "done" in record:
                 entry.done.add(int(record["done"]))
             elif record.get("complete"):

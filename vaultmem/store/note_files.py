@@ -95,7 +95,9 @@ def write_note(path: Path, text: str, *, expected: Fingerprint | None) -> Finger
             raise NoteChangedError(path, "changed on disk since it was read; not overwritten")
         mode = stat.S_IMODE(os.stat(path).st_mode)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".vaultmem-tmp", dir=path.parent)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".vaultmem-tmp", dir=path.parent
+    )
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

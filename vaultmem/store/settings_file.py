@@ -1,4 +1,4 @@
-"""Reading ``vaultmem.toml`` into :class:`~vaultmem.core.settings.Settings` (with :mod:`tomllib`)."""
+"""Reading ``vaultmem.toml`` into :class:`~vaultmem.core.settings.Settings` with :mod:`tomllib`."""
 
 from __future__ import annotations
 

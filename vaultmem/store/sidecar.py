@@ -16,5 +16,7 @@ def ensure_sidecar(sidecar: Path) -> Path:
     sidecar.mkdir(parents=True, exist_ok=True)
     ignore = sidecar / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("# vaultmem's sidecar: a cache rebuilt from the notes; never commit it\n*\n")
+        ignore.write_text(
+            "# vaultmem's sidecar: a cache rebuilt from the notes; never commit it\n*\n"
+        )
     return sidecar

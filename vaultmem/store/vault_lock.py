@@ -11,7 +11,6 @@ from filelock import FileLock, Timeout
 from vaultmem.errors import LockedError
 from vaultmem.store.sidecar import ensure_sidecar
 
-
 _LOCKS: dict[str, FileLock] = {}
 """One lock object per lock file: nested ``with vault_lock(...)`` in one process re-enter it."""
 
