@@ -84,6 +84,8 @@ class Corpus:
     notes: int = 0
     size_mb: float = 0.0
     generated_seconds: float | None = None
+    load_average: list[float] = field(default_factory=list)
+    """1-minute load average before and after the scenarios (other work skews wall time)."""
     figures: list[Figure] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -185,6 +187,13 @@ def _ratio(value: float, baseline: float) -> str:
     return f"{value / baseline:.1f}x" if baseline > 0 else "-"
 
 
+def _cpu(result: dict[str, Any], lead: str = ", ") -> str:
+    """``", 3.1 s cpu"`` (closed with ``)`` when ``lead`` opens a parenthesis)."""
+    if "cpu_seconds" not in result:
+        return ""
+    return f"{lead}{_secs(float(result['cpu_seconds']))} cpu" + (")" if "(" in lead else "")
+
+
 def _check(value: float, limit: float, at_least: bool, applies: bool) -> bool | None:
     if not applies:
         return None
@@ -210,7 +219,7 @@ def index_figures(
     else:
         rate = cold["notes"] / cold["seconds"]
         rows.append(Figure(
-            FIGURES[0], f"{_fmt(rate)} notes/s ({_secs(cold['seconds'])})",
+            FIGURES[0], f"{_fmt(rate)} notes/s ({_secs(cold['seconds'])}{_cpu(cold)})",
             f"{read_base} ({_ratio(read_rate, rate)} faster)", target,
             _check(rate, 5000, True, True), rate,
         ))
@@ -221,8 +230,11 @@ def index_figures(
         rows.append(_error_row(FIGURES[1], nochange, target))
     else:
         s = float(nochange["seconds"])
-        rows.append(Figure(FIGURES[1], _secs(s), f"{walk_base} ({_ratio(s, walk_s)} of it)",
-                           target, _check(s, 2.0, False, at_target), s))
+        rows.append(Figure(
+            FIGURES[1], f"{_secs(s)}{_cpu(nochange, ' (')}",
+            f"{walk_base} ({_ratio(s, walk_s)} of it)", target,
+            _check(s, 2.0, False, at_target), s,
+        ))
     per_note_ms = 1000 * read["seconds"] / read["notes"] if read_rate else 0.0
     target = "≤ 20 ms"
     if "error" in one:
@@ -280,7 +292,7 @@ def plan_figures(
     walk_s = float(walk.get("seconds", 0.0))
     planned = ", ".join(f"{k} {v}" for k, v in result["planned"].items())
     return [
-        Figure(FIGURES[5], f"{_secs(s)} ({_fmt(result['memories'])} memories)",
+        Figure(FIGURES[5], f"{_secs(s)} ({_fmt(result['memories'])} memories{_cpu(result)})",
                f"stat walk {_secs(walk_s)} ({_ratio(s, walk_s)} of it)" if walk_s else "-",
                target, _check(s, 1.0, False, at_target), s),
         Figure("  of which sync in vault.table", _secs(result["sync_seconds"])),
@@ -300,7 +312,7 @@ Log = Callable[[str], None]
 def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
     root, generated = cached_vault(out, n)
     notes, size_mb = vault_size(root)
-    corpus = Corpus(f"synthetic N={n:,}", str(root), notes, size_mb, generated)
+    corpus = Corpus(f"synthetic N={n:,}", str(root), notes, size_mb, generated, [_load()])
     log(f"[{corpus.label}] baselines")
     walk = _median_of("stat_walk", root, effort.baseline)
     read = _median_of("raw_read", root, effort.baseline)
@@ -324,6 +336,7 @@ def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
     plan_rows = plan_figures(plan, walk, idle, n)
     corpus.figures = [*rows[:3], *watcher_figures(watch, read), *plan_rows[:-1], rows[3],
                       plan_rows[-1]]
+    corpus.load_average.append(_load())
     return corpus
 
 
@@ -331,7 +344,8 @@ def bench_real(source: Path, effort: Effort, log: Log) -> Corpus:
     root = _writable_copy(source)
     try:
         notes, size_mb = vault_size(root)
-        corpus = Corpus(f"real vault {source.name}", str(source), notes, size_mb)
+        corpus = Corpus(f"real vault {source.name}", str(source), notes, size_mb,
+                        load_average=[_load()])
         log(f"[{corpus.label}] copied to {root}")
         walk = _median_of("stat_walk", root, effort.baseline)
         read = _median_of("raw_read", root, effort.baseline)
@@ -342,9 +356,14 @@ def bench_real(source: Path, effort: Effort, log: Log) -> Corpus:
         corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
                       "nochange": nochange, "one_note": one}
         corpus.figures = index_figures(corpus, walk, read, idle, cold, nochange, one, n=None)
+        corpus.load_average.append(_load())
         return corpus
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else 0.0
 
 
 def machine_info() -> dict[str, Any]:
@@ -363,13 +382,18 @@ def machine_info() -> dict[str, Any]:
     git = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %s"],
                          capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "vaultmem"],
-                           capture_output=True, text=True).stdout.strip()
+                           capture_output=True, text=True).stdout.strip() if git else ""
+    # an exported snapshot (no .git) can say what it is
+    git = git or os.environ.get("VAULTMEM_BENCH_SOURCE", "")
+    idle = run_scenario("idle", REPO)
     return {
         "cores": os.cpu_count(), "usable_cores": usable, "cpu": cpu,
         "memory_gb": round(mem_kb / 1024 / 1024, 1), "platform": platform.platform(),
         "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
         "vaultmem_commit": git or "unknown",
         "vaultmem_uncommitted_files": len(dirty.splitlines()) if dirty else 0,
+        "vaultmem_imported_from": idle.get("vaultmem", idle.get("error", "?")),
+        "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else [],
     }
 
 
@@ -378,16 +402,19 @@ def render(machine: dict[str, Any], corpora: Sequence[Corpus]) -> str:
     lines = [
         f"machine: {machine['cores']} cores ({machine['usable_cores']} usable), {machine['cpu']}, "
         f"{machine['memory_gb']} GB; {machine['platform']}",
-        f"python {machine['python']}, sqlite {machine['sqlite']}; vaultmem at "
+        f"python {machine['python']}, sqlite {machine['sqlite']}; vaultmem "
         f"{machine['vaultmem_commit']} ({machine['vaultmem_uncommitted_files']} files of "
-        "vaultmem/ uncommitted)",
+        f"vaultmem/ uncommitted), imported from {machine['vaultmem_imported_from']}",
+        "load average at start (1, 5, 15 min): "
+        + ", ".join(str(x) for x in machine["load_average"]),
     ]
     header = ("figure", "value", "baseline", "target", "ok?")
     for corpus in corpora:
         made = ("" if corpus.generated_seconds is None
                 else f", generated in {corpus.generated_seconds:.1f} s")
+        load = " → ".join(str(x) for x in corpus.load_average)
         lines += ["", f"== {corpus.label}: {corpus.notes:,} notes, {corpus.size_mb:.1f} MB "
-                      f"({corpus.path}{made})"]
+                      f"({corpus.path}{made}); load average {load}"]
         rows = [header] + [
             (f.name, f.value, f.baseline or "-", f.target or "-",
              "-" if f.ok is None else ("yes" if f.ok else "NO"))

@@ -30,6 +30,12 @@ from typing import Any
 Result = dict[str, Any]
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far (all threads)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile ``q`` (0–100) of ``values``."""
     ordered = sorted(values)
@@ -70,9 +76,10 @@ def raw_read(root: Path) -> Result:
 
 def idle(root: Path) -> Result:
     """Baseline of memory: the interpreter with vaultmem (and numpy, YAML, SQLite) imported."""
+    import vaultmem
     import vaultmem.services.vault  # noqa: F401
 
-    return {}
+    return {"vaultmem": str(Path(vaultmem.__file__).parent)}
 
 
 # ---------------------------------------------------------------------------------- the index
@@ -91,11 +98,14 @@ def cold(root: Path) -> Result:
 
     shutil.rmtree(root / SIDECAR_DIR, ignore_errors=True)
     db, settings = _open(root)
+    cpu = cpu_seconds()
     started = time.perf_counter()
     report = sync_index(root, db, settings, rebuild=True)
     seconds = time.perf_counter() - started
+    cpu = cpu_seconds() - cpu
     db.close()
-    return {"seconds": seconds, "notes": report.added, "report": report.as_dict()}
+    return {"seconds": seconds, "cpu_seconds": cpu, "notes": report.added,
+            "report": report.as_dict()}
 
 
 def nochange(root: Path, repeat: int) -> Result:
@@ -105,14 +115,18 @@ def nochange(root: Path, repeat: int) -> Result:
     db, settings = _open(root)
     sync_index(root, db, settings)  # settle anything left over (not timed)
     runs: list[float] = []
+    cpus: list[float] = []
     for _ in range(repeat):
+        cpu = cpu_seconds()
         started = time.perf_counter()
         report = sync_index(root, db, settings)
         runs.append(time.perf_counter() - started)
+        cpus.append(cpu_seconds() - cpu)
         if report.any_change:
             raise RuntimeError(f"no-change sync changed the index: {report.as_dict()}")
     db.close()
-    return {"seconds": statistics.median(runs), "runs": runs, "notes": report.unchanged}
+    return {"seconds": statistics.median(runs), "cpu_seconds": statistics.median(cpus),
+            "runs": runs, "notes": report.unchanged}
 
 
 @dataclass(slots=True)
@@ -248,7 +262,7 @@ def _save(root: Path, rel: str, data: bytes, how: str) -> None:
 def watcher(root: Path, saves: int) -> Result:
     """Save notes while a ``VaultWatcher`` runs; latency = write start → ``on_sync`` names it."""
     try:
-        from vaultmem.services.watcher import VaultWatcher  # type: ignore[import-not-found]
+        from vaultmem.services.watcher import VaultWatcher
     except ImportError as err:
         return {"available": False, "why": f"vaultmem.services.watcher: {err}"}
     from vaultmem.services.index_sync import sync_index
@@ -330,12 +344,15 @@ def plan(root: Path, repeat: int) -> Result:
     loads: list[float] = []
     plans: list[float] = []
     planned: dict[str, int] = {}
+    cpus: list[float] = []
     for _ in range(repeat):
+        cpu = cpu_seconds()
         t0 = time.perf_counter()
         table = vault.table(now=now)
         t1 = time.perf_counter()
         planned = {name: len(plan_pass(vault, name, now, table=table).planned) for name in passes}
         t2 = time.perf_counter()
+        cpus.append(cpu_seconds() - cpu)
         vault.sync()
         t3 = time.perf_counter()
         memory_table(vault.index, vault.settings, now)
@@ -350,7 +367,8 @@ def plan(root: Path, repeat: int) -> Result:
     unshared = time.perf_counter() - started
     vault.close()
     return {
-        "seconds": statistics.median(totals), "sync_seconds": statistics.median(syncs),
+        "seconds": statistics.median(totals), "cpu_seconds": statistics.median(cpus),
+        "sync_seconds": statistics.median(syncs),
         "load_seconds": statistics.median(loads), "plan_seconds": statistics.median(plans),
         "unshared_seconds": unshared, "memories": len(table), "planned": planned,
     }
