@@ -1,0 +1,120 @@
+"""``recall`` and ``review``: find notes for a query, list memories due for review (spec 7, 3.3)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from vaultmem.cli.common import fmt_score, json_option, now_option, print_json, vault_command
+from vaultmem.core.fields import LAYERS, STATUSES
+from vaultmem.core.recall_fusion import FusionWeights, review_period
+from vaultmem.core.timestamps import parse_datetime
+from vaultmem.services.recall import Hit, recall_weights
+from vaultmem.services.vault import Vault
+
+
+def _parse_since(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> dt.datetime | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        return parse_datetime(value)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not a datetime (use ISO 8601, e.g. 2026-11-01 or 2026-11-01T09:00:00)"
+        ) from None
+
+
+@click.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("--k", "k", type=click.IntRange(min=1),
+              help="How many results (default: [recall] k, 10).")
+@click.option("--status", type=click.Choice(STATUSES), help="Only memories with this status.")
+@click.option("--layer", type=click.Choice(LAYERS), help="Only memories in this layer.")
+@click.option("--tag", help="Only notes with this tag or one nested in it (project: project/a).")
+@click.option("--folder", help="Only notes under this vault folder, e.g. LTM.")
+@click.option("--since", callback=_parse_since, metavar="DATETIME",
+              help="Only notes used or created at or after DATETIME.")
+@click.option("--include-archived", is_flag=True, help="Also search archived memories.")
+@click.option("--explain", is_flag=True, help="Show each signal's contribution to every score.")
+@click.option("--touch", is_flag=True, help="Reinforce the memories returned (use_count + 1).")
+@json_option
+@now_option
+@vault_command
+def recall(vault: Vault, query: tuple[str, ...], k: int | None, explain: bool, touch: bool,
+           as_json: bool, now: dt.datetime, **filters: object) -> None:
+    """Find the notes that best answer QUERY (words; quotes and operators are plain text).
+
+    Ranks by keyword relevance (BM25, title above body), memory strength (decay score), links to
+    the strongest hits, and blends in memories due for review (seed 001: every third result).
+    """
+    text = " ".join(query)
+    hits = vault.recall(text, k=k, now=now, touch=touch, **filters)
+    if as_json:
+        print_json([hit.as_dict() for hit in hits])
+        return
+    if not hits:
+        click.echo(f"no notes match {text!r}")
+        return
+    if explain:
+        _print_explained(hits, recall_weights(vault), text)
+    else:
+        for hit in hits:
+            mark = "  [review]" if hit.review else ""
+            click.echo(f"{hit.rank:>3}. {hit.score:6.3f}  {hit.path}{mark}")
+    if touch:
+        touched = sum(1 for hit in hits if hit.signals.decay_score is not None)
+        click.echo(f"reinforced {touched} memories", err=True)
+
+
+def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> None:
+    """Per hit: score, then each signal as contribution = weight × signal, with its source."""
+    period = review_period(weights.review_blend)
+    blend = f"one slot in {period}" if period else "off"
+    click.echo(
+        f"recall {query!r}: score = {weights.relevance:g}×relevance + {weights.decay:g}×decay"
+        f" + {weights.graph:g}×graph; review blend {weights.review_blend:g} ({blend})"
+    )
+    for hit in hits:
+        s = hit.signals
+        placed = "  ← placed by review blending" if hit.review else ""
+        click.echo(f"{hit.rank:>3}. {hit.path}  score {hit.score:.3f}{placed}")
+        bm25 = f"bm25 {s.bm25:.3f}" if s.bm25 else "no word matched (reached by a link)"
+        click.echo(f"       relevance {hit.relevance:6.3f} = {weights.relevance:g} × "
+                   f"{s.relevance:.3f}   ({bm25})")
+        source = ("neutral: not a memory" if s.decay_score is None
+                  else f"decay score {fmt_score(s.decay_score)}")
+        click.echo(f"       decay     {hit.decay:6.3f} = {weights.decay:g} × {s.decay:.3f}   "
+                   f"({source})")
+        linked = f"linked with {s.linked_to!r}" if s.linked_to else "no link to a strong hit"
+        click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}   "
+                   f"({linked})")
+        if s.review_priority > 0:
+            click.echo(f"       review priority {s.review_priority:.3f} (danger zone)")
+
+
+@click.command()
+@click.option("--k", "k", type=click.IntRange(min=1),
+              help="How many memories (default: [recall] k, 10).")
+@json_option
+@now_option
+@vault_command
+def review(vault: Vault, k: int | None, as_json: bool, now: dt.datetime) -> None:
+    """List active memories in the danger zone, most urgent first (spec 3.3; seed 001).
+
+    A memory is in the danger zone while its decay score is between 0.15 and 0.35; priority
+    peaks at 0.25. Reinforce one with `vaultmem touch ID` or `vaultmem observe ID`.
+    """
+    rows = vault.review(k=k, now=now)
+    if as_json:
+        print_json([row.as_dict() for row in rows])
+        return
+    if not rows:
+        click.echo("no memories are due for review")
+        return
+    click.echo(f"{'priority':>8} {'score':>6} {'uses':>4}  {'last used':<19}  path")
+    for row in rows:
+        click.echo(f"{row.review_priority:>8.3f} {fmt_score(row.score):>6} {row.use_count:>4}  "
+                   f"{row.last_used or '—':<19}  {row.path}")

@@ -1,0 +1,235 @@
+"""The maths of recall (spec 7): signals in [0, 1], their weighted fusion, ranking, review blending.
+
+Pure numpy over the n candidates of one query; no I/O. Every array is shape (n,), float64 unless
+said otherwise, indexed like the candidate list the caller built.
+
+Signals (each in [0, 1]):
+
+- **relevance** ``r`` — FTS5 BM25 relative to the best candidate: ``r = (−bm25) / max(−bm25)``
+  (FTS5's ``bm25()`` is negative, more negative = better; the best candidate has ``r = 1``).
+- **decay** ``d`` — the memory's decay score ``s`` (spec 3.1; seeds 001, 003) squashed to
+  ``s / (1 + s)``: a fresh, once-used memory (s = 1) gives 0.5, a faded one (s = 0.05) 0.048,
+  a much-used one (s = 4) 0.8. Notes without decay fields (a person's own notes, boxes, traces)
+  get :data:`NEUTRAL_DECAY` = 0.5, the value of a fresh memory: neither lifted nor sunk.
+- **graph** ``g`` — graph proximity (spec 6, 7; seed 000's graph re-ranking): the relevance of
+  the strongest *strong hit* linked to or from the note, ``g_i = max{ r_s : s strong, s ~ i,
+  s ≠ i }``, 0 when none. Strong hits are the :data:`GRAPH_SEEDS` most relevant candidates with
+  ``r ≥`` :data:`STRONG_HIT`.
+
+Fusion: ``score = w_r·r + w_d·d + w_g·g`` (weights from ``[recall]`` settings, overridable per
+call); each term is that signal's *contribution*, which ``--explain`` prints. With
+``w_d = w_g = 0`` the order is BM25's. Ties break by path, so the order is deterministic.
+
+Review blending (seed 001, "Blended Search Results"): a share ``review_blend`` (0.3) of the
+results are danger-zone memories relevant to the query (active, review priority > 0, relevance
+≥ :data:`REVIEW_MIN_RELEVANCE`), highest priority first, interleaved ``[p0, p1, r0, p2, p3, r1,
+…]`` — every ``round(1 / blend)``-th slot (every 3rd at 0.3) holds the next review candidate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from vaultmem.core.settings import RecallSettings
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
+
+NEUTRAL_DECAY = 0.5
+"""Decay signal of notes without decay fields: that of a fresh, once-used memory (score 1)."""
+STRONG_HIT = 0.5
+"""A candidate is a strong hit (a graph seed) when its relevance is at least this."""
+GRAPH_SEEDS = 10
+"""At most this many strong hits (the most relevant) lend graph proximity to their neighbours."""
+REVIEW_MIN_RELEVANCE = STRONG_HIT
+"""A danger-zone memory is blended in only when it is relevant: a strong hit itself (seed 001's
+"filter for relevance"; measured on ``benchmarks/recall_eval``: looser floors push answers down)."""
+
+WEIGHT_NAMES = ("relevance", "decay", "graph", "review_blend")
+
+
+@dataclass(frozen=True, slots=True)
+class FusionWeights:
+    """Weights of the fused score and the review-blend share (spec 7; ``[recall]`` settings).
+
+    ``relevance``, ``decay``, ``graph`` ≥ 0 multiply their signals; ``review_blend`` in [0, 1) is
+    the share of results given to danger-zone memories (seed 001: 0.3). Keyword-only ranking is
+    ``relevance=1, decay=0, graph=0, review_blend=0``.
+    """
+
+    relevance: float = 1.0
+    decay: float = 0.3
+    graph: float = 0.2
+    review_blend: float = 0.3
+
+    @classmethod
+    def from_settings(cls, recall: RecallSettings) -> FusionWeights:
+        return cls(
+            relevance=recall.weight_relevance, decay=recall.weight_decay,
+            graph=recall.weight_graph, review_blend=recall.review_blend,
+        ).checked()
+
+    def with_overrides(self, overrides: Mapping[str, float] | None) -> FusionWeights:
+        """These weights with some replaced, e.g. ``{"decay": 0, "graph": 0}``.
+
+        Raises ``ValueError`` naming an unknown key or a value out of range.
+        """
+        if not overrides:
+            return self
+        unknown = sorted(set(overrides) - set(WEIGHT_NAMES))
+        if unknown:
+            raise ValueError(
+                f"unknown recall weight {unknown[0]!r}; known: {', '.join(WEIGHT_NAMES)}"
+            )
+        changes: dict[str, float] = {}
+        for name, value in overrides.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"recall weight {name} must be a number, not {value!r}")
+            changes[name] = float(value)
+        return replace(self, **changes).checked()
+
+    def checked(self) -> FusionWeights:
+        """``self``, after checking every value is finite and in range (raises ``ValueError``)."""
+        for name in ("relevance", "decay", "graph"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"recall weight {name} must be a number ≥ 0, not {value!r}")
+        if not 0.0 <= self.review_blend < 1.0:
+            raise ValueError(f"review_blend must be in [0, 1), not {self.review_blend!r}")
+        return self
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: float(getattr(self, name)) for name in WEIGHT_NAMES}
+
+
+def relevance_signal(bm25: FloatArray) -> FloatArray:
+    """FTS5 ``bm25()`` values (≤ 0, lower = better) → relevance in [0, 1], best = 1.
+
+    Candidates that did not match the query (graph neighbours) carry ``bm25 = 0`` → ``r = 0``.
+    """
+    gain = np.maximum(-np.nan_to_num(bm25, nan=0.0), 0.0)
+    top = float(gain.max()) if gain.size else 0.0
+    return gain / top if top > 0.0 else np.zeros_like(gain)
+
+
+def decay_signal(score: FloatArray, decays: BoolArray) -> FloatArray:
+    """Decay score ``s`` (spec 3.1) → ``s / (1 + s)`` where ``decays``, else the neutral 0.5."""
+    s = np.maximum(np.nan_to_num(score, nan=0.0, posinf=1e12), 0.0)
+    return np.where(decays, s / (1.0 + s), NEUTRAL_DECAY)
+
+
+def strong_hits(relevance: FloatArray, paths: Sequence[str]) -> BoolArray:
+    """Mask of the graph seeds: the :data:`GRAPH_SEEDS` most relevant with ``r ≥ STRONG_HIT``."""
+    order = np.lexsort((np.asarray(paths, dtype=object).astype(str), -relevance))
+    chosen = [i for i in order[:GRAPH_SEEDS] if relevance[i] >= STRONG_HIT]
+    mask = np.zeros(len(relevance), dtype=bool)
+    mask[chosen] = True
+    return mask
+
+
+@dataclass(frozen=True, slots=True)
+class Proximity:
+    """Graph signal per candidate and, for ``--explain``, which seed gave it (−1: none)."""
+
+    signal: FloatArray
+    via: IntArray
+
+
+def graph_signal(
+    relevance: FloatArray, seeds: BoolArray, sources: IntArray, targets: IntArray
+) -> Proximity:
+    """Graph proximity of n candidates from links ``sources[e] → targets[e]`` (candidate indices).
+
+    Links count in either direction (spec 6: backlinks and outlinks are both edges): a strong hit
+    lends its relevance to every candidate it links to or that links to it, never to itself; a
+    candidate's signal is the largest amount lent to it.
+    """
+    n = len(relevance)
+    signal = np.zeros(n, dtype=np.float64)
+    via = np.full(n, -1, dtype=np.intp)
+    lender = np.concatenate([sources, targets]).astype(np.intp)
+    taker = np.concatenate([targets, sources]).astype(np.intp)
+    keep = seeds[lender] & (lender != taker) if len(lender) else np.zeros(0, dtype=bool)
+    lender, taker = lender[keep], taker[keep]
+    if not len(lender):
+        return Proximity(signal, via)
+    lent = relevance[lender]
+    np.maximum.at(signal, taker, lent)
+    # the seed that gave the maximum; among equals the lowest index (deterministic)
+    best = lent == signal[taker]
+    first = np.full(n, n, dtype=np.intp)
+    np.minimum.at(first, taker[best], lender[best])
+    via = np.where(first < n, first, -1).astype(np.intp)
+    return Proximity(signal, via)
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    """Per-signal contributions (weight × signal) and their sum ``score``, shape (n,) each."""
+
+    relevance: FloatArray
+    decay: FloatArray
+    graph: FloatArray
+    score: FloatArray
+
+
+def fuse(
+    relevance: FloatArray, decay: FloatArray, graph: FloatArray, weights: FusionWeights
+) -> Fused:
+    """``score = w_r·r + w_d·d + w_g·g`` with each weighted term kept for ``--explain``."""
+    r = weights.relevance * relevance
+    d = weights.decay * decay
+    g = weights.graph * graph
+    return Fused(relevance=r, decay=d, graph=g, score=r + d + g)
+
+
+def ranking(score: FloatArray, paths: Sequence[str]) -> IntArray:
+    """Candidate indices by ``score`` descending, ties by path ascending (deterministic)."""
+    keys = np.asarray(paths, dtype=object).astype(str)
+    return np.asarray(np.lexsort((keys, -score)), dtype=np.intp)
+
+
+def review_period(blend: float) -> int:
+    """Every how many slots a review candidate goes (seed 001: 0.3 → every 3rd); 0 = never."""
+    if blend <= 0.0:
+        return 0
+    return max(2, round(1.0 / blend))
+
+
+def blend_results(
+    primary: Sequence[int], review: Sequence[int], k: int, blend: float
+) -> list[tuple[int, bool]]:
+    """The first ``k`` results as (candidate index, placed by review blending).
+
+    ``primary`` is every candidate in fused order; ``review`` the danger-zone candidates in review
+    order (a subset of ``primary``). Slot j (0-based) is a review slot when ``(j + 1)`` is a
+    multiple of :func:`review_period`; it takes the next review candidate not yet shown, or the
+    next primary one when none is left. A memory shows once: one already placed by its own score
+    is not placed again. Seed 001's example, blend 0.3: ``[p0, p1, r0, p2, p3, r1, p4, …]``.
+    """
+    period = review_period(blend)
+    shown: set[int] = set()
+    out: list[tuple[int, bool]] = []
+    p = r = 0
+    while len(out) < k:
+        slot = len(out)
+        if period and (slot + 1) % period == 0:
+            while r < len(review) and review[r] in shown:
+                r += 1
+            if r < len(review):
+                out.append((review[r], True))
+                shown.add(review[r])
+                continue
+        while p < len(primary) and primary[p] in shown:
+            p += 1
+        if p >= len(primary):
+            break
+        out.append((primary[p], False))
+        shown.add(primary[p])
+    return out
