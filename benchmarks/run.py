@@ -205,7 +205,7 @@ def _error_row(name: str, result: dict[str, Any], target: str) -> Figure:
 
 
 def index_figures(
-    corpus: Corpus, walk: dict[str, Any], read: dict[str, Any], idle: dict[str, Any],
+    walk: dict[str, Any], read: dict[str, Any], idle: dict[str, Any],
     cold: dict[str, Any], nochange: dict[str, Any], one: dict[str, Any], *, n: int | None,
 ) -> list[Figure]:
     """Rows for the cold index, no-change sync, one changed note and the cold index's RSS."""
@@ -332,7 +332,7 @@ def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
     plan = run_scenario("plan", root, repeat=effort.plan)
     corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
                   "nochange": nochange, "one_note": one, "watcher": watch, "plan": plan}
-    rows = index_figures(corpus, walk, read, idle, cold, nochange, one, n=n)
+    rows = index_figures(walk, read, idle, cold, nochange, one, n=n)
     plan_rows = plan_figures(plan, walk, idle, n)
     corpus.figures = [*rows[:3], *watcher_figures(watch, read), *plan_rows[:-1], rows[3],
                       plan_rows[-1]]
@@ -355,7 +355,7 @@ def bench_real(source: Path, effort: Effort, log: Log) -> Corpus:
         one = run_scenario("one_note", root, repeat=effort.one_note)
         corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
                       "nochange": nochange, "one_note": one}
-        corpus.figures = index_figures(corpus, walk, read, idle, cold, nochange, one, n=None)
+        corpus.figures = index_figures(walk, read, idle, cold, nochange, one, n=None)
         corpus.load_average.append(_load())
         return corpus
     finally:
@@ -381,17 +381,22 @@ def machine_info() -> dict[str, Any]:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     git = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %s"],
                          capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "vaultmem"],
-                           capture_output=True, text=True).stdout.strip() if git else ""
-    # an exported snapshot (no .git) can say what it is
-    git = git or os.environ.get("VAULTMEM_BENCH_SOURCE", "")
+    dirty: int | None = None
+    if git:
+        status = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--", "vaultmem"],
+            capture_output=True, text=True,
+        ).stdout
+        dirty = len(status.splitlines())
+    else:  # an exported snapshot (no .git) can say what it is
+        git = os.environ.get("VAULTMEM_BENCH_SOURCE", "")
     idle = run_scenario("idle", REPO)
     return {
         "cores": os.cpu_count(), "usable_cores": usable, "cpu": cpu,
         "memory_gb": round(mem_kb / 1024 / 1024, 1), "platform": platform.platform(),
         "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
         "vaultmem_commit": git or "unknown",
-        "vaultmem_uncommitted_files": len(dirty.splitlines()) if dirty else 0,
+        "vaultmem_uncommitted_files": dirty,
         "vaultmem_imported_from": idle.get("vaultmem", idle.get("error", "?")),
         "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else [],
     }
@@ -403,8 +408,10 @@ def render(machine: dict[str, Any], corpora: Sequence[Corpus]) -> str:
         f"machine: {machine['cores']} cores ({machine['usable_cores']} usable), {machine['cpu']}, "
         f"{machine['memory_gb']} GB; {machine['platform']}",
         f"python {machine['python']}, sqlite {machine['sqlite']}; vaultmem "
-        f"{machine['vaultmem_commit']} ({machine['vaultmem_uncommitted_files']} files of "
-        f"vaultmem/ uncommitted), imported from {machine['vaultmem_imported_from']}",
+        f"{machine['vaultmem_commit']}"
+        + ("" if machine["vaultmem_uncommitted_files"] is None
+           else f" ({machine['vaultmem_uncommitted_files']} files of vaultmem/ uncommitted)")
+        + f", imported from {machine['vaultmem_imported_from']}",
         "load average at start (1, 5, 15 min): "
         + ", ".join(str(x) for x in machine["load_average"]),
     ]
@@ -413,7 +420,8 @@ def render(machine: dict[str, Any], corpora: Sequence[Corpus]) -> str:
         made = ("" if corpus.generated_seconds is None
                 else f", generated in {corpus.generated_seconds:.1f} s")
         load = " → ".join(str(x) for x in corpus.load_average)
-        lines += ["", f"== {corpus.label}: {corpus.notes:,} notes, {corpus.size_mb:.1f} MB "
+        size = f"{corpus.size_mb:.1f}" if corpus.size_mb >= 1 else f"{corpus.size_mb:.2f}"
+        lines += ["", f"== {corpus.label}: {corpus.notes:,} notes, {size} MB "
                       f"({corpus.path}{made}); load average {load}"]
         rows = [header] + [
             (f.name, f.value, f.baseline or "-", f.target or "-",
