@@ -24,6 +24,7 @@ from typing import Any, Final
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from vaultmem.core.frontmatter_fast_path import parse_simple_frontmatter
 from vaultmem.core.timestamps import format_datetime, parse_datetime
 from vaultmem.errors import VaultmemError
 
@@ -135,6 +136,9 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     """
     if not yaml_text or yaml_text.isspace():
         return {}
+    simple = parse_simple_frontmatter(yaml_text)
+    if simple is not None:
+        return simple
     try:
         data = _HANDLER.load(yaml_text, Loader=_Loader)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
