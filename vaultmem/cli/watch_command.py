@@ -23,8 +23,10 @@ _SHOWN_PATHS = 8
 
 
 def _counts(report: SyncReport) -> str:
-    return (f"{report.added} added, {report.changed} changed, {report.moved} moved, "
-            f"{report.removed} removed")
+    return (
+        f"{report.added} added, {report.changed} changed, {report.moved} moved, "
+        f"{report.removed} removed"
+    )
 
 
 def _batch_line(report: SyncReport) -> str:
@@ -84,13 +86,21 @@ def _log_to_stderr(verbose: bool) -> Iterator[None]:
 
 @click.command()
 @click.option(
-    "--debounce", "debounce_seconds", type=click.FloatRange(0.0, 10.0),
-    default=DEFAULT_DEBOUNCE_SECONDS, show_default=True, metavar="SECONDS",
+    "--debounce",
+    "debounce_seconds",
+    type=click.FloatRange(0.0, 10.0),
+    default=DEFAULT_DEBOUNCE_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
     help="Quiet time after the last change before a batch is indexed (a burst is never held "
-         "back more than 0.25 s, or SECONDS if longer).",
+    "back more than 0.25 s, or SECONDS if longer).",
 )
-@click.option("-v", "--verbose", is_flag=True,
-              help="Print every synced batch: counts, time taken and the paths touched.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Print every synced batch: counts, time taken and the paths touched.",
+)
 @json_option
 @vault_command
 def watch(vault: Vault, debounce_seconds: float, verbose: bool, as_json: bool) -> None:
@@ -116,8 +126,10 @@ def watch(vault: Vault, debounce_seconds: float, verbose: bool, as_json: bool) -
                 _emit_json("start", report)
             else:
                 click.echo(f"watching {vault.root} (Ctrl-C to stop)")
-                click.echo(f"initial sync: {_counts(report)}, {report.unchanged} unchanged "
-                           f"in {report.seconds:.2f} s")
+                click.echo(
+                    f"initial sync: {_counts(report)}, {report.unchanged} unchanged "
+                    f"in {report.seconds:.2f} s"
+                )
             while not watcher.join(timeout=3600.0):
                 pass
         except KeyboardInterrupt:

@@ -1,22 +1,17 @@
 """Live index sync: ``vaultmem watch`` (spec section 5).
 
 A watchdog observer watches the vault root recursively and hands the vault-relative paths of
-file-system events to one worker thread. The worker waits until no event arrived for
-``debounce_seconds`` (but never more than ``max_delay_seconds`` after the first event of a
-burst), then brings the index in step for that batch with one
-:func:`~vaultmem.services.index_sync.sync_paths` call. Only the worker touches SQLite, through a
-connection of its own, so the caller's ``vault.index`` stays usable (and writable) meanwhile.
+events to one worker thread, which waits until no event came for ``debounce_seconds`` (never more
+than ``max_delay_seconds`` after a burst's first event), then syncs the batch with one
+:func:`~vaultmem.services.index_sync.sync_paths`. Only the worker touches SQLite, through a
+connection of its own, so the caller's ``vault.index`` stays usable meanwhile.
 
-What is collected: created, modified, closed-after-write, attribute-changed, deleted and moved
-files (both ends of a move) that :func:`~vaultmem.services.index_sync.is_ignored` does not skip,
-and created, deleted and moved folders whose path has no dot part (``sync_paths`` expands a
-folder to the notes under it). A temp-file-and-rename save is a move whose destination is the
-note, so it is indexed although its source (``.note.md.swp``) is ignored. vaultmem's own writes
-re-sync idempotently: the hash is unchanged, nothing is re-parsed.
-
-When the kernel's event queue overflows, when a batch sync raises, or when the observer thread
-dies, the worker logs it and falls back to a full incremental
-:func:`~vaultmem.services.index_sync.sync_index` (restarting the observer if needed).
+Collected: created, modified, closed-after-write, attribute-changed, deleted and moved files
+(both ends of a move) that :func:`~vaultmem.services.index_sync.is_ignored` keeps, and created,
+deleted and moved folders without a dot part (``sync_paths`` expands them). A temp-file-and-rename
+save is a move whose destination is the note. vaultmem's own writes re-sync idempotently (same
+hash, nothing re-parsed). A queue overflow, a failing batch or a dead observer thread is logged
+and answered with a full incremental :func:`~vaultmem.services.index_sync.sync_index`.
 """
 
 from __future__ import annotations
@@ -28,7 +23,6 @@ import threading
 import time
 from collections.abc import Callable
 from itertools import count
-from types import TracebackType
 
 from watchdog import events as wd_events
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -52,23 +46,18 @@ HEALTH_CHECK_SECONDS = 1.0
 MAX_RETRY_SECONDS = 30.0
 """Longest pause (seconds) between retries when even a full sync fails (e.g. disk full)."""
 
-_FENCE_PREFIX = "watch-fence-"
 _FILE_EVENTS = frozenset({"created", "modified", "closed", "attrib", "deleted", "moved"})
 _FOLDER_EVENTS = frozenset({"created", "deleted", "moved"})
+_EVENT_NAMES = (
+    "FileCreatedEvent FileModifiedEvent FileClosedEvent FileAttribEvent FileDeletedEvent "
+    "FileMovedEvent DirCreatedEvent DirDeletedEvent DirMovedEvent"
+)
 _EVENT_FILTER: list[type[FileSystemEvent]] = [
-    cls
-    for name in (
-        "FileCreatedEvent", "FileModifiedEvent", "FileClosedEvent", "FileAttribEvent",
-        "FileDeletedEvent", "FileMovedEvent", "DirCreatedEvent", "DirDeletedEvent",
-        "DirMovedEvent",
-    )
-    if (cls := getattr(wd_events, name, None)) is not None
+    cls for name in _EVENT_NAMES.split() if (cls := getattr(wd_events, name, None)) is not None
 ]
-"""Events the observer asks the OS for (``FileAttribEvent`` exists only in newer watchdogs).
-
-Opens, closes without write and folder modifications are never requested: the worker's own
-reads would otherwise wake it again, and a folder's mtime says nothing about its notes.
-"""
+"""What the OS is asked for (no FileAttribEvent before watchdog 5). Never opens or closes without
+a write (the worker's own reads would wake it), nor folder modifications (a folder's mtime says
+nothing about its notes)."""
 
 
 class _Stopping(Exception):
@@ -125,7 +114,7 @@ class VaultWatcher:
         self._root = os.fspath(vault.root)
         self._prefix = self._root.rstrip(os.sep) + os.sep
         self._fence_dir = SIDECAR_DIR + "/"
-        self._fence_token = f"{_FENCE_PREFIX}{secrets.token_hex(4)}-"
+        self._fence_token = f"watch-fence-{secrets.token_hex(4)}-"
         self._fence_numbers = count()
         self._cond = threading.Condition()
         # --- guarded by _cond
@@ -182,7 +171,8 @@ class VaultWatcher:
         if self._start_error is not None:
             self.stop()
             raise self._start_error
-        assert self._initial is not None
+        if self._initial is None:  # stop() was called from another thread meanwhile
+            raise VaultmemError("the watcher was stopped before its first sync finished")
         return self._initial
 
     def stop(self) -> None:
@@ -218,12 +208,7 @@ class VaultWatcher:
         self.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def wait_idle(self, timeout: float) -> bool:
@@ -260,8 +245,9 @@ class VaultWatcher:
     # ------------------------------------------------------------------ observer side
     def _new_observer(self) -> BaseObserver:
         observer = Observer()
-        observer.schedule(_Handler(self._on_event), self._root, recursive=True,
-                          event_filter=_EVENT_FILTER)
+        observer.schedule(
+            _Handler(self._on_event), self._root, recursive=True, event_filter=_EVENT_FILTER
+        )
         observer.start()
         return observer
 
@@ -272,7 +258,7 @@ class VaultWatcher:
             return ""
         if not path.startswith(self._prefix):
             return None
-        rel = path[len(self._prefix):]
+        rel = path[len(self._prefix) :]
         return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
     def _on_event(self, event: FileSystemEvent) -> None:
@@ -281,9 +267,11 @@ class VaultWatcher:
             kinds = _FOLDER_EVENTS if event.is_directory else _FILE_EVENTS
             if event.event_type not in kinds:
                 return
-            raws = [event.src_path, event.dest_path] if event.event_type == "moved" else [
-                event.src_path
-            ]
+            raws = (
+                [event.src_path, event.dest_path]
+                if event.event_type == "moved"
+                else [event.src_path]
+            )
             wanted: list[str] = []
             full = False
             for raw in raws:
@@ -301,21 +289,13 @@ class VaultWatcher:
                 elif not is_ignored(rel, self.vault.settings):
                     wanted.append(rel)
             if wanted or full:
-                now = time.monotonic()
-                with self._cond:
-                    self._pending.update(wanted)
-                    self._full_needed = self._full_needed or full
-                    self._seen += 1
-                    if self._first_at is None:
-                        self._first_at = now
-                    self._last_at = now
-                    self._cond.notify_all()
+                self._add(wanted, full=full)
         except Exception:  # a dying observer thread would silently stop the watch
             logger.exception("watch: could not handle %r", event)
             self._request_full_sync("an event could not be handled")
 
     def _note_fence(self, rel: str, event: FileSystemEvent) -> None:
-        name = rel[len(self._fence_dir):]
+        name = rel[len(self._fence_dir) :]
         if event.event_type != "deleted" and name.startswith(self._fence_token):
             with self._cond:
                 self._fences.discard(name)
@@ -324,9 +304,14 @@ class VaultWatcher:
     def _request_full_sync(self, reason: str) -> None:
         """Events may have been lost (``reason`` is logged): sync the whole vault next."""
         logger.warning("watch: %s; the next sync covers the whole vault", reason)
+        self._add([], full=True)
+
+    def _add(self, paths: list[str], *, full: bool = False) -> None:
+        """Hand ``paths`` (or, with ``full``, the whole vault) to the worker; any thread."""
         now = time.monotonic()
         with self._cond:
-            self._full_needed = True
+            self._pending.update(paths)
+            self._full_needed = self._full_needed or full
             self._seen += 1
             if self._first_at is None:
                 self._first_at = now
@@ -350,9 +335,8 @@ class VaultWatcher:
         try:
             if db is not None and self._initial is not None:
                 self._loop(db)
-        except BaseException:
+        except BaseException:  # a bug: say so loudly; `running` turns False
             logger.exception("watch: the worker failed; the index is no longer kept in sync")
-            raise
         finally:
             if db is not None:
                 db.close()
@@ -411,8 +395,9 @@ class VaultWatcher:
             else:
                 report = sync_paths(vault.root, db, vault.settings, paths)
         except Exception:
-            logger.exception("watch: syncing %d changed paths failed; running a full sync",
-                             len(paths))
+            logger.exception(
+                "watch: syncing %d changed paths failed; running a full sync", len(paths)
+            )
             try:
                 report = sync_index(vault.root, db, vault.settings)
             except Exception:
@@ -444,8 +429,9 @@ class VaultWatcher:
             try:
                 self._observer = self._new_observer()
             except OSError:
-                logger.exception("watch: could not restart the observer; next try in %.0f s",
-                                 self._restart_delay)
+                logger.exception(
+                    "watch: could not restart the observer; next try in %.0f s", self._restart_delay
+                )
                 self._restart_at = time.monotonic() + self._restart_delay
                 self._restart_delay = min(self._restart_delay * 2, 60.0)
                 return
