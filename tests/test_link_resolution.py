@@ -232,6 +232,8 @@ def brute_force(paths: list[str], target: str, source: str) -> str | None:
     def md(p: str) -> str:
         return p if p.endswith(".md") else p + ".md"
 
+    if target.rsplit("/", 1)[-1] in ("", ".", ".."):
+        return None
     folder = source.rsplit("/", 1)[0] + "/" if "/" in source else ""
     relative = target.startswith(("./", "../"))
     parts: list[str] = []
@@ -263,7 +265,7 @@ vault_path = st.lists(segment, min_size=1, max_size=3).map(lambda s: "/".join(s)
 link_target = st.tuples(
     st.sampled_from(["", "", "/", "./", "../", "../../"]),
     st.lists(segment, min_size=1, max_size=3).map("/".join),
-    st.sampled_from(["", ".md", ".MD"]),
+    st.sampled_from(["", "", ".md", ".MD", "/", "/.."]),
 ).map("".join)
 
 
@@ -282,7 +284,11 @@ def test_incremental_resolver_matches_brute_force(
     remaining = sorted(set(start) - set(removed))
     assert sorted(resolver) == remaining
     for target, source in links:
-        assert resolver.resolve(target, source) == brute_force(remaining, target, source)
+        expected = brute_force(remaining, target, source)
+        assert resolver.resolve(target, source) == expected
+        # The index builds resolvers from just the notes filed under the link's key.
+        same_key = LinkResolver(p for p in remaining if note_key(p) == note_key(target))
+        assert same_key.resolve(target, source) == expected
 
 
 # --- the 13th Age SRD -----------------------------------------------------------------------

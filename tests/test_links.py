@@ -179,6 +179,11 @@ CODE_CASES = [
     ">     [[Quote holding code]]",
     "`[x](code.md)`",
     "[[Broken `by code]]` span",
+    # Found by hypothesis: a block start that is not indented enough for its list item.
+    "  1. x\n    # [[Heading in code]]",
+    "- word\n-\n\t\t[[Under an empty item]]",
+    "-\n\n     [[After an empty item and a blank line]]",
+    "> > word\n    - [[markdown-it ends the lazy paragraph]]",
 ]
 
 
@@ -212,7 +217,6 @@ def test_links_beside_code_are_kept(body: str, expected: list[Link]) -> None:
         "- a\n\t- [[b]]\n\t\t- [[c]]",
         "- a\n    - [[b]]",
         "1. a\n   continued [[b]]",
-        "> a\n    lazy continuation [[b]]",
         "text    with inner spaces [[b]]",
         "~~strike~~ [[b]]",
         "-\tfoo [[b]]",
@@ -326,7 +330,7 @@ HAS_CODE_PARSER = MarkdownIt("commonmark")
 
 
 def markdown_it_sees_code(body: str) -> bool:
-    for token in HAS_CODE_PARSER.parse(body):
+    for token in HAS_CODE_PARSER.parse(body if body.endswith("\n") else body + "\n"):
         if token.type in ("fence", "code_block"):
             return True
         if token.type == "inline" and any(c.type == "code_inline" for c in token.children or []):
@@ -346,8 +350,9 @@ def test_both_paths_agree_over_real_vaults(vault: Path) -> None:
         if not has_code:
             code_free += 1
             assert list(_scan(body)) == _parsed_links(body), path
-    # The fast path is taken for nearly every note without code (13th Age: 286 of 287).
-    assert fast >= code_free - 1
+    # The fast path is taken for every note without code (13th Age: 287 of 1,003 notes,
+    # most of them tab-nested lists; kepano: all 103).
+    assert fast == code_free
 
 
 # --- hypothesis: the fast path is safe and agrees with the parser ---------------------------

@@ -124,10 +124,14 @@ class LinkResolver:
 
         ``target`` is a :attr:`Link.target` (no ``#``/``|`` parts); ``source_path`` the linking
         note's vault-relative path (it need not be in the resolver). Returns a path exactly as
-        it was added, or ``None`` when no note matches (an unresolved link).
+        it was added, or ``None`` when no note matches (an unresolved link). Only notes filed
+        under ``note_key(target)`` are looked at, so a resolver built from just those paths
+        answers the same.
         """
         target = target.strip()
-        if target.startswith(("./", "../")) or target in (".", ".."):
+        if target[target.rfind("/") + 1 :] in ("", ".", ".."):
+            return None  # a folder, not a note
+        if target.startswith(("./", "../")):
             segments = _clean_segments(_folder(source_path) + target)
             return None if not segments else self._exact("/".join(segments))
         segments = _clean_segments(target)
