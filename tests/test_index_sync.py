@@ -184,3 +184,39 @@ def test_fts_finds_words_of_real_notes(copy_vault: Callable[[str], Path]) -> Non
             "WHERE notes_fts MATCH 'fireball' ORDER BY rank LIMIT 5"
         ).fetchall()
     assert rows and any("Fireball" in r[0] or "Wizard" in r[0] for r in rows)
+
+
+def test_edge_counts_stay_equal_to_a_full_recount(tmp_path: Path) -> None:
+    import random
+
+    vault = _vault(tmp_path)
+    rng = random.Random(5)
+    names = [f"n{i}" for i in range(30)]
+    for name in names:
+        _write(vault.root, f"{name}.md", " ".join(f"[[{t}]]" for t in rng.sample(names, 3)))
+    vault.sync()
+    for step in range(40):
+        name = rng.choice(names)
+        action = rng.random()
+        path = vault.root / f"{name}.md"
+        if action < 0.4:
+            _write(vault.root, f"{name}.md", " ".join(f"[[{t}]]" for t in rng.sample(names, 2)))
+        elif action < 0.6 and path.exists():
+            path.unlink()
+        elif action < 0.8 and path.exists():
+            (vault.root / "sub").mkdir(exist_ok=True)
+            os.rename(path, vault.root / "sub" / f"{name}.md")
+        else:
+            _write(vault.root, f"{name}.md", f"[[{rng.choice(names)}]] and [[{name}]]")
+        if step % 3 == 0:
+            vault.sync()
+    vault.sync()
+    incremental = dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall())
+    vault.index.recount_edges()
+    full = dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall())
+    assert incremental == full
+    assert any(full.values())
+    for path in list(full)[:10]:  # and both equal the definition: distinct linked notes
+        outgoing = {r.resolved for r in vault.index.links_from(path) if r.resolved not in (None, path)}
+        incoming = {r.source for r in vault.index.links_into(path) if r.source != path}
+        assert full[path] == len(outgoing | incoming)

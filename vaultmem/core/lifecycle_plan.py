@@ -44,10 +44,10 @@ def base_name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def in_folder(paths: npt.NDArray[np.object_], folder: str) -> BoolArray:
-    """Mask of paths inside vault folder ``folder`` (any depth)."""
-    prefix = folder.strip("/") + "/"
-    return np.array([str(p).startswith(prefix) for p in paths], dtype=bool)
+def in_folder(columns: MemoryColumns, folder: str) -> BoolArray:
+    """Mask of the memories inside top-level vault folder ``folder`` (any depth below it)."""
+    inside: BoolArray = columns.top_folder == folder.strip("/")
+    return inside
 
 
 def _managed_active(columns: MemoryColumns) -> BoolArray:
@@ -79,7 +79,7 @@ def plan_promote(
     th = settings.thresholds
     folders = settings.folders
     eligible = _managed_active(columns) & (
-        in_folder(columns.path, folders.stm) | in_folder(columns.path, folders.boxes)
+        in_folder(columns, folders.stm) | in_folder(columns, folders.boxes)
     )
     by_score = (scores.promotion_score >= th.promote) & (scores.age_days >= th.promote_min_age_days)
     by_use = (columns.use_count >= th.promote_use_count) & (
@@ -157,9 +157,7 @@ def _archive(
 def _movable(columns: MemoryColumns, settings: Settings) -> BoolArray:
     f = settings.folders
     return _managed_active(columns) & (
-        in_folder(columns.path, f.stm)
-        | in_folder(columns.path, f.boxes)
-        | in_folder(columns.path, f.ltm)
+        in_folder(columns, f.stm) | in_folder(columns, f.boxes) | in_folder(columns, f.ltm)
     )
 
 
@@ -253,7 +251,8 @@ def plan_prune(
     """
     lc = settings.lifecycle
     active = _managed_active(columns) & ~np.isin(columns.path, list(skip))
-    excess = int(active.sum()) - lc.max_active
+    n_active = int(active.sum())
+    excess = n_active - lc.max_active
     if excess <= 0:
         return []
     batches = -(-excess // lc.prune_batch)
@@ -266,7 +265,7 @@ def plan_prune(
     moves: list[Move] = []
     for i in order[:count]:
         reason = (
-            f"{int(active.sum())} active > max_active {lc.max_active}; lowest EI "
+            f"{n_active} active > max_active {lc.max_active}; lowest EI "
             f"{scores.effective_importance[i]:.3f}"
         )
         moves.append(_archive(str(columns.path[i]), columns.id[i], settings, now, "prune", reason))

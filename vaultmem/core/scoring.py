@@ -51,6 +51,8 @@ class MemoryColumns:
     pinned: npt.NDArray[np.bool_]
     resolved_at: FloatArray
     edges: FloatArray
+    top_folder: ObjArray
+    """The first folder of each path ("" for notes at the top of the vault)."""
 
     def __len__(self) -> int:
         return len(self.path)
@@ -69,6 +71,9 @@ class MemoryColumns:
                 values[name] = np.array(
                     [math.nan if v is None else v for v in column], dtype=np.float64
                 )
+        values["top_folder"] = np.array(
+            [p.split("/", 1)[0] if "/" in p else "" for p in values["path"]], dtype=object
+        )
         return cls(**values)
 
     @classmethod

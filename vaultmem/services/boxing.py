@@ -219,7 +219,7 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
             continue
         changes: dict[str, object] = {"trace": _link(trace_title)}
         try:
-            session.edit_fields(earlier.path, lambda _fields: changes)
+            session.edit_fields(earlier.path, lambda _fields, c=changes: c)
         except (VaultmemError, OSError) as err:
             result.skipped.append((Move(earlier.path, None, "edit", None), str(err)))
     return result

@@ -10,18 +10,22 @@ after a second ``stat`` confirms it is gone. :func:`sync_paths` does the same fo
 from __future__ import annotations
 
 import fnmatch
+import gc
 import json
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
+from vaultmem.core.links import Link
 from vaultmem.core.note_parse import ParsedNote, parse_note
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import from_epoch
-from vaultmem.store.index_db import FileState, IndexDB
+from vaultmem.store.index_db import IndexDB
+from vaultmem.store.index_links import LinkValues
 from vaultmem.store.note_files import content_hash
 
 ProgressCallback = Callable[[int, int], None]
@@ -148,48 +152,50 @@ def _parse(read: _Read, templates: str | None) -> ParsedNote:
 
 
 class _Syncer:
+    """One sync: compares, reads, parses and stores; then links and edge counts."""
+
     def __init__(self, root: Path, db: IndexDB, settings: Settings) -> None:
         self.root = root
         self.db = db
         self.settings = settings
         self.report = SyncReport()
         self.dirty_keys: set[str] = set()
-        self.parsed: list[tuple[int, ParsedNote]] = []
+        self.parsed: list[tuple[int, str, tuple[Link, ...]]] = []
+        """(nid, path, links) of every note parsed; not the note itself (memory at 100k)."""
         self.relink_sources: set[str] = set()
+        self.edges_changed: set[int] = set()
         self.templates = templates_folder(root)
 
     def apply(
         self,
         present: dict[str, tuple[int, int]],
-        known: dict[str, FileState],
-        vanished: list[str],
+        known: dict[str, tuple[int, int]],
         progress: ProgressCallback | None,
     ) -> None:
+        """``present`` (on disk) and ``known`` (indexed): vault-relative path → (size, mtime_ns)."""
         report = self.report
-        to_read = [
-            rel
-            for rel, (size, mtime_ns) in present.items()
-            if rel not in known or known[rel].size != size or known[rel].mtime_ns != mtime_ns
-        ]
+        to_read = [rel for rel, stat in present.items() if known.get(rel) != stat]
         report.unchanged = len(present) - len(to_read)
-        gone = {rel: known[rel] for rel in vanished}
+        vanished = [rel for rel in known if rel not in present]
+        states = self.db.file_states_for([*vanished, *(r for r in to_read if r in known)])
+        gone = {rel: states[rel] for rel in vanished if rel in states}
         by_hash = {state.hash: rel for rel, state in gone.items()}
         by_id = {state.id: rel for rel, state in gone.items() if state.id}
         for done, rel in enumerate(to_read, 1):
             if progress is not None:
                 progress(done, len(to_read))
             read = _read(self.root, rel)
+            state = states.get(rel)
             if read is None:  # vanished between the walk and the read
-                if rel in known:
-                    gone[rel] = known[rel]
+                if state is not None:
+                    gone[rel] = state
                 continue
-            state = known.get(rel)
             if state is not None:
                 if state.hash == read.hash:
                     self.db.update_stat(rel, size=read.size, mtime_ns=read.mtime_ns)
                     report.unchanged += 1
                 else:
-                    self._store(_parse(read, self.templates), read)
+                    self._store(_parse(read, self.templates), read, new=False)
                     report.changed += 1
                 continue
             origin = by_hash.pop(read.hash, None)
@@ -203,25 +209,27 @@ class _Syncer:
                 self.dirty_keys.update((note_key(origin), note_key(rel)))
                 report.moved += 1
                 if note is not None:  # same id, new content: moved and edited
-                    self._store(note, read)
+                    self._store(note, read, new=False)
                 else:  # its relative links may now point elsewhere
                     self.relink_sources.add(rel)
                 report.touched_paths.append(rel)
                 continue
-            self._store(note or _parse(read, self.templates), read)
+            self._store(note or _parse(read, self.templates), read, new=True)
             self.dirty_keys.add(note_key(rel))
             report.added += 1
         for rel in gone:
             if os.path.exists(self.root / rel):  # second stat: not gone after all
                 continue
-            self.db.remove(rel)
+            self.edges_changed |= self.db.remove(rel)
             self.dirty_keys.add(note_key(rel))
             report.removed += 1
             report.touched_paths.append(rel)
 
-    def _store(self, note: ParsedNote, read: _Read) -> None:
-        nid = self.db.upsert(note, size=read.size, mtime_ns=read.mtime_ns, content_hash=read.hash)
-        self.parsed.append((nid, note))
+    def _store(self, note: ParsedNote, read: _Read, *, new: bool) -> None:
+        nid = self.db.upsert(
+            note, size=read.size, mtime_ns=read.mtime_ns, content_hash=read.hash, new=new
+        )
+        self.parsed.append((nid, note.path, note.links))
         self.report.touched_paths.append(note.path)
 
     def resolve_links(self) -> None:
@@ -230,31 +238,52 @@ class _Syncer:
         Resolution only ever depends on notes with the link's file name, so the resolver is
         built from those candidates alone, never from the whole vault.
         """
-        relinked = [row for source in self.relink_sources for row in self.db.links_from(source)]
-        retargeted = self.db.links_to_keys(self.dirty_keys)
+        relinked = self.db.links_of_paths(self.relink_sources)
+        retargeted = self.db.links_to_keys(self.dirty_keys) if self.dirty_keys else []
         keys = set(self.dirty_keys)
-        keys.update(note_key(link.target) for _, note in self.parsed for link in note.links)
-        keys.update(note_key(row.target) for row in relinked)
+        keys.update(note_key(link.target) for _, _, links in self.parsed for link in links)
+        keys.update(note_key(row[3]) for row in relinked)
         if not keys:
             return
-        resolver = LinkResolver(self.db.paths_with_keys(keys))
-        for nid, note in self.parsed:
-            self.db.set_links(
-                nid,
-                [
-                    (
-                        link.target,
-                        note_key(link.target),
-                        link.subpath,
-                        link.kind,
-                        resolver.resolve(link.target, note.path),
-                    )
-                    for link in note.links
-                ],
-            )
-        updates = [(resolver.resolve(target, source), lid) for lid, source, target in retargeted]
-        updates += [(resolver.resolve(row.target, row.source), row.lid) for row in relinked]
+        nid_of = self.db.nids_with_keys(keys)
+        resolver = LinkResolver(nid_of)
+        rows: list[LinkValues] = []
+        for nid, path, links in self.parsed:
+            for link in links:
+                resolved = resolver.resolve(link.target, path)
+                rows.append((
+                    nid, link.target, note_key(link.target), link.subpath, link.kind, resolved,
+                    nid_of[resolved] if resolved is not None else None,
+                ))
+        self.edges_changed |= self.db.replace_links([nid for nid, _, _ in self.parsed], rows)
+        updates: list[tuple[str | None, int | None, int]] = []
+        for lid, source_nid, source, target, old_nid in [*retargeted, *relinked]:
+            resolved = resolver.resolve(target, source)
+            new_nid = nid_of[resolved] if resolved is not None else None
+            if new_nid != old_nid:
+                self.edges_changed.update(n for n in (source_nid, old_nid, new_nid) if n)
+            updates.append((resolved, new_nid, lid))
         self.db.set_resolved(updates)
+
+    def finish(self, *, all_edges: bool = False) -> None:
+        """Links, then the edge counts of exactly the notes whose links changed."""
+        self.resolve_links()
+        if all_edges:
+            self.db.recount_edges()
+        elif self.edges_changed:
+            self.db.recount_edges(self.edges_changed)
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many small objects are made (bulk indexing)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def sync_index(
@@ -268,14 +297,13 @@ def sync_index(
     """Bring the index in step with every note of the vault at ``root``; see :class:`SyncReport`."""
     started = time.perf_counter()
     syncer = _Syncer(root, db, settings)
-    with db.transaction():
+    with _no_gc(), db.transaction():
         if rebuild:
             db.clear()
         present = scan_vault(root, settings)
-        known = db.file_states()
-        vanished = [rel for rel in known if rel not in present]
-        syncer.apply(present, known, vanished, progress)
-        syncer.resolve_links()
+        known = db.stat_states()
+        syncer.apply(present, known, progress)
+        syncer.finish(all_edges=rebuild or len(syncer.parsed) > len(present) // 2)
     syncer.report.rebuilt = rebuild or db.recreated
     syncer.report.seconds = time.perf_counter() - started
     return syncer.report
@@ -291,8 +319,7 @@ def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]
     syncer = _Syncer(root, db, settings)
     with db.transaction():
         rels = sorted({rel.strip("/") for rel in paths})
-        known_all = db.file_states(under=rels)
-        candidates = set(known_all)
+        known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
         present: dict[str, tuple[int, int]] = {}
         for rel in rels:
             full = root / rel
@@ -308,9 +335,7 @@ def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]
                 continue
             if os.path.isfile(full):
                 present[rel] = (info.st_size, info.st_mtime_ns)
-        known = {rel: known_all[rel] for rel in candidates | set(present) if rel in known_all}
-        vanished = [rel for rel in candidates if rel not in present]
-        syncer.apply(present, known, vanished, None)
-        syncer.resolve_links()
+        syncer.apply(present, known_all, None)
+        syncer.finish()
     syncer.report.seconds = time.perf_counter() - started
     return syncer.report

@@ -220,6 +220,7 @@ def plan_pass(
         moves = plan_prune(cols, scores, settings, now, skip=skip)
     else:
         raise ValueError(f"unknown pass {name!r}")
+    moves.sort(key=lambda move: move.path)  # the index hands rows over unsorted
     return PassResult(name, [m for m in moves if m.path not in skip], dry_run=False)
 
 

@@ -134,16 +134,17 @@ def with_moves(
     """``table`` as it will be after ``moves`` (new paths and layers), re-scored; for dry runs."""
     c = table.columns
     row_of = {str(p): i for i, p in enumerate(c.path)}
-    path, layer = c.path.copy(), c.layer.copy()
+    path, layer, top = c.path.copy(), c.layer.copy(), c.top_folder.copy()
     for move in moves:
         i = row_of.get(move.path)
         if i is None:
             continue
         if move.destination:
             path[i] = move.destination
+            top[i] = move.destination.split("/", 1)[0] if "/" in move.destination else ""
         if "layer" in move.changes:
             layer[i] = move.changes["layer"]
-    columns = replace(c, path=path, layer=layer)
+    columns = replace(c, path=path, layer=layer, top_folder=top)
     return MemoryTable(columns, score_columns(columns, now.timestamp(), settings))
 
 
@@ -267,9 +268,7 @@ def vault_status(
 ) -> VaultStatus:
     """Summarise ``table`` (all memories); ``forget``/``promote`` are the planned move counts."""
     c, s = table.columns, table.scores
-    folders = np.array(
-        [p.split("/", 1)[0] + "/" if "/" in p else "(top)" for p in c.path.astype(str)]
-    )
+    folders = np.array([f"{top}/" if top else "(top)" for top in c.top_folder])
     th = settings.thresholds
     active = c.status == "active"
     danger = active & (s.score >= th.danger_zone_min) & (s.score <= th.danger_zone_max)

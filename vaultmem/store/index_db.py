@@ -19,11 +19,12 @@ from typing import Any
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.note_parse import ParsedNote, title_of
 from vaultmem.core.timestamps import to_epoch
+from vaultmem.store.index_links import LinkIndex
 from vaultmem.store.index_schema import migrate
 from vaultmem.store.sidecar import ensure_sidecar
 
 INDEX_FILE = "index.db"
-PARSER_VERSION = 3
+PARSER_VERSION = 4
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 
 FIELD_COLUMNS = (
@@ -85,18 +86,6 @@ class FileState:
     id: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class LinkRow:
-    """A stored link: ``source`` path, ``target`` as written, ``kind``, ``resolved`` path/None."""
-
-    lid: int
-    source: str
-    target: str
-    subpath: str | None
-    kind: str
-    resolved: str | None
-
-
 def _epoch(value: object) -> float | None:
     return None if value is None else to_epoch(value)  # type: ignore[arg-type]
 
@@ -142,7 +131,7 @@ def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) 
     return values
 
 
-class IndexDB:
+class IndexDB(LinkIndex):
     """A connection to one vault's index. Use :meth:`open`; close with :meth:`close`."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, recreated: bool) -> None:
@@ -237,29 +226,57 @@ class IndexDB:
             states.update((row[1], FileState(*row)) for row in rows)
         return states
 
-    def paths_with_keys(self, keys: Iterable[str]) -> list[str]:
-        """Paths of the notes whose lower-cased file name is in ``keys``."""
+    def nids_with_keys(self, keys: Iterable[str]) -> dict[str, int]:
+        """Path → nid of the notes whose lower-cased file name is in ``keys``."""
         key_list = list(set(keys))
-        out: list[str] = []
+        out: dict[str, int] = {}
         for start in range(0, len(key_list), 500):
             chunk = key_list[start : start + 500]
-            out += [
-                row[0]
-                for row in self.conn.execute(
-                    f"SELECT path FROM notes WHERE name_key IN ({', '.join('?' * len(chunk))})",
+            out.update(
+                self.conn.execute(
+                    "SELECT path, nid FROM notes "
+                    f"WHERE name_key IN ({', '.join('?' * len(chunk))})",
                     chunk,
-                )
-            ]
+                ).fetchall()
+            )
         return out
+
+    def file_states_for(self, paths: Iterable[str]) -> dict[str, FileState]:
+        """:class:`FileState` of the given indexed paths (others are left out)."""
+        wanted = sorted(set(paths))
+        states: dict[str, FileState] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.conn.execute(
+                "SELECT nid, path, size, mtime_ns, hash, id FROM notes "
+                f"WHERE path IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            states.update((row[1], FileState(*row)) for row in rows)
+        return states
+
+    def stat_states(self) -> dict[str, tuple[int, int]]:
+        """Every indexed path → (size, mtime_ns): all a no-change sync needs to compare."""
+        return {
+            path: (size, mtime_ns)
+            for path, size, mtime_ns in self.conn.execute("SELECT path, size, mtime_ns FROM notes")
+        }
 
     def all_paths(self) -> list[str]:
         return [row[0] for row in self.conn.execute("SELECT path FROM notes")]
 
     # ----------------------------------------------------------------- writes
-    def upsert(self, note: ParsedNote, *, size: int, mtime_ns: int, content_hash: str) -> int:
-        """Insert or replace ``note``'s rows (fields, tags, FTS; links are set separately)."""
+    def upsert(
+        self, note: ParsedNote, *, size: int, mtime_ns: int, content_hash: str, new: bool = False
+    ) -> int:
+        """Insert or replace ``note``'s rows (fields, tags, FTS; links are set separately).
+
+        ``new``: the caller knows the path is not indexed (saves a lookup per note).
+        """
         values = _note_values(note, size, mtime_ns, content_hash)
-        row = self.conn.execute("SELECT nid FROM notes WHERE path = ?", (note.path,)).fetchone()
+        row = None if new else (
+            self.conn.execute("SELECT nid FROM notes WHERE path = ?", (note.path,)).fetchone()
+        )
         if row is None:
             nid = int(self.conn.execute(_INSERT_SQL, values).lastrowid or 0)
         else:
@@ -277,17 +294,6 @@ class IndexDB:
             (nid, note.title, note.body, " ".join(tags)),
         )
         return nid
-
-    def set_links(
-        self, nid: int, links: Iterable[tuple[str, str, str | None, str, str | None]]
-    ) -> None:
-        """Replace the links of note ``nid`` with (target, target_key, subpath, kind, resolved)."""
-        self.conn.execute("DELETE FROM links WHERE nid = ?", (nid,))
-        self.conn.executemany(
-            "INSERT INTO links (nid, target, target_key, subpath, kind, resolved) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [(nid, *link) for link in links],
-        )
 
     def update_stat(self, path: str, *, size: int, mtime_ns: int) -> None:
         """Same content, new size/mtime (e.g. ``touch`` of the file without an edit)."""
@@ -310,14 +316,22 @@ class IndexDB:
             )
         self.conn.execute("UPDATE links SET resolved = ? WHERE resolved = ?", (new, old))
 
-    def remove(self, path: str) -> None:
-        """Forget a note (its tags, links and FTS row go with it)."""
+    def remove(self, path: str) -> set[int]:
+        """Forget a note (its tags, links and FTS row go with it).
+
+        Returns the nids of its former neighbours, whose edge counts change.
+        """
         row = self.conn.execute("SELECT nid FROM notes WHERE path = ?", (path,)).fetchone()
         if row is None:
-            return
-        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (row[0],))
-        self.conn.execute("DELETE FROM notes WHERE nid = ?", (row[0],))
-        self.conn.execute("UPDATE links SET resolved = NULL WHERE resolved = ?", (path,))
+            return set()
+        nid = int(row[0])
+        neighbours = self.neighbours([nid])
+        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (nid,))
+        self.conn.execute("DELETE FROM notes WHERE nid = ?", (nid,))
+        self.conn.execute(
+            "UPDATE links SET resolved = NULL, resolved_nid = NULL WHERE resolved_nid = ?", (nid,)
+        )
+        return neighbours - {nid}
 
     def clear(self) -> None:
         """Drop every row (``index --rebuild``)."""
@@ -330,20 +344,15 @@ class IndexDB:
     ) -> list[tuple[object, ...]]:
         """Rows in :data:`~vaultmem.core.scoring.COLUMN_ORDER` for notes matching ``where``.
 
-        ``edges`` = distinct other notes linked to or from the note (spec 3.2), from the links.
+        ``edges`` = distinct other notes linked to or from the note (spec 3.2), kept up to date
+        by :meth:`recount_edges` at every sync. Rows come in index order, not sorted.
         """
         return self.conn.execute(
             f"""
             SELECT n.path, n.id, n.type, n.status, n.layer, n.category, n.source, n.created,
                    n.last_used, n.use_count, n.strength, n.importance, n.confidence, n.pinned,
-                   n.resolved_at,
-                   (SELECT count(*) FROM (
-                        SELECT l.resolved FROM links l
-                        WHERE l.nid = n.nid AND l.resolved IS NOT NULL AND l.resolved != n.path
-                        UNION
-                        SELECT s.path FROM links l2 JOIN notes s ON s.nid = l2.nid
-                        WHERE l2.resolved = n.path AND s.nid != n.nid)) AS edges
-            FROM notes n WHERE {where} ORDER BY n.path
+                   n.resolved_at, n.edges
+            FROM notes n WHERE {where}
             """,
             tuple(params),
         ).fetchall()
@@ -383,55 +392,3 @@ class IndexDB:
         return [
             r[0] for r in self.conn.execute("SELECT path FROM notes WHERE name_key = ?", (key,))
         ]
-
-    # ----------------------------------------------------------------- links
-    def links_to_keys(self, keys: Iterable[str]) -> list[tuple[int, str, str]]:
-        """(lid, source path, target) of every link whose target's file name is in ``keys``."""
-        out: list[tuple[int, str, str]] = []
-        key_list = list(set(keys))
-        for start in range(0, len(key_list), 500):
-            chunk = key_list[start : start + 500]
-            out += self.conn.execute(
-                "SELECT l.lid, n.path, l.target FROM links l JOIN notes n ON n.nid = l.nid "
-                f"WHERE l.target_key IN ({', '.join('?' * len(chunk))})",
-                chunk,
-            ).fetchall()
-        return out
-
-    def set_resolved(self, updates: Sequence[tuple[str | None, int]]) -> None:
-        """Apply (resolved path or None, lid) pairs."""
-        self.conn.executemany("UPDATE links SET resolved = ? WHERE lid = ?", updates)
-
-    def links_from(self, path: str) -> list[LinkRow]:
-        return self._link_rows("n.path = ?", (path,))
-
-    def links_into(self, path: str) -> list[LinkRow]:
-        return self._link_rows("l.resolved = ?", (path,))
-
-    def all_links(self) -> list[LinkRow]:
-        return self._link_rows("1", ())
-
-    def _link_rows(self, where: str, params: tuple[object, ...]) -> list[LinkRow]:
-        rows = self.conn.execute(
-            "SELECT l.lid, n.path, l.target, l.subpath, l.kind, l.resolved FROM links l "
-            f"JOIN notes n ON n.nid = l.nid WHERE {where} ORDER BY n.path, l.lid",
-            params,
-        )
-        return [LinkRow(*row) for row in rows]
-
-    def edge_counts(self) -> dict[str, int]:
-        """Path → number of distinct notes linked to or from it (spec 3.2's ``edges``)."""
-        rows = self.conn.execute(
-            """
-            SELECT path, count(DISTINCT other) FROM (
-                SELECT n.path AS path, l.resolved AS other
-                FROM links l JOIN notes n ON n.nid = l.nid
-                WHERE l.resolved IS NOT NULL AND l.resolved != n.path
-                UNION ALL
-                SELECT l.resolved AS path, n.path AS other
-                FROM links l JOIN notes n ON n.nid = l.nid
-                WHERE l.resolved IS NOT NULL AND l.resolved != n.path
-            ) GROUP BY path
-            """
-        )
-        return {path: int(count) for path, count in rows}

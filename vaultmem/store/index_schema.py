@@ -88,10 +88,22 @@ def m003_frontmatter_json(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE notes ADD COLUMN frontmatter TEXT NOT NULL DEFAULT '{}'")
 
 
+def m004_edges(conn: sqlite3.Connection) -> None:
+    """Resolved link targets by nid (stable across moves) and each note's edge count."""
+    conn.executescript(
+        """
+        ALTER TABLE links ADD COLUMN resolved_nid INTEGER;
+        CREATE INDEX links_resolved_nid ON links(resolved_nid);
+        ALTER TABLE notes ADD COLUMN edges INTEGER NOT NULL DEFAULT 0;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_notes_links_fts,
     m002_meta,
     m003_frontmatter_json,
+    m004_edges,
 )
 
 

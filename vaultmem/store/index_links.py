@@ -1,0 +1,161 @@
+"""The link table of the sidecar index (spec sections 5, 6): links, backlinks, edge counts.
+
+Each link row keeps the target as written, its lower-cased file name (``target_key``, so an
+unresolved link resolves when a note of that name appears), and — when it resolves — the
+target's path and nid. ``notes.edges`` (distinct notes linked to or from a note, the edge factor
+of EI, spec 3.2) is recounted for exactly the notes whose links changed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+LinkValues = tuple[int, str, str, str | None, str, str | None, int | None]
+"""(source nid, target, target_key, subpath, kind, resolved path, resolved nid)."""
+
+BULK_RECOUNT = 2000
+"""Above this many notes, edge counts are recomputed for the whole vault with numpy."""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    """A stored link: ``source`` path, ``target`` as written, ``kind``, ``resolved`` path/None."""
+
+    lid: int
+    source: str
+    target: str
+    subpath: str | None
+    kind: str
+    resolved: str | None
+
+
+def _chunks(values: Sequence[object], size: int = 500) -> Iterable[Sequence[object]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+class LinkIndex:
+    """Link queries of :class:`~vaultmem.store.index_db.IndexDB` (mixed in; uses ``conn``)."""
+
+    conn: sqlite3.Connection
+
+    def replace_links(self, nids: Sequence[int], rows: Sequence[LinkValues]) -> set[int]:
+        """Drop the links of ``nids`` and insert ``rows``; returns nids whose edges changed."""
+        touched = self.neighbours(nids) | set(nids)
+        for chunk in _chunks(list(nids)):
+            marks = ", ".join("?" * len(chunk))
+            self.conn.execute(f"DELETE FROM links WHERE nid IN ({marks})", tuple(chunk))
+        self.conn.executemany(
+            "INSERT INTO links (nid, target, target_key, subpath, kind, resolved, resolved_nid) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        touched.update(row[6] for row in rows if row[6] is not None)
+        return touched
+
+    def links_to_keys(self, keys: Iterable[str]) -> list[tuple[int, int, str, str, int | None]]:
+        """(lid, source nid, source path, target, resolved nid) of links to file names ``keys``."""
+        out: list[tuple[int, int, str, str, int | None]] = []
+        for chunk in _chunks(sorted(set(keys))):
+            out += self.conn.execute(
+                "SELECT l.lid, n.nid, n.path, l.target, l.resolved_nid FROM links l "
+                "JOIN notes n ON n.nid = l.nid "
+                f"WHERE l.target_key IN ({', '.join('?' * len(chunk))})",
+                tuple(chunk),
+            ).fetchall()
+        return out
+
+    def set_resolved(self, updates: Sequence[tuple[str | None, int | None, int]]) -> None:
+        """Apply (resolved path, resolved nid, lid) triples (``None`` = unresolved)."""
+        self.conn.executemany(
+            "UPDATE links SET resolved = ?, resolved_nid = ? WHERE lid = ?", updates
+        )
+
+    def links_of_paths(self, paths: Iterable[str]) -> list[tuple[int, int, str, str, int | None]]:
+        """(lid, source nid, source path, target, resolved nid) of the links from ``paths``."""
+        out: list[tuple[int, int, str, str, int | None]] = []
+        for chunk in _chunks(sorted(set(paths))):
+            out += self.conn.execute(
+                "SELECT l.lid, n.nid, n.path, l.target, l.resolved_nid FROM links l "
+                "JOIN notes n ON n.nid = l.nid "
+                f"WHERE n.path IN ({', '.join('?' * len(chunk))})",
+                tuple(chunk),
+            ).fetchall()
+        return out
+
+    def links_from(self, path: str) -> list[LinkRow]:
+        return self._link_rows("n.path = ?", (path,))
+
+    def links_into(self, path: str) -> list[LinkRow]:
+        return self._link_rows("l.resolved = ?", (path,))
+
+    def all_links(self) -> list[LinkRow]:
+        return self._link_rows("1", ())
+
+    def _link_rows(self, where: str, params: tuple[object, ...]) -> list[LinkRow]:
+        rows = self.conn.execute(
+            "SELECT l.lid, n.path, l.target, l.subpath, l.kind, l.resolved FROM links l "
+            f"JOIN notes n ON n.nid = l.nid WHERE {where} ORDER BY n.path, l.lid",
+            params,
+        )
+        return [LinkRow(*row) for row in rows]
+
+    def neighbours(self, nids: Iterable[int]) -> set[int]:
+        """Nids linked to or from any of ``nids``."""
+        found: set[int] = set()
+        for chunk in _chunks(sorted(set(nids))):
+            marks = ", ".join("?" * len(chunk))
+            found.update(
+                row[0]
+                for row in self.conn.execute(
+                    f"SELECT resolved_nid FROM links WHERE nid IN ({marks}) "
+                    f"AND resolved_nid IS NOT NULL "
+                    f"UNION SELECT nid FROM links WHERE resolved_nid IN ({marks})",
+                    (*chunk, *chunk),
+                )
+            )
+        return found
+
+    def recount_edges(self, nids: Iterable[int] | None = None) -> None:
+        """Recompute ``notes.edges`` for ``nids`` (``None``: every note).
+
+        edges = distinct other notes linked to or from the note (spec 3.2, seed 000).
+        """
+        wanted = None if nids is None else sorted(set(nids))
+        if wanted is not None and len(wanted) <= BULK_RECOUNT:
+            for chunk in _chunks(wanted):
+                self.conn.execute(
+                    f"""
+                    UPDATE notes SET edges = (
+                        SELECT count(*) FROM (
+                            SELECT resolved_nid FROM links
+                            WHERE nid = notes.nid AND resolved_nid IS NOT NULL
+                                  AND resolved_nid != notes.nid
+                            UNION
+                            SELECT nid FROM links
+                            WHERE resolved_nid = notes.nid AND nid != notes.nid))
+                    WHERE nid IN ({", ".join("?" * len(chunk))})
+                    """,
+                    tuple(chunk),
+                )
+            return
+        pairs = np.array(
+            self.conn.execute(
+                "SELECT nid, resolved_nid FROM links "
+                "WHERE resolved_nid IS NOT NULL AND resolved_nid != nid"
+            ).fetchall(),
+            dtype=np.int64,
+        ).reshape(-1, 2)
+        low, high = np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
+        distinct = np.unique(low << 32 | high)
+        ends = np.concatenate([distinct >> 32, distinct & 0xFFFFFFFF])
+        nid_list, counts = np.unique(ends, return_counts=True)
+        self.conn.execute("UPDATE notes SET edges = 0")
+        self.conn.executemany(
+            "UPDATE notes SET edges = ? WHERE nid = ?",
+            zip(counts.tolist(), nid_list.tolist(), strict=True),
+        )
