@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from functools import partial
 from typing import TYPE_CHECKING
 
 from vaultmem.core.boxes import BoxPlan, SealedBox, StmMemory, TracePlan, TraceRecord, plan_seal
+from vaultmem.core.fields import MemoryFields
 from vaultmem.core.lifecycle_plan import Move
 from vaultmem.core.naming import new_id
 from vaultmem.core.note_text import render_note
@@ -23,6 +25,10 @@ from vaultmem.errors import VaultmemError
 if TYPE_CHECKING:
     from vaultmem.services.lifecycle import PassResult, PassSession
     from vaultmem.services.vault import Vault
+
+
+def _set_trace(trace_title: str, _fields: MemoryFields) -> dict[str, object]:
+    return {"trace": _link(trace_title)}
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -217,9 +223,8 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
         trace_title = trace_of_box.get(earlier.title)
         if trace_title is None:
             continue
-        changes: dict[str, object] = {"trace": _link(trace_title)}
         try:
-            session.edit_fields(earlier.path, lambda _fields, c=changes: c)
+            session.edit_fields(earlier.path, partial(_set_trace, trace_title))
         except (VaultmemError, OSError) as err:
             result.skipped.append((Move(earlier.path, None, "edit", None), str(err)))
     return result
