@@ -88,7 +88,9 @@ def parse_note(
     if not fields.managed:  # vaultmem's keys mean nothing in a person's own notes
         warnings = []
     try:
-        links = tuple(extract_links(body, frontmatter))
+        # frontmatter links are "[[…]]" strings: skip walking the values when there are none
+        holds_links = parts.has_frontmatter and "[[" in parts.yaml
+        links = tuple(extract_links(body, frontmatter if holds_links else None))
     except RecursionError:  # pathological nesting; the note is still searchable
         links = ()
         problems.append("links could not be parsed")

@@ -240,8 +240,10 @@ class _Syncer:
         """
         relinked = self.db.links_of_paths(self.relink_sources)
         retargeted = self.db.links_to_keys(self.dirty_keys) if self.dirty_keys else []
-        keys = set(self.dirty_keys)
-        keys.update(note_key(link.target) for _, _, links in self.parsed for link in links)
+        key_of = {link.target: "" for _, _, links in self.parsed for link in links}
+        for target in key_of:
+            key_of[target] = note_key(target)
+        keys = set(self.dirty_keys) | set(key_of.values())
         keys.update(note_key(row[3]) for row in relinked)
         if not keys:
             return
@@ -251,10 +253,17 @@ class _Syncer:
         for nid, path, links in self.parsed:
             for link in links:
                 resolved = resolver.resolve(link.target, path)
-                rows.append((
-                    nid, link.target, note_key(link.target), link.subpath, link.kind, resolved,
-                    nid_of[resolved] if resolved is not None else None,
-                ))
+                rows.append(
+                    (
+                        nid,
+                        link.target,
+                        key_of[link.target],
+                        link.subpath,
+                        link.kind,
+                        resolved,
+                        nid_of[resolved] if resolved is not None else None,
+                    )
+                )
         self.edges_changed |= self.db.replace_links([nid for nid, _, _ in self.parsed], rows)
         updates: list[tuple[str | None, int | None, int]] = []
         for lid, source_nid, source, target, old_nid in [*retargeted, *relinked]:

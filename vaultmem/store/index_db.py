@@ -24,7 +24,7 @@ from vaultmem.store.index_schema import migrate
 from vaultmem.store.sidecar import ensure_sidecar
 
 INDEX_FILE = "index.db"
-PARSER_VERSION = 4
+PARSER_VERSION = 5
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 
 FIELD_COLUMNS = (
@@ -122,13 +122,20 @@ def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) 
             value = int(value)
         values.append(value)
     values += [
-        json.dumps(list(f.tags), ensure_ascii=False),
-        json.dumps(list(f.related), ensure_ascii=False),
-        json.dumps(list(note.problems), ensure_ascii=False),
-        json.dumps([w.describe() for w in note.warnings], ensure_ascii=False),
-        json.dumps(note.frontmatter, ensure_ascii=False, default=_json_default),
+        _json_list(f.tags),
+        _json_list(f.related),
+        _json_list(note.problems),
+        _json_list([w.describe() for w in note.warnings]),
+        # box and trace properties (topics, members, boxes) have no column of their own
+        json.dumps(note.frontmatter, ensure_ascii=False, default=_json_default)
+        if f.type in ("box", "trace")
+        else "{}",
     ]
     return values
+
+
+def _json_list(items: Sequence[str]) -> str:
+    return json.dumps(list(items), ensure_ascii=False) if items else "[]"
 
 
 class IndexDB(LinkIndex):
@@ -274,8 +281,12 @@ class IndexDB(LinkIndex):
         ``new``: the caller knows the path is not indexed (saves a lookup per note).
         """
         values = _note_values(note, size, mtime_ns, content_hash)
-        row = None if new else (
-            self.conn.execute("SELECT nid FROM notes WHERE path = ?", (note.path,)).fetchone()
+        row = (
+            None
+            if new
+            else (
+                self.conn.execute("SELECT nid FROM notes WHERE path = ?", (note.path,)).fetchone()
+            )
         )
         if row is None:
             nid = int(self.conn.execute(_INSERT_SQL, values).lastrowid or 0)
@@ -368,7 +379,10 @@ class IndexDB(LinkIndex):
     def frontmatter_of(
         self, where: str, params: Sequence[object] = ()
     ) -> list[tuple[str, dict[str, Any]]]:
-        """(path, frontmatter dict) of the notes matching ``where`` (SQL over ``notes n``)."""
+        """(path, frontmatter) of box and trace notes matching ``where`` (SQL over ``notes n``).
+
+        Only box and trace notes keep their whole frontmatter in the index; others give ``{}``.
+        """
         rows = self.conn.execute(
             f"SELECT n.path, n.frontmatter FROM notes n WHERE {where} ORDER BY n.path",
             tuple(params),
