@@ -249,12 +249,12 @@ class _Syncer:
             return
         nid_of = self.db.nids_with_keys(keys)
         resolver = LinkResolver(nid_of)
-        rows: list[LinkValues] = []
-        for nid, path, links in self.parsed:
-            for link in links:
-                resolved = resolver.resolve(link.target, path)
-                rows.append(
-                    (
+
+        def rows() -> Iterator[LinkValues]:  # streamed: 100k notes hold ~300k links
+            for nid, path, links in self.parsed:
+                for link in links:
+                    resolved = resolver.resolve(link.target, path)
+                    yield (
                         nid,
                         link.target,
                         key_of[link.target],
@@ -263,8 +263,8 @@ class _Syncer:
                         resolved,
                         nid_of[resolved] if resolved is not None else None,
                     )
-                )
-        self.edges_changed |= self.db.replace_links([nid for nid, _, _ in self.parsed], rows)
+
+        self.edges_changed |= self.db.replace_links([nid for nid, _, _ in self.parsed], rows())
         updates: list[tuple[str | None, int | None, int]] = []
         for lid, source_nid, source, target, old_nid in [*retargeted, *relinked]:
             resolved = resolver.resolve(target, source)

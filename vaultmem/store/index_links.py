@@ -9,7 +9,7 @@ of EI, spec 3.2) is recounted for exactly the notes whose links changed.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,18 +43,24 @@ class LinkIndex:
 
     conn: sqlite3.Connection
 
-    def replace_links(self, nids: Sequence[int], rows: Sequence[LinkValues]) -> set[int]:
+    def replace_links(self, nids: Sequence[int], rows: Iterable[LinkValues]) -> set[int]:
         """Drop the links of ``nids`` and insert ``rows``; returns nids whose edges changed."""
         touched = self.neighbours(nids) | set(nids)
         for chunk in _chunks(list(nids)):
             marks = ", ".join("?" * len(chunk))
             self.conn.execute(f"DELETE FROM links WHERE nid IN ({marks})", tuple(chunk))
+
+        def noting_targets() -> Iterator[LinkValues]:
+            for row in rows:
+                if row[6] is not None:
+                    touched.add(row[6])
+                yield row
+
         self.conn.executemany(
             "INSERT INTO links (nid, target, target_key, subpath, kind, resolved, resolved_nid) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
+            noting_targets(),
         )
-        touched.update(row[6] for row in rows if row[6] is not None)
         return touched
 
     def links_to_keys(self, keys: Iterable[str]) -> list[tuple[int, int, str, str, int | None]]:
