@@ -11,6 +11,7 @@ from vaultmem.cli.lifecycle_commands import expire, gc, lifecycle, promote, prun
 from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
 from vaultmem.cli.recall_commands import recall, review
 from vaultmem.cli.vault_commands import init, list_, status
+from vaultmem.cli.watch_command import watch
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -49,5 +50,6 @@ for command in (
     undo,
     recall,
     review,
+    watch,
 ):
     main.add_command(command)

@@ -69,11 +69,16 @@ def is_ignored(relpath: str, settings: Settings) -> bool:
     return any(fnmatch.fnmatchcase(relpath, pattern) for pattern in settings.index.exclude)
 
 
-def scan_vault(root: Path, settings: Settings) -> dict[str, tuple[int, int]]:
-    """Every note of the vault: vault-relative POSIX path → (size, mtime_ns). Never reads files."""
+def scan_vault(root: Path, settings: Settings, *, folder: str = "") -> dict[str, tuple[int, int]]:
+    """Every note of the vault: vault-relative POSIX path → (size, mtime_ns). Never reads files.
+
+    ``folder`` (vault-relative) limits the walk to the notes below it; paths stay vault-relative
+    so ``[index] exclude`` patterns match as they do in a full walk.
+    """
     found: dict[str, tuple[int, int]] = {}
     excludes = settings.index.exclude
-    stack = [(str(root), "")]
+    start = folder.strip("/")
+    stack = [(str(root / start), start + "/" if start else "")]
     while stack:
         folder, prefix = stack.pop()
         try:
@@ -162,7 +167,6 @@ class _Syncer:
         self.dirty_keys: set[str] = set()
         self.parsed: list[tuple[int, str, tuple[Link, ...]]] = []
         """(nid, path, links) of every note parsed; not the note itself (memory at 100k)."""
-        self.relink_sources: set[str] = set()
         self.edges_changed: set[int] = set()
         self.templates = templates_folder(root)
 
@@ -208,17 +212,17 @@ class _Syncer:
                 self.db.move(origin, rel, size=read.size, mtime_ns=read.mtime_ns)
                 self.dirty_keys.update((note_key(origin), note_key(rel)))
                 report.moved += 1
-                if note is not None:  # same id, new content: moved and edited
-                    self._store(note, read, new=False)
-                else:  # its relative links may now point elsewhere
-                    self.relink_sources.add(rel)
-                report.touched_paths.append(rel)
+                # re-parsed at its new path: the rows stay, but what depends on the path does
+                # not (a sync-conflict name, the templates folder, relative links)
+                self._store(note or _parse(read, self.templates), read, new=False)
                 continue
             self._store(note or _parse(read, self.templates), read, new=True)
             self.dirty_keys.add(note_key(rel))
             report.added += 1
         for rel in gone:
-            if os.path.exists(self.root / rel):  # second stat: not gone after all
+            # second stat: a note the walk missed but that is still there (and not excluded
+            # since) stays
+            if os.path.exists(self.root / rel) and not is_ignored(rel, self.settings):
                 continue
             self.edges_changed |= self.db.remove(rel)
             self.dirty_keys.add(note_key(rel))
@@ -238,13 +242,11 @@ class _Syncer:
         Resolution only ever depends on notes with the link's file name, so the resolver is
         built from those candidates alone, never from the whole vault.
         """
-        relinked = self.db.links_of_paths(self.relink_sources)
         retargeted = self.db.links_to_keys(self.dirty_keys) if self.dirty_keys else []
         key_of = {link.target: "" for _, _, links in self.parsed for link in links}
         for target in key_of:
             key_of[target] = note_key(target)
         keys = set(self.dirty_keys) | set(key_of.values())
-        keys.update(note_key(row[3]) for row in relinked)
         if not keys:
             return
         nid_of = self.db.nids_with_keys(keys)
@@ -266,7 +268,7 @@ class _Syncer:
 
         self.edges_changed |= self.db.replace_links([nid for nid, _, _ in self.parsed], rows())
         updates: list[tuple[str | None, int | None, int]] = []
-        for lid, source_nid, source, target, old_nid in [*retargeted, *relinked]:
+        for lid, source_nid, source, target, old_nid in retargeted:
             resolved = resolver.resolve(target, source)
             new_nid = nid_of[resolved] if resolved is not None else None
             if new_nid != old_nid:
@@ -333,8 +335,7 @@ def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]
         for rel in rels:
             full = root / rel
             if full.is_dir() and not any(p.startswith(".") for p in rel.split("/") if p):
-                for sub, stat in scan_vault(full, settings).items():
-                    present[f"{rel}/{sub}" if rel else sub] = stat
+                present.update(scan_vault(root, settings, folder=rel))
                 continue
             if is_ignored(rel, settings):
                 continue

@@ -81,18 +81,6 @@ class LinkIndex:
             "UPDATE links SET resolved = ?, resolved_nid = ? WHERE lid = ?", updates
         )
 
-    def links_of_paths(self, paths: Iterable[str]) -> list[tuple[int, int, str, str, int | None]]:
-        """(lid, source nid, source path, target, resolved nid) of the links from ``paths``."""
-        out: list[tuple[int, int, str, str, int | None]] = []
-        for chunk in _chunks(sorted(set(paths))):
-            out += self.conn.execute(
-                "SELECT l.lid, n.nid, n.path, l.target, l.resolved_nid FROM links l "
-                "JOIN notes n ON n.nid = l.nid "
-                f"WHERE n.path IN ({', '.join('?' * len(chunk))})",
-                tuple(chunk),
-            ).fetchall()
-        return out
-
     def links_from(self, path: str) -> list[LinkRow]:
         return self._link_rows("n.path = ?", (path,))
 
