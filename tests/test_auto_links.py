@@ -108,3 +108,21 @@ def test_related_memories_api(vault: Path) -> None:
         assert related_memories(opened, "Cinnamon apple pie for the party", ()) == ["Apple pie"]
         assert related_memories(opened, "the and of it", ()) == []  # no content tokens
         assert related_memories(opened, "Quantum chromodynamics lecture", ()) == []
+
+
+def test_fts_stays_the_outer_loop_of_every_join(vault: Path) -> None:
+    """With ``notes`` outside, FTS5 re-runs the whole match per row (minutes at 10k notes)."""
+    remember(vault, "Grandma's apple pie recipe uses cinnamon and cloves.", "Apple pie")
+    statements: list[str] = []
+    with Vault.open(vault) as opened:
+        opened.sync()
+        opened.index.conn.set_trace_callback(statements.append)
+        related_memories(opened, "Cinnamon apple pie for the party", ())
+        opened.recall("apple pie", status="active", tag="food", sync=False)
+        opened.index.conn.set_trace_callback(None)
+        joins = [s for s in statements if "notes_fts" in s and "JOIN notes" in s]
+        assert len(joins) >= 2
+        for sql in joins:
+            plan = opened.index.conn.execute("EXPLAIN QUERY PLAN " + sql).fetchall()
+            first_loop = next(row[3] for row in plan if row[3].startswith(("SCAN", "SEARCH")))
+            assert first_loop.startswith("SCAN notes_fts"), (first_loop, sql)

@@ -15,8 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import vaultmem.services.recall as recall_module
-from vaultmem.cli.recall_commands import recall as recall_command
-from vaultmem.cli.recall_commands import review as review_command
+from vaultmem.cli import main
 from vaultmem.core.recall_fusion import (
     FusionWeights,
     blend_results,
@@ -78,9 +77,10 @@ def paths(hits: list[Hit]) -> list[str]:
     return [hit.path for hit in hits]
 
 
-def cli(command: object, *args: str, root: Path) -> tuple[int, str, str]:
-    argv = ["--vault", str(root), "--now", NOW_TEXT, *args]
-    result = CliRunner().invoke(command, argv)  # type: ignore[arg-type]
+def cli(command: str, *args: str, root: Path) -> tuple[int, str, str]:
+    """``vaultmem COMMAND --vault ROOT --now NOW ARGS…`` through the real command group."""
+    argv = [command, "--vault", str(root), "--now", NOW_TEXT, *args]
+    result = CliRunner().invoke(main, argv)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -280,7 +280,7 @@ def test_bad_options_are_input_errors(garden: Path) -> None:
 def test_hostile_queries_never_raise(garden: Path, query: str) -> None:
     hits = ask(garden, query)
     assert isinstance(hits, list)
-    code, out, err = cli(recall_command, "--", query, root=garden)
+    code, out, err = cli("recall", "--", query, root=garden)
     assert code == 0, err
 
 
@@ -295,7 +295,7 @@ def test_operators_and_non_ascii_are_searched_as_text(root: Path) -> None:
 
 # ------------------------------------------------------------------------------ CLI
 def test_cli_explain_shows_every_signal(garden: Path) -> None:
-    code, out, err = cli(recall_command, "basil", "--explain", root=garden)
+    code, out, err = cli("recall", "basil", "--explain", root=garden)
     assert code == 0, err
     assert "score = 1×relevance + 0.3×decay + 0.2×graph" in out
     assert "  1. " in out and "  3. " in out and "  4. " not in out
@@ -305,7 +305,7 @@ def test_cli_explain_shows_every_signal(garden: Path) -> None:
 
 
 def test_cli_json_shape(garden: Path) -> None:
-    code, out, err = cli(recall_command, "basil", "--json", "--k", "3", root=garden)
+    code, out, err = cli("recall", "basil", "--json", "--k", "3", root=garden)
     assert code == 0, err
     data = json.loads(out)
     assert len(data) == 3
@@ -319,25 +319,37 @@ def test_cli_json_shape(garden: Path) -> None:
 
 
 def test_cli_plain_output_and_no_match(garden: Path) -> None:
-    code, out, _ = cli(recall_command, "basil", "--folder", "LTM", root=garden)
+    code, out, _ = cli("recall", "basil", "--folder", "LTM", root=garden)
     assert code == 0 and out.strip().startswith("1.") and out.rstrip().endswith("LTM/Basil B.md")
-    code, out, _ = cli(recall_command, "zucchini", root=garden)
+    code, out, _ = cli("recall", "zucchini", root=garden)
     assert code == 0 and out == "no notes match 'zucchini'\n"
-    code, out, err = cli(recall_command, "basil", "--since", "last week", root=garden)
+    code, out, err = cli("recall", "basil", "--since", "last week", root=garden)
     assert code == 2 and "is not a datetime" in err
 
 
 def test_cli_touch_reinforces_returned_memories_only(garden: Path) -> None:
-    code, out, err = cli(recall_command, "basil", "--touch", root=garden)
+    code, out, err = cli("recall", "basil", "--touch", root=garden)
     assert code == 0, err
     assert "reinforced 2 memories" in err
     with Vault.open(garden) as vault:
         assert vault.memory("STM/Basil A.md", now=NOW).fields.use_count == 2
         assert vault.memory("Archive/Basil C.md", now=NOW).fields.use_count == 1  # not returned
     assert "use_count" not in (garden / "Notes/Basil D.md").read_text()
-    code, _, _ = cli(recall_command, "basil", root=garden)  # no --touch: no change
+    code, _, _ = cli("recall", "basil", root=garden)  # no --touch: no change
     with Vault.open(garden) as vault:
         assert vault.memory("STM/Basil A.md", now=NOW).fields.use_count == 2
+
+
+def test_cli_touch_skips_a_memory_it_must_not_write(root: Path) -> None:
+    memory(root, "STM/Clean.md", "Pelican colony at the pier.")
+    memory(root, "STM/Conflicted.md",
+           "<<<<<<< HEAD\nPelican colony moved.\n=======\nPelicans left.\n>>>>>>> other")
+    before = (root / "STM/Conflicted.md").read_bytes()
+    code, out, err = cli("recall", "pelican", "--touch", root=root)
+    assert code == 0, err
+    assert "warning: not reinforced: STM/Conflicted.md" in err
+    assert (root / "STM/Conflicted.md").read_bytes() == before
+    assert "use_count: 2" in (root / "STM/Clean.md").read_text()
 
 
 # ------------------------------------------------------------------------------ review
@@ -361,10 +373,10 @@ def test_review_queue_orders_by_priority(due: Path) -> None:
 
 
 def test_review_cli(due: Path) -> None:
-    code, out, err = cli(review_command, "--json", "--k", "1", root=due)
+    code, out, err = cli("review", "--json", "--k", "1", root=due)
     assert code == 0, err
     assert [row["path"] for row in json.loads(out)] == ["STM/Peak.md"]
-    code, out, _ = cli(review_command, root=due)
+    code, out, _ = cli("review", root=due)
     assert code == 0 and out.splitlines()[0].split() == ["priority", "score", "uses", "last",
                                                          "used", "path"]
     assert out.splitlines()[1].endswith("STM/Peak.md")
@@ -372,7 +384,7 @@ def test_review_cli(due: Path) -> None:
 
 def test_review_cli_with_nothing_due(root: Path) -> None:
     memory(root, "STM/Fresh.md", "Used today.")
-    code, out, _ = cli(review_command, root=root)
+    code, out, _ = cli("review", root=root)
     assert code == 0 and out == "no memories are due for review\n"
 
 

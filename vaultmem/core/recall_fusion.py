@@ -233,3 +233,59 @@ def blend_results(
         out.append((primary[p], False))
         shown.add(primary[p])
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class HitSignals:
+    """The raw measures behind a :class:`Hit`: signals in [0, 1] and what they came from.
+
+    ``bm25`` is FTS5's value (≤ 0, lower = better; 0 = reached through a link only);
+    ``decay_score`` the spec 3.1 score (``None`` for notes without decay fields);
+    ``review_priority`` spec 3.3; ``linked_to`` the strong hit that lent graph proximity.
+    """
+
+    relevance: float
+    decay: float
+    graph: float
+    bm25: float
+    decay_score: float | None
+    review_priority: float
+    linked_to: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One recall result: ``score`` = ``relevance + decay + graph`` (the weighted contributions).
+
+    ``review`` is True when review blending (seed 001) placed the memory in its slot; ``id`` is
+    ``None`` for notes vaultmem does not manage. ``rank`` counts from 1.
+    """
+
+    rank: int
+    path: str
+    id: str | None
+    title: str
+    score: float
+    relevance: float
+    decay: float
+    graph: float
+    review: bool
+    signals: HitSignals
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready: identity, score, contributions and signals (numbers rounded to 6 places)."""
+        s = self.signals
+        return {
+            "rank": self.rank, "path": self.path, "id": self.id, "title": self.title,
+            "score": _round(self.score), "review": self.review,
+            "contributions": {"relevance": _round(self.relevance), "decay": _round(self.decay),
+                              "graph": _round(self.graph)},
+            "signals": {"relevance": _round(s.relevance), "decay": _round(s.decay),
+                        "graph": _round(s.graph), "bm25": _round(s.bm25),
+                        "decay_score": None if s.decay_score is None else _round(s.decay_score),
+                        "review_priority": _round(s.review_priority), "linked_to": s.linked_to},
+        }
+
+
+def _round(value: float) -> float:
+    return round(float(value), 6) if math.isfinite(value) else 0.0

@@ -29,7 +29,7 @@ QUERY_TERMS = 24
 """At most this many of the new memory's words (the rarest in the vault) find candidates."""
 CANDIDATES = 200
 """Candidates (best BM25 first) whose overlap is computed."""
-SCORE_BUDGET = 20_000
+SCORE_BUDGET = 5000
 """At most this many matching rows are ranked by BM25 (bounds the cost in huge vaults)."""
 
 _ACTIVE_MEMORY = "n.type = 'memory' AND n.status != 'archived'"
@@ -64,11 +64,16 @@ def related_memories(vault: Vault, content: str, tags: Sequence[str]) -> list[st
 
 
 def _rarest(conn: sqlite3.Connection, tokens: Sequence[str], limit: int) -> list[str]:
-    """The ``limit`` tokens found in the fewest notes (but in at least one), ties by token."""
+    """The ``limit`` tokens found in the fewest notes (but in at least one), ties by token.
+
+    Counts stop at :data:`SCORE_BUDGET`: words more common than that tie (and are least useful).
+    """
     counted: list[tuple[int, str]] = []
     for token in tokens:
         (count,) = conn.execute(
-            "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (fts_string(token),)
+            "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? "
+            f"LIMIT {SCORE_BUDGET})",
+            (fts_string(token),),
         ).fetchone()
         if count:
             counted.append((int(count), token))
@@ -82,7 +87,7 @@ def _candidates(conn: sqlite3.Connection, terms: Sequence[str]) -> list[tuple[st
         f"""
         SELECT nid, path FROM (
             SELECT n.nid AS nid, n.path AS path, bm25(notes_fts) AS rank_bm25
-            FROM notes_fts JOIN notes n ON n.nid = notes_fts.rowid
+            FROM notes_fts CROSS JOIN notes n ON n.nid = notes_fts.rowid  -- FTS5 outside
             WHERE notes_fts MATCH ? AND {_ACTIVE_MEMORY}
             LIMIT {SCORE_BUDGET}
         ) ORDER BY rank_bm25, path LIMIT {CANDIDATES}
@@ -91,9 +96,9 @@ def _candidates(conn: sqlite3.Connection, terms: Sequence[str]) -> list[tuple[st
     ).fetchall()
     if not best:
         return []
-    paths = {int(nid): str(path) for nid, path in best}
-    marks = ", ".join("?" * len(paths))
-    bodies = conn.execute(
-        f"SELECT rowid, body FROM notes_fts WHERE rowid IN ({marks})", tuple(paths)
-    ).fetchall()
-    return sorted((paths[int(rowid)], str(body or "")) for rowid, body in bodies)
+    out: list[tuple[str, str]] = []
+    for nid, path in best:  # one rowid lookup each: FTS5 plans ``rowid IN (…)`` poorly
+        row = conn.execute("SELECT body FROM notes_fts WHERE rowid = ?", (nid,)).fetchone()
+        if row is not None:
+            out.append((str(path), str(row[0] or "")))
+    return sorted(out)

@@ -38,6 +38,8 @@ from vaultmem.core.note_parse import title_of
 from vaultmem.core.recall_fusion import (
     REVIEW_MIN_RELEVANCE,
     FusionWeights,
+    Hit,
+    HitSignals,
     blend_results,
     decay_signal,
     fuse,
@@ -46,10 +48,11 @@ from vaultmem.core.recall_fusion import (
     relevance_signal,
     strong_hits,
 )
+from vaultmem.core.reinforcement import touch_changes
 from vaultmem.core.scoring import COLUMN_ORDER, MemoryColumns, score_columns
 from vaultmem.core.text_tokens import fts_all, fts_any, fts_in_columns, fts_string, query_terms
 from vaultmem.core.timestamps import parse_datetime
-from vaultmem.errors import InputError
+from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.memory_view import MemoryRow, rows_of
 
 if TYPE_CHECKING:
@@ -57,15 +60,16 @@ if TYPE_CHECKING:
 
 BM25_WEIGHTS = (5.0, 1.0, 3.0)
 """``bm25(notes_fts, title, body, tags)`` column weights: a word in the title counts 5×."""
-CANDIDATES = 100
-"""At most this many FTS rows (best BM25 first) are fused and ranked."""
+CANDIDATES = 60
+"""At most this many FTS rows (best BM25 first) are fused and ranked (the eval is the same from
+40 to 200; fewer rows to look up is faster)."""
 SCORE_BUDGET = 800
 """At most this many matching rows are scored by BM25 per query (see the module docstring)."""
-OVERSAMPLE = 2
+OVERSAMPLE = 1.5
 """Without narrowing filters, this many times the needed rows are ranked before the archive rule."""
 MIN_MATCHES = 20
 """A narrower expression of the ladder is used only when it still matches this many rows."""
-EXPAND_MAX = 50
+EXPAND_MAX = 20
 """At most this many linked notes that did not match the words join the candidates."""
 _LINK_ROWS_MAX = 2000
 
@@ -146,60 +150,12 @@ class RecallFilters:
         return " AND ".join(f"({c})" for c in clauses) or "1", params
 
 
-@dataclass(frozen=True, slots=True)
-class HitSignals:
-    """The raw measures behind a :class:`Hit`: signals in [0, 1] and what they came from.
-
-    ``bm25`` is FTS5's value (≤ 0, lower = better; 0 = reached through a link only);
-    ``decay_score`` the spec 3.1 score (``None`` for notes without decay fields);
-    ``review_priority`` spec 3.3; ``linked_to`` the strong hit that lent graph proximity.
-    """
-
-    relevance: float
-    decay: float
-    graph: float
-    bm25: float
-    decay_score: float | None
-    review_priority: float
-    linked_to: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One recall result: ``score`` = ``relevance + decay + graph`` (the weighted contributions).
-
-    ``review`` is True when review blending (seed 001) placed the memory in its slot; ``id`` is
-    ``None`` for notes vaultmem does not manage. ``rank`` counts from 1.
-    """
-
-    rank: int
-    path: str
-    id: str | None
-    title: str
-    score: float
-    relevance: float
-    decay: float
-    graph: float
-    review: bool
-    signals: HitSignals
-
-    def as_dict(self) -> dict[str, object]:
-        """JSON-ready: identity, score, contributions and signals (numbers rounded to 6 places)."""
-        s = self.signals
-        return {
-            "rank": self.rank, "path": self.path, "id": self.id, "title": self.title,
-            "score": _round(self.score), "review": self.review,
-            "contributions": {"relevance": _round(self.relevance), "decay": _round(self.decay),
-                              "graph": _round(self.graph)},
-            "signals": {"relevance": _round(s.relevance), "decay": _round(s.decay),
-                        "graph": _round(s.graph), "bm25": _round(s.bm25),
-                        "decay_score": None if s.decay_score is None else _round(s.decay_score),
-                        "review_priority": _round(s.review_priority), "linked_to": s.linked_to},
-        }
-
-
-def _round(value: float) -> float:
-    return round(float(value), 6) if math.isfinite(value) else 0.0
+def _checked_k(vault: Vault, k: object) -> int:
+    """``k`` (default ``[recall] k``); raises :class:`InputError` unless a whole number ≥ 1."""
+    value = vault.settings.recall.k if k is None else k
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"k must be a whole number ≥ 1, not {value!r}")
+    return value
 
 
 def recall_weights(vault: Vault, overrides: Mapping[str, float] | None = None) -> FusionWeights:
@@ -224,9 +180,7 @@ def recall_notes(
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise InputError(f"unknown recall option {unknown[0]!r}; known: {', '.join(_OPTIONS)}")
-    k = vault.settings.recall.k if k is None else k
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a whole number ≥ 1, not {k!r}")
+    k = _checked_k(vault, k)
     filters = RecallFilters.from_options(options)
     weights = recall_weights(vault, options.get("weights"))
     terms = query_terms(query)
@@ -236,10 +190,24 @@ def recall_notes(
         return []
     hits = _rank(vault, terms, filters, weights, k, now)
     if options.get("touch"):
-        for hit in hits:
-            if hit.signals.decay_score is not None:
-                vault.touch(hit.path, now=now)
+        _touch(vault, hits, now)
     return hits
+
+
+def _touch(vault: Vault, hits: Sequence[Hit], now: dt.datetime) -> None:
+    """Reinforce the memories among ``hits`` (spec 3.4: ``recall --touch``).
+
+    Goes straight to :meth:`Vault.edit` with the paths recall already resolved (``Vault.touch``
+    would sync the whole index once per hit). A memory vaultmem must not write (conflict
+    markers, unparsable YAML) is skipped with a warning in ``vault.warnings``.
+    """
+    for hit in hits:
+        if hit.signals.decay_score is None:
+            continue
+        try:
+            vault.edit(hit.path, lambda fields: touch_changes(fields, now), now=now)
+        except UnsafeNoteError as err:
+            vault.warnings.append(f"not reinforced: {err}")
 
 
 def _rank(
@@ -327,9 +295,10 @@ def _fts_candidates(
     if filters.narrows:
         ranked = _ranked(conn, expression, limit, where, params)
         return _rows_for(conn, ranked, where, params, limit)
-    ranked = _ranked(conn, expression, limit * OVERSAMPLE)
+    wanted = math.ceil(limit * OVERSAMPLE)
+    ranked = _ranked(conn, expression, wanted)
     rows, bm25 = _rows_for(conn, ranked, where, params, limit)
-    if len(rows) < limit and len(ranked) == limit * OVERSAMPLE:
+    if len(rows) < limit and len(ranked) == wanted:
         ranked = _ranked(conn, expression, limit, where, params)
         rows, bm25 = _rows_for(conn, ranked, where, params, limit)
     return rows, bm25
@@ -348,8 +317,9 @@ def _ranked(
     if where is None:
         inner = f"SELECT rowid AS nid, {bm25} AS r FROM notes_fts WHERE notes_fts MATCH ?"
     else:
-        inner = (f"SELECT n.nid AS nid, {bm25} AS r FROM notes_fts "
-                 f"JOIN notes n ON n.nid = notes_fts.rowid WHERE notes_fts MATCH ? AND {where}")
+        # CROSS JOIN keeps FTS5 outside: with notes outside, FTS5 would re-run the match per row
+        inner = (f"SELECT n.nid AS nid, {bm25} AS r FROM notes_fts CROSS JOIN notes n "
+                 f"ON n.nid = notes_fts.rowid WHERE notes_fts MATCH ? AND {where}")
     rows = conn.execute(
         f"SELECT nid, r FROM ({inner} LIMIT {SCORE_BUDGET}) ORDER BY r, nid LIMIT {int(limit)}",
         (expression, *params),
@@ -479,9 +449,7 @@ def review_queue(vault: Vault, *, k: int | None, now: dt.datetime) -> list[Memor
     ``danger_zone_min``..``danger_zone_max``; memories outside the zone are not listed. Ties by
     path. ``k`` defaults to ``[recall] k``; raises :class:`InputError` for ``k < 1``.
     """
-    k = vault.settings.recall.k if k is None else k
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a whole number ≥ 1, not {k!r}")
+    k = _checked_k(vault, k)
     table = vault.table(now=now, where="n.type = 'memory' AND n.status = 'active'")
     priority = table.scores.review_priority
     due = np.flatnonzero(priority > 0)
@@ -489,3 +457,6 @@ def review_queue(vault: Vault, *, k: int | None, now: dt.datetime) -> list[Memor
     order = due[np.lexsort((paths, -priority[due]))][:k]
     return rows_of(table, order, vault.index)
 
+
+
+__all__ = ["Hit", "HitSignals", "RecallFilters", "recall_notes", "recall_weights", "review_queue"]
