@@ -217,6 +217,36 @@ def test_edge_counts_stay_equal_to_a_full_recount(tmp_path: Path) -> None:
     assert incremental == full
     assert any(full.values())
     for path in list(full)[:10]:  # and both equal the definition: distinct linked notes
-        outgoing = {r.resolved for r in vault.index.links_from(path) if r.resolved not in (None, path)}
+        outgoing = {
+            r.resolved for r in vault.index.links_from(path) if r.resolved not in (None, path)
+        }
         incoming = {r.source for r in vault.index.links_into(path) if r.source != path}
         assert full[path] == len(outgoing | incoming)
+
+
+def test_links_after_a_pass_equal_a_rebuild(tmp_path: Path) -> None:
+    # regression: links re-resolved after a sync must not be matched to rows re-inserted under
+    # freed row ids (a box note's member links once pointed at the wrong members)
+    import datetime as dt
+
+    vault, _ = Vault.init(tmp_path / "v")
+    t0 = dt.datetime(2026, 9, 1, 8, tzinfo=dt.UTC)
+    for i in range(6):
+        vault.remember(
+            f"note {i} see [[sim {i - 1}]]",
+            title=f"sim {i}",
+            tags=["a"],
+            link=False,
+            now=t0 + dt.timedelta(minutes=i),
+        )
+    vault.lifecycle(now=t0 + dt.timedelta(days=1))
+    vault.sync()
+    incremental = sorted((r.source, r.target, r.resolved) for r in vault.index.all_links())
+    edges = dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall())
+    vault.sync(rebuild=True)
+    assert sorted((r.source, r.target, r.resolved) for r in vault.index.all_links()) == incremental
+    assert dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall()) == edges
+    assert any(
+        r.target == "sim 3" and r.resolved and r.resolved.endswith("/sim 3.md")
+        for r in vault.index.all_links()
+    )

@@ -242,7 +242,6 @@ class _Syncer:
         Resolution only ever depends on notes with the link's file name, so the resolver is
         built from those candidates alone, never from the whole vault.
         """
-        retargeted = self.db.links_to_keys(self.dirty_keys) if self.dirty_keys else []
         key_of = {link.target: "" for _, _, links in self.parsed for link in links}
         for target in key_of:
             key_of[target] = note_key(target)
@@ -266,9 +265,14 @@ class _Syncer:
                         nid_of[resolved] if resolved is not None else None,
                     )
 
-        self.edges_changed |= self.db.replace_links([nid for nid, _, _ in self.parsed], rows())
+        parsed_nids = {nid for nid, _, _ in self.parsed}
+        self.edges_changed |= self.db.replace_links(sorted(parsed_nids), rows())
+        # looked up only now: replacing links frees row ids that new rows may take again
+        retargeted = self.db.links_to_keys(self.dirty_keys) if self.dirty_keys else []
         updates: list[tuple[str | None, int | None, int]] = []
         for lid, source_nid, source, target, old_nid in retargeted:
+            if source_nid in parsed_nids:  # resolved a moment ago
+                continue
             resolved = resolver.resolve(target, source)
             new_nid = nid_of[resolved] if resolved is not None else None
             if new_nid != old_nid:
