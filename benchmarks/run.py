@@ -305,6 +305,22 @@ def plan_figures(
     ]
 
 
+def recall_figures(result: dict[str, Any], read: dict[str, Any], n: int) -> list[Figure]:
+    """Spec 11: recall p95 ≤ 20 ms at N = 100,000 (index kept fresh, so no sync per query)."""
+    target = "≤ 20 ms at N=100k"
+    if "error" in result:
+        return [_error_row("recall p95", result, target)]
+    per_note = float(read.get("seconds", 0.0)) / max(int(read.get("notes", 1)), 1) * 1000
+    baseline = f"raw read of one note {per_note:.3f} ms"
+    return [
+        Figure("recall p50", f"{result['p50_ms']:.1f} ms (n={result['queries']}, "
+               f"{result['with_hits']} with hits)", baseline),
+        Figure("recall p95", f"{result['p95_ms']:.1f} ms (max {result['max_ms']:.0f})",
+               baseline, target, _check(float(result["p95_ms"]), 20.0, False, n == TARGET_N),
+               float(result["p95_ms"])),
+    ]
+
+
 # --------------------------------------------------------------------------------- runs
 Log = Callable[[str], None]
 
@@ -330,12 +346,15 @@ def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
         (root / DIRTY_MARK).unlink()
     log(f"[{corpus.label}] lifecycle plan")
     plan = run_scenario("plan", root, repeat=effort.plan)
+    log(f"[{corpus.label}] recall")
+    found = run_scenario("recall", root, saves=effort.saves * 2)
     corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
-                  "nochange": nochange, "one_note": one, "watcher": watch, "plan": plan}
+                  "nochange": nochange, "one_note": one, "watcher": watch, "plan": plan,
+                  "recall": found}
     rows = index_figures(walk, read, idle, cold, nochange, one, n=n)
     plan_rows = plan_figures(plan, walk, idle, n)
-    corpus.figures = [*rows[:3], *watcher_figures(watch, read), *plan_rows[:-1], rows[3],
-                      plan_rows[-1]]
+    corpus.figures = [*rows[:3], *watcher_figures(watch, read), *plan_rows[:-1],
+                      *recall_figures(found, read, n), rows[3], plan_rows[-1]]
     corpus.load_average.append(_load())
     return corpus
 

@@ -374,7 +374,46 @@ def plan(root: Path, repeat: int) -> Result:
     }
 
 
+def recall(root: Path, queries: int) -> Result:
+    """``vault.recall(query, k=10, sync=False)`` latency over ``queries`` seeded queries.
+
+    Queries are 1–3 words taken from the titles and bodies of random notes (so most match), as
+    an assistant would send them; the index is synced once before, as ``vaultmem watch`` keeps
+    it. p50/p95 in milliseconds.
+    """
+    from benchmarks.generate_vault import REFERENCE_TIME
+    from vaultmem.services.vault import Vault
+
+    vault = Vault.open(root)
+    vault.sync()
+    rng = random.Random(11)
+    rows = vault.index.conn.execute(
+        "SELECT title, substr(body, 1, 400) FROM notes_fts WHERE rowid IN "
+        "(SELECT nid FROM notes ORDER BY nid LIMIT 2000)"
+    ).fetchall()
+    words = [w for title, body in rows for w in f"{title} {body}".split() if w.isalpha()]
+    texts = [" ".join(rng.sample(words, rng.choice((1, 2, 3)))) for _ in range(queries)]
+    for text in texts[:10]:  # warm the page cache, as a long-running assistant would have it
+        vault.recall(text, k=10, now=REFERENCE_TIME, sync=False)
+    latencies: list[float] = []
+    hits = 0
+    cpu = cpu_seconds()
+    for text in texts:
+        started = time.perf_counter()
+        found = vault.recall(text, k=10, now=REFERENCE_TIME, sync=False)
+        latencies.append((time.perf_counter() - started) * 1000)
+        hits += bool(found)
+    cpu = cpu_seconds() - cpu
+    vault.close()
+    return {
+        "p50_ms": statistics.median(latencies), "p95_ms": percentile(latencies, 95),
+        "max_ms": max(latencies), "queries": len(texts), "with_hits": hits,
+        "cpu_seconds": cpu,
+    }
+
+
 SCENARIOS: dict[str, Callable[[Path, argparse.Namespace], Result]] = {
+    "recall": lambda root, a: recall(root, a.saves),
     "stat_walk": lambda root, a: stat_walk(root),
     "raw_read": lambda root, a: raw_read(root),
     "idle": lambda root, a: idle(root),
