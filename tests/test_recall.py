@@ -17,6 +17,7 @@ from click.testing import CliRunner
 import vaultmem.services.recall as recall_module
 from vaultmem.cli import main
 from vaultmem.core.recall_fusion import (
+    UNRANKED_BM25,
     FusionWeights,
     blend_results,
     decay_signal,
@@ -221,6 +222,20 @@ def test_narrowing_keeps_rare_words_when_the_match_set_is_over_budget(
     assert paths(ask(root, "weather waterspout", weights=KEYWORD_ONLY))[0] == "Notes/Rare.md"
     # every word over budget: still answers, bounded, without error
     assert 0 < len(ask(root, "weather report", k=5)) <= 5
+
+
+def test_common_stopwords_over_budget_are_matched_unranked(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(30):
+        write(root, f"Notes/Line {n:02d}.md", f"the tide and the moon, note {n}")
+    monkeypatch.setattr(recall_module, "SCORE_BUDGET", 10)
+    hits = ask(root, "the and", k=5, weights=KEYWORD_ONLY)
+    assert [hit.signals.bm25 for hit in hits] == [UNRANKED_BM25] * 5
+    assert paths(hits) == sorted(paths(hits))  # equal scores: by path
+    code, out, err = cli("recall", "--explain", "--k", "1", "--", "the and", root=root)
+    assert code == 0, err
+    assert "matched common words only: not ranked" in out
 
 
 # ------------------------------------------------------------------------------ filters

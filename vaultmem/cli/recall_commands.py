@@ -8,7 +8,7 @@ import click
 
 from vaultmem.cli.common import fmt_score, json_option, now_option, print_json, vault_command
 from vaultmem.core.fields import LAYERS, STATUSES
-from vaultmem.core.recall_fusion import FusionWeights, review_period
+from vaultmem.core.recall_fusion import UNRANKED_BM25, FusionWeights, review_period
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.services.recall import Hit, recall_weights
 from vaultmem.services.vault import Vault
@@ -81,7 +81,9 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
         s = hit.signals
         placed = "  ← placed by review blending" if hit.review else ""
         click.echo(f"{hit.rank:>3}. {hit.path}  score {hit.score:.3f}{placed}")
-        bm25 = f"bm25 {s.bm25:.3f}" if s.bm25 else "no word matched (reached by a link)"
+        bm25 = (f"bm25 {s.bm25:.3f}" if s.bm25 not in (0.0, UNRANKED_BM25)
+                else "no word matched (reached by a link)" if s.bm25 == 0.0
+                else "matched common words only: not ranked")
         click.echo(f"       relevance {hit.relevance:6.3f} = {weights.relevance:g} × "
                    f"{s.relevance:.3f}   ({bm25})")
         source = ("neutral: not a memory" if s.decay_score is None

@@ -51,6 +51,10 @@ REVIEW_MIN_RELEVANCE = STRONG_HIT
 """A danger-zone memory is blended in only when it is relevant: a strong hit itself (seed 001's
 "filter for relevance"; measured on ``benchmarks/recall_eval``: looser floors push answers down)."""
 
+UNRANKED_BM25 = -1.0
+"""The ``bm25`` of a match that was not ranked by BM25 (every query word is a stopword found in
+too many notes: BM25 weighs such words at about 0 and costs a scan of each word's notes)."""
+
 WEIGHT_NAMES = ("relevance", "decay", "graph", "review_blend")
 
 
@@ -239,7 +243,8 @@ def blend_results(
 class HitSignals:
     """The raw measures behind a :class:`Hit`: signals in [0, 1] and what they came from.
 
-    ``bm25`` is FTS5's value (≤ 0, lower = better; 0 = reached through a link only);
+    ``bm25`` is FTS5's value (≤ 0, lower = better; 0 = reached through a link only;
+    :data:`UNRANKED_BM25` = matched but not ranked);
     ``decay_score`` the spec 3.1 score (``None`` for notes without decay fields);
     ``review_priority`` spec 3.3; ``linked_to`` the strong hit that lent graph proximity.
     """

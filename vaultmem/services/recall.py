@@ -10,9 +10,8 @@
    costs about a microsecond per matching row and FTS5 cannot stop early, so at most
    :data:`SCORE_BUDGET` rows are ranked (spec 11: p95 ≤ 20 ms at 100,000 notes); when the
    words match more, the commonest words stop selecting rows (see :func:`_scored_matches`).
-   Only the top rows are then looked up in ``notes`` (fields, filters). Measured on
-   ``benchmarks/generate_vault`` vaults, index current: p50/p95 2.8/5.0 ms at 11,000 notes,
-   7.7/11.9 ms at 110,000.
+   Only the top rows are then looked up in ``notes`` (fields, filters). ``benchmarks.scenarios
+   recall`` (generated vaults, index current): p95 ≈ 6 ms at 11,000 notes, 14–17 ms at 110,000.
 3. **Signals**: decay scores and review priorities in one numpy pass
    (:func:`~vaultmem.core.scoring.score_columns`); graph proximity from the resolved links of the
    strong hits (either direction); linked notes that did not match the words join as candidates
@@ -39,6 +38,7 @@ from vaultmem.core.fields import LAYERS, MANAGED_TYPES, STATUSES
 from vaultmem.core.note_parse import title_of
 from vaultmem.core.recall_fusion import (
     REVIEW_MIN_RELEVANCE,
+    UNRANKED_BM25,
     FusionWeights,
     Hit,
     HitSignals,
@@ -52,7 +52,14 @@ from vaultmem.core.recall_fusion import (
 )
 from vaultmem.core.reinforcement import touch_changes
 from vaultmem.core.scoring import COLUMN_ORDER, MemoryColumns, score_columns
-from vaultmem.core.text_tokens import fts_all, fts_any, fts_in_columns, fts_string, query_terms
+from vaultmem.core.text_tokens import (
+    STOPWORDS,
+    fts_all,
+    fts_any,
+    fts_in_columns,
+    fts_string,
+    query_terms,
+)
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.memory_view import MemoryRow, rows_of
@@ -314,7 +321,9 @@ def _scored_matches(
     is too common (a vault where every query word is in hundreds of notes), only the first
     :data:`COMMON_WORDS_MAX` words as typed are used and the first of: all of them; any of them
     in title or tags; any of them — that matches at least :data:`MIN_MATCHES` rows is scored over
-    its first ``2·budget / (words + 1)`` rows (FTS5's order, not the best).
+    its first ``budget / (words + 1)`` rows (FTS5's order, not the best). If those words are
+    all stopwords ("the", "and be"), the matches are taken without BM25 (:data:`UNRANKED_BM25`):
+    it would weigh them at about 0 and costs a scan of every note holding each word.
     Each step is scored as it is counted, so no match list is read twice. Measured on
     ``benchmarks/recall_eval`` with the budget forced down to 300: the rare-word expression
     keeps recall@10 and MRR within 0.01 of exact BM25.
@@ -340,7 +349,12 @@ def _scored_matches(
     # Every word is common. BM25 reads each word's whole match list once (IDF) and the rows kept
     # are FTS5's first, not the best: use the first few words as typed, fewer rows the more.
     common = [t for t in terms if t in set(words)][:COMMON_WORDS_MAX]
-    cap = max(MIN_MATCHES, 2 * budget // (len(common) + 1))
+    cap = max(MIN_MATCHES, budget // (len(common) + 1))
+    if all(t in STOPWORDS for t in common):  # "the", "and be": taken unranked (UNRANKED_BM25)
+        for expression in (fts_all(common), fts_any(common)):
+            nids = conn.execute(*_match_sql(expression, condition, cap, rank=False)).fetchall()
+            if len(nids) >= MIN_MATCHES or expression == fts_any(common):
+                return [(int(nid), UNRANKED_BM25) for (nid,) in nids]
     if len(common) > 1:
         scored = _scored(conn, fts_all(common), condition, cap)
         if len(scored) >= MIN_MATCHES:
@@ -360,18 +374,23 @@ def _scored(
 
     The rows are taken in FTS5's order (by nid) and sorted here, so ``cap`` bounds the work.
     """
+    rows = conn.execute(*_match_sql(expression, condition, cap, rank=True))
+    return _best([(int(nid), float(r)) for nid, r in rows])
+
+
+def _match_sql(
+    expression: str, condition: tuple[str, Sequence[object]] | None, cap: int, *, rank: bool
+) -> tuple[str, tuple[object, ...]]:
+    """SQL and parameters for the first ``cap`` (nid[, bm25]) rows matching ``expression``."""
     w_title, w_body, w_tags = BM25_WEIGHTS
-    bm25 = f"bm25(notes_fts, {w_title!r}, {w_body!r}, {w_tags!r})"
+    bm25 = f", bm25(notes_fts, {w_title!r}, {w_body!r}, {w_tags!r})" if rank else ""
     if condition is None:
-        sql = f"SELECT rowid, {bm25} FROM notes_fts WHERE notes_fts MATCH ? LIMIT {int(cap)}"
-        params: Sequence[object] = (expression,)
-    else:
-        # CROSS JOIN keeps FTS5 outside: with notes outside, FTS5 would re-run the match per row
-        sql = (f"SELECT n.nid, {bm25} FROM notes_fts CROSS JOIN notes n "
-               f"ON n.nid = notes_fts.rowid WHERE notes_fts MATCH ? AND {condition[0]} "
-               f"LIMIT {int(cap)}")
-        params = (expression, *condition[1])
-    return _best([(int(nid), float(r)) for nid, r in conn.execute(sql, params)])
+        sql = f"SELECT rowid{bm25} FROM notes_fts WHERE notes_fts MATCH ? LIMIT {int(cap)}"
+        return sql, (expression,)
+    # CROSS JOIN keeps FTS5 outside: with notes outside, FTS5 would re-run the match per row
+    sql = (f"SELECT n.nid{bm25} FROM notes_fts CROSS JOIN notes n ON n.nid = notes_fts.rowid "
+           f"WHERE notes_fts MATCH ? AND {condition[0]} LIMIT {int(cap)}")
+    return sql, (expression, *condition[1])
 
 
 def _best(scored: list[tuple[int, float]]) -> list[tuple[int, float]]:
