@@ -12,9 +12,13 @@ from __future__ import annotations
 import fnmatch
 import gc
 import json
+import multiprocessing
 import os
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -156,6 +160,48 @@ def _parse(read: _Read, templates: str | None) -> ParsedNote:
     return note
 
 
+PARALLEL_MIN_NOTES = 2000
+"""From this many notes to read, worker processes read and parse them (cold index)."""
+SPAWN_MIN_NOTES = 5000
+"""The same when new processes must be spawned (they pay ~0.5 s of imports first)."""
+PARSE_WORKERS = 2
+"""Worker processes: two keep both cores of a 2-core machine busy beside the writer."""
+
+
+CHUNK_NOTES = 64
+IN_FLIGHT_CHUNKS = 8
+
+
+_Parsed = tuple[_Read, ParsedNote]
+
+
+def _read_and_parse_all(root: Path, templates: str | None, rels: list[str]) -> list[_Parsed | None]:
+    """Worker side of :meth:`_Syncer._reads`: each read (without its text) and parsed note."""
+    out: list[_Parsed | None] = []
+    for rel in rels:
+        read = _read(root, rel)
+        out.append(None if read is None else (replace(read, text=""), _parse(read, templates)))
+    return out
+
+
+def _unpack(
+    rels: list[str], future: Future[list[_Parsed | None]]
+) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
+    for rel, result in zip(rels, future.result(), strict=True):
+        yield (rel, *result) if result is not None else (rel, None, None)
+
+
+def _process_context() -> multiprocessing.context.BaseContext:
+    """``fork`` (starts in milliseconds) when this process runs one thread; else ``spawn``.
+
+    Forking a process that runs other threads (``vaultmem watch``) could copy a lock another
+    thread holds; spawned workers start clean.
+    """
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
 class _Syncer:
     """One sync: compares, reads, parses and stores; then links and edge counts."""
 
@@ -185,10 +231,9 @@ class _Syncer:
         gone = {rel: states[rel] for rel in vanished if rel in states}
         by_hash = {state.hash: rel for rel, state in gone.items()}
         by_id = {state.id: rel for rel, state in gone.items() if state.id}
-        for done, rel in enumerate(to_read, 1):
+        for done, (rel, read, parsed) in enumerate(self._reads(to_read), 1):
             if progress is not None:
                 progress(done, len(to_read))
-            read = _read(self.root, rel)
             state = states.get(rel)
             if read is None:  # vanished between the walk and the read
                 if state is not None:
@@ -199,13 +244,13 @@ class _Syncer:
                     self.db.update_stat(rel, size=read.size, mtime_ns=read.mtime_ns)
                     report.unchanged += 1
                 else:
-                    self._store(_parse(read, self.templates), read, new=False)
+                    self._store(parsed or _parse(read, self.templates), read, new=False)
                     report.changed += 1
                 continue
             origin = by_hash.pop(read.hash, None)
-            note: ParsedNote | None = None
+            note: ParsedNote | None = parsed
             if origin is None:
-                note = _parse(read, self.templates)
+                note = note or _parse(read, self.templates)
                 origin = by_id.pop(note.fields.id, None) if note.fields.id else None
             if origin is not None and origin in gone:
                 del gone[origin]
@@ -228,6 +273,29 @@ class _Syncer:
             self.dirty_keys.add(note_key(rel))
             report.removed += 1
             report.touched_paths.append(rel)
+
+    def _reads(self, to_read: list[str]) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
+        """(path, read or None if it vanished, parsed note or None) for each path, in order.
+
+        Many notes (a cold index) are read and parsed by a second process while this one writes
+        the index, so both cores work; a few are read here and parsed only when needed.
+        """
+        context = _process_context()
+        least = PARALLEL_MIN_NOTES if context.get_start_method() == "fork" else SPAWN_MIN_NOTES
+        if len(to_read) < least or (os.cpu_count() or 1) < 2:
+            for rel in to_read:
+                yield rel, _read(self.root, rel), None
+            return
+        with ProcessPoolExecutor(max_workers=PARSE_WORKERS, mp_context=context) as pool:
+            chunks = [to_read[i : i + CHUNK_NOTES] for i in range(0, len(to_read), CHUNK_NOTES)]
+            pending: deque[tuple[list[str], Future[list[_Parsed | None]]]] = deque()
+            for chunk in chunks:  # a bounded window: parsed notes never pile up in memory
+                future = pool.submit(_read_and_parse_all, self.root, self.templates, chunk)
+                pending.append((chunk, future))
+                if len(pending) > IN_FLIGHT_CHUNKS:
+                    yield from _unpack(*pending.popleft())
+            while pending:
+                yield from _unpack(*pending.popleft())
 
     def _store(self, note: ParsedNote, read: _Read, *, new: bool) -> None:
         nid = self.db.upsert(
@@ -266,12 +334,12 @@ class _Syncer:
                     )
 
         parsed_nids = {nid for nid, _, _ in self.parsed}
-        self.edges_changed |= self.db.replace_links(sorted(parsed_nids), rows())
-        # looked up only now: replacing links frees row ids that new rows may take again
+        # links of notes not parsed now whose target's name came or went: re-resolved first,
+        # before the parsed notes' rows are replaced (which frees row ids for reuse)
         retargeted = self.db.links_to_keys(self.dirty_keys) if self.dirty_keys else []
         updates: list[tuple[str | None, int | None, int]] = []
         for lid, source_nid, source, target, old_nid in retargeted:
-            if source_nid in parsed_nids:  # resolved a moment ago
+            if source_nid in parsed_nids:  # its links are replaced below
                 continue
             resolved = resolver.resolve(target, source)
             new_nid = nid_of[resolved] if resolved is not None else None
@@ -279,6 +347,7 @@ class _Syncer:
                 self.edges_changed.update(n for n in (source_nid, old_nid, new_nid) if n)
             updates.append((resolved, new_nid, lid))
         self.db.set_resolved(updates)
+        self.edges_changed |= self.db.replace_links(sorted(parsed_nids), rows())
 
     def finish(self, *, all_edges: bool = False) -> None:
         """Links, then the edge counts of exactly the notes whose links changed."""
