@@ -321,6 +321,23 @@ def recall_figures(result: dict[str, Any], read: dict[str, Any], n: int) -> list
     ]
 
 
+APPLY_MAX_N = 20_000
+"""The apply scenario copies the vault and runs a whole lifecycle; only on the smaller vaults."""
+
+
+def apply_figures(result: dict[str, Any]) -> list[Figure]:
+    """The apply rate of a journaled lifecycle run (no spec target; reported for issue 4)."""
+    if "error" in result:
+        return [_error_row("lifecycle apply", result, "-")]
+    applied = ", ".join(f"{k} {v}" for k, v in result["applied"].items())
+    return [Figure(
+        "lifecycle apply (journaled)",
+        f"{result['moves_per_second']:,.0f} moves/s ({result['moves']:,} in "
+        f"{_secs(result['seconds'])}{_cpu(result)})",
+        f"applied: {applied}",
+    )]
+
+
 # --------------------------------------------------------------------------------- runs
 Log = Callable[[str], None]
 
@@ -348,12 +365,17 @@ def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
     plan = run_scenario("plan", root, repeat=effort.plan)
     log(f"[{corpus.label}] recall")
     found = run_scenario("recall", root, saves=effort.saves * 2)
+    applied: dict[str, Any] | None = None
+    if n <= APPLY_MAX_N:
+        log(f"[{corpus.label}] lifecycle apply")
+        applied = run_scenario("apply", root)
     corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
                   "nochange": nochange, "one_note": one, "watcher": watch, "plan": plan,
-                  "recall": found}
+                  "recall": found, "apply": applied or {}}
     rows = index_figures(walk, read, idle, cold, nochange, one, n=n)
     plan_rows = plan_figures(plan, walk, idle, n)
     corpus.figures = [*rows[:3], *watcher_figures(watch, read), *plan_rows[:-1],
+                      *(apply_figures(applied) if applied is not None else []),
                       *recall_figures(found, read, n), rows[3], plan_rows[-1]]
     corpus.load_average.append(_load())
     return corpus

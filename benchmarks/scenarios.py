@@ -412,7 +412,38 @@ def recall(root: Path, queries: int) -> Result:
     }
 
 
+def apply(root: Path) -> Result:
+    """The apply rate: ``vault.lifecycle(now)`` on a throw-away copy of the vault.
+
+    Every move is journaled (write-ahead), renamed and edited atomically; reports moves per
+    second over the whole run (plan included) and how many moves of each pass were applied.
+    """
+    import tempfile
+
+    from benchmarks.generate_vault import REFERENCE_TIME
+    from vaultmem.services.vault import Vault
+
+    with tempfile.TemporaryDirectory(prefix="vaultmem-apply-") as scratch:
+        copy = Path(scratch) / root.name
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".vaultmem"))
+        vault = Vault.open(copy)
+        vault.sync()
+        cpu = cpu_seconds()
+        started = time.perf_counter()
+        run = vault.lifecycle(now=REFERENCE_TIME)
+        seconds = time.perf_counter() - started
+        cpu = cpu_seconds() - cpu
+        vault.close()
+    moves = sum(len(r.applied) for r in run.results)
+    return {
+        "seconds": seconds, "cpu_seconds": cpu, "moves": moves,
+        "moves_per_second": moves / seconds if seconds else 0.0,
+        "applied": {r.name: len(r.applied) for r in run.results},
+    }
+
+
 SCENARIOS: dict[str, Callable[[Path, argparse.Namespace], Result]] = {
+    "apply": lambda root, a: apply(root),
     "recall": lambda root, a: recall(root, a.saves),
     "stat_walk": lambda root, a: stat_walk(root),
     "raw_read": lambda root, a: raw_read(root),

@@ -250,3 +250,33 @@ def test_links_after_a_pass_equal_a_rebuild(tmp_path: Path) -> None:
         r.target == "sim 3" and r.resolved and r.resolved.endswith("/sim 3.md")
         for r in vault.index.all_links()
     )
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_worker_processes_index_exactly_what_one_process_does(
+    copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, start_method: str
+) -> None:
+    import multiprocessing
+
+    root = copy_vault("13th-age-srd")
+
+    def rows(vault: Vault) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+        notes = vault.index.conn.execute(
+            "SELECT path, hash, title, type, tags, problems, edges FROM notes ORDER BY path"
+        ).fetchall()
+        links = sorted((r.source, r.target, r.kind, r.resolved) for r in vault.index.all_links())
+        return notes, links
+
+    with Vault.open(root) as vault:
+        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10**9)
+        monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10**9)
+        vault.sync(rebuild=True)
+        serial = rows(vault)
+        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10)
+        monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10)
+        monkeypatch.setattr(
+            index_sync, "_process_context", lambda: multiprocessing.get_context(start_method)
+        )
+        report = vault.sync(rebuild=True)
+        assert report.added == len(serial[0]) > 1000
+        assert rows(vault) == serial
