@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vaultmem.core.fields import DATETIME_KEYS
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.note_parse import ParsedNote, title_of
 from vaultmem.core.timestamps import to_epoch
@@ -108,15 +109,7 @@ def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) 
     ]
     for column in FIELD_COLUMNS:
         value = getattr(f, column)
-        if column in (
-            "created",
-            "last_used",
-            "last_review_at",
-            "promoted_at",
-            "archived_at",
-            "resolved_at",
-            "valid_until",
-        ):
+        if column in DATETIME_KEYS:
             value = _epoch(value)
         elif column == "pinned":
             value = int(value)
