@@ -141,7 +141,7 @@ def test_settings_defaults_and_errors(tmp_path: Path) -> None:
     assert settings.half_life_days("semantic") == float("inf")
     for bad, words in [
         ({"decay": {"beta": "x"}}, "[decay] beta must be a number"),
-        ({"decay": {"model": "linear"}}, "not a known decay model"),
+        ({"decay": {"model": "linear"}}, "[decay] unknown decay model 'linear'"),
         ({"nope": {}}, "unknown section [nope]"),
         ({"folders": {"stm": ""}}, "[folders] stm must be a non-empty string"),
         ({"layers": {"working": {"half_life_days": 0}}}, "positive number or inf"),

@@ -65,7 +65,6 @@ _PARAM_RANGES = (  # name, low, high, low excluded
     ("huber_delta", 0.0, math.inf, False),
     ("elastic_ratio", 0.0, 1.0, False),
     ("trust_kappa", 0.0, math.inf, False),
-    ("two_component_reference_half_life_seconds", 0.0, math.inf, True),
 )
 
 
@@ -73,8 +72,8 @@ _PARAM_RANGES = (  # name, low, high, low excluded
 class DecayParams:
     """Parameters of the decay models (spec 3.1; seed 003 for β, α, w, λ; seed 004 for δ, r, κ).
 
-    Field names match ``vaultmem.core.settings.DecaySettings``. ``two_component`` scales both λ
-    by ``two_component_reference_half_life_seconds / H`` (see :func:`retention`).
+    It is also the ``[decay]`` table of ``vaultmem.toml`` (``Settings.decay``). ``two_component``
+    scales both λ by :data:`TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS` / H (see :func:`retention`).
     Raises ``ValueError`` for an unknown ``model`` (naming the allowed ones) or a parameter
     outside its range.
     """
@@ -88,7 +87,6 @@ class DecayParams:
     huber_delta: float = 0.5
     elastic_ratio: float = 0.3
     trust_kappa: float = 2.0
-    two_component_reference_half_life_seconds: float = TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS
 
     def __post_init__(self) -> None:
         if self.model not in DECAY_MODELS:
@@ -203,7 +201,7 @@ def _retention(age: FloatArray, half_life: FloatArray, params: DecayParams) -> F
             f = np.exp(-math.log(2.0) * t)
         elif model == "two_component":
             # λ·Δt with λ scaled by H_ref / H  ==  λ·H_ref·t.
-            ref = params.two_component_reference_half_life_seconds
+            ref = TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS
             w = params.two_component_weight
             f = w * np.exp(-params.lambda_fast * ref * t) + (1.0 - w) * np.exp(
                 -params.lambda_slow * ref * t

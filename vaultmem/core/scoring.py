@@ -17,7 +17,6 @@ import numpy.typing as npt
 
 from vaultmem.core.decay import (
     SECONDS_PER_DAY,
-    DecayParams,
     retention,
     source_trust,
     trust_weighted_half_life,
@@ -141,22 +140,6 @@ class Scores:
     """The score on the working layer's curve, which the promote threshold is calibrated on."""
 
 
-def decay_params(settings: Settings) -> DecayParams:
-    """The :class:`DecayParams` of a vault's ``[decay]`` settings."""
-    d = settings.decay
-    return DecayParams(
-        model=d.model,
-        beta=d.beta,
-        alpha=d.alpha,
-        two_component_weight=d.two_component_weight,
-        lambda_fast=d.lambda_fast,
-        lambda_slow=d.lambda_slow,
-        huber_delta=d.huber_delta,
-        elastic_ratio=d.elastic_ratio,
-        trust_kappa=d.trust_kappa,
-    )
-
-
 def half_life_seconds(layer: ObjArray, source: ObjArray, settings: Settings) -> FloatArray:
     """Effective half-life per memory: layer half-life, trust-weighted by source (seed 004)."""
     names, inverse = np.unique(layer.astype(str), return_inverse=True)
@@ -181,7 +164,7 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
     every box would drain into LTM; on the working curve it scores 0.5, and only reinforced
     memories promote.
     """
-    params = decay_params(settings)
+    params = settings.decay
     half_life = half_life_seconds(columns.layer, columns.source, settings)
     last_used = np.where(np.isnan(columns.last_used), columns.created, columns.last_used)
     last_used = np.where(np.isnan(last_used), now_epoch, last_used)

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from vaultmem.core.decay import DecayParams
+
 LAYERS = ("working", "episodic", "semantic", "procedural")
 
 
@@ -27,21 +29,6 @@ class FolderSettings:
     boxes: str = "Boxes"
     ltm: str = "LTM"
     archive: str = "Archive"
-
-
-@dataclass(frozen=True, slots=True)
-class DecaySettings:
-    """Decay model and its parameters (spec section 3.1; seeds 001, 003, 004)."""
-
-    model: str = "power_law"
-    beta: float = 0.6
-    alpha: float = 1.1
-    two_component_weight: float = 0.7
-    lambda_fast: float = 1.603e-5
-    lambda_slow: float = 1.147e-6
-    huber_delta: float = 0.5
-    elastic_ratio: float = 0.3
-    trust_kappa: float = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +104,7 @@ class Settings:
     """All settings of one vault; ``Settings()`` is the spec's defaults."""
 
     folders: FolderSettings = field(default_factory=FolderSettings)
-    decay: DecaySettings = field(default_factory=DecaySettings)
+    decay: DecayParams = field(default_factory=DecayParams)
     thresholds: ThresholdSettings = field(default_factory=ThresholdSettings)
     lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
     links: LinkSettings = field(default_factory=LinkSettings)
@@ -132,7 +119,7 @@ class Settings:
 
 _SECTIONS: dict[str, type[Any]] = {
     "folders": FolderSettings,
-    "decay": DecaySettings,
+    "decay": DecayParams,
     "thresholds": ThresholdSettings,
     "lifecycle": LifecycleSettings,
     "links": LinkSettings,
@@ -178,7 +165,10 @@ def _parse_section(name: str, cls: type[Any], raw: object) -> Any:
                 f"unknown setting [{name}] {key}; known: {', '.join(sorted(known))}"
             )
         changes[key] = _coerce(name, key, getattr(default, key), value)
-    return replace(default, **changes)
+    try:
+        return replace(default, **changes)
+    except ValueError as err:  # a range check of the section's own (e.g. DecayParams)
+        raise SettingsError(f"[{name}] {err}") from None
 
 
 def parse_settings(raw: Mapping[str, object]) -> Settings:
@@ -196,17 +186,7 @@ def parse_settings(raw: Mapping[str, object]) -> Settings:
         else:
             known = ", ".join(sorted([*_SECTIONS, "layers"]))
             raise SettingsError(f"unknown section [{name}]; known: {known}")
-    settings = Settings(**parts)
-    if settings.decay.model not in (
-        "power_law",
-        "exponential",
-        "two_component",
-        "l2",
-        "huber",
-        "elastic",
-    ):
-        raise SettingsError(f"[decay] model {settings.decay.model!r} is not a known decay model")
-    return settings
+    return Settings(**parts)
 
 
 def _parse_layers(raw: object) -> dict[str, float]:
