@@ -17,16 +17,19 @@ reach this module (spec section 2), so a ``ValueError`` here is a programming er
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-ArrayIn = npt.NDArray[Any] | Sequence[float]
-"""An input column: an ``np.ndarray`` (any real dtype) or a list of numbers."""
+from vaultmem.core.vectorised import (
+    ArrayIn,
+    FloatArray,
+    as_floats,
+    scalar_or_array,
+)
+
 SourceColumn = list[str] | list[str | None] | tuple[str | None, ...] | npt.NDArray[Any]
 """A column of ``source`` values (a bare ``str`` is one source, not a column)."""
 
@@ -108,25 +111,6 @@ class DecayParams:
                 raise ValueError(f"decay {name} must be a finite number {wanted}, not {value!r}")
 
 
-def _floats(name: str, value: float | ArrayIn) -> FloatArray:
-    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it holds NaN."""
-    array = np.asarray(value, dtype=np.float64)
-    if np.isnan(array).any():
-        raise ValueError(f"{name} must be a number, not NaN")
-    return array
-
-
-def _is_scalar(*values: object) -> bool:
-    return not any(isinstance(v, np.ndarray | list | tuple) for v in values)
-
-
-def _out(result: FloatArray, *inputs: object) -> float | FloatArray:
-    """``float`` when every input was a scalar, else the float64 array itself."""
-    if _is_scalar(*inputs):
-        return float(result)
-    return np.asarray(result, dtype=np.float64)
-
-
 def _check_half_life(half_life: FloatArray) -> None:
     if not (half_life > 0).all():
         raise ValueError("half_life_seconds must be greater than 0 (inf for no decay)")
@@ -177,14 +161,14 @@ def trust_weighted_half_life(
     trust 0 decays 3× faster. ``inf`` stays ``inf``. Raises ``ValueError`` if H ≤ 0 or NaN,
     trust outside [0, 1], or κ < 0.
     """
-    h = _floats("half_life_seconds", half_life_seconds)
-    t = _floats("trust", trust)
+    h = as_floats("half_life_seconds", half_life_seconds)
+    t = as_floats("trust", trust)
     _check_half_life(h)
     if ((t < 0) | (t > 1)).any():
         raise ValueError("trust must be in [0, 1]")
     if not (math.isfinite(kappa) and kappa >= 0):
         raise ValueError(f"trust kappa must be a finite number >= 0, not {kappa!r}")
-    return _out(h / (1.0 + kappa * (1.0 - t)), half_life_seconds, trust)
+    return scalar_or_array(h / (1.0 + kappa * (1.0 - t)), half_life_seconds, trust)
 
 
 def _retention(age: FloatArray, half_life: FloatArray, params: DecayParams) -> FloatArray:
@@ -255,10 +239,10 @@ def retention(
 
     Every model is non-increasing in Δt. Raises ``ValueError`` for NaN, or H ≤ 0.
     """
-    age = np.maximum(_floats("age_seconds", age_seconds), 0.0)
-    half_life = _floats("half_life_seconds", half_life_seconds)
+    age = np.maximum(as_floats("age_seconds", age_seconds), 0.0)
+    half_life = as_floats("half_life_seconds", half_life_seconds)
     _check_half_life(half_life)
-    return _out(_retention(age, half_life, params), age_seconds, half_life_seconds)
+    return scalar_or_array(_retention(age, half_life, params), age_seconds, half_life_seconds)
 
 
 @overload
@@ -301,14 +285,14 @@ def decay_score(
     promote at or above 0.65. Raises ``ValueError`` for NaN, a negative use count or strength,
     or H ≤ 0.
     """
-    uses = _floats("use_count", use_count)
-    power = _floats("strength", strength)
+    uses = as_floats("use_count", use_count)
+    power = as_floats("strength", strength)
     if (uses < 0).any():
         raise ValueError("use_count must be >= 0")
     if (power < 0).any():
         raise ValueError("strength must be >= 0")
-    age = np.maximum(_floats("age_seconds", age_seconds), 0.0)
-    half_life = _floats("half_life_seconds", half_life_seconds)
+    age = np.maximum(as_floats("age_seconds", age_seconds), 0.0)
+    half_life = as_floats("half_life_seconds", half_life_seconds)
     _check_half_life(half_life)
     score = np.power(uses, params.beta) * _retention(age, half_life, params) * power
-    return _out(score, use_count, age_seconds, strength, half_life_seconds)
+    return scalar_or_array(score, use_count, age_seconds, strength, half_life_seconds)

@@ -9,16 +9,18 @@ levels outside 1..5) raise ``ValueError``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-ArrayIn = npt.NDArray[Any] | Sequence[float]
-"""An input column: an ``np.ndarray`` (any real dtype) or a list of numbers."""
+from vaultmem.core.vectorised import (
+    ArrayIn,
+    FloatArray,
+    IntArray,
+    all_scalar,
+    as_floats,
+    scalar_or_array,
+)
 
 LEVELS = (1, 2, 3, 4, 5)
 """Mnemon's importance scale (seed 000)."""
@@ -38,26 +40,9 @@ DANGER_ZONE = (0.15, 0.35)
 """Default danger zone of the decay score for review (seed 001, spec 3.3)."""
 
 
-def _floats(name: str, value: float | ArrayIn) -> FloatArray:
-    array = np.asarray(value, dtype=np.float64)
-    if np.isnan(array).any():
-        raise ValueError(f"{name} must be a number, not NaN")
-    return array
-
-
-def _is_scalar(*values: object) -> bool:
-    return not any(isinstance(v, np.ndarray | list | tuple) for v in values)
-
-
-def _out(result: FloatArray, *inputs: object) -> float | FloatArray:
-    if _is_scalar(*inputs):
-        return float(result)
-    return np.asarray(result, dtype=np.float64)
-
-
 def _levels(level: float | ArrayIn) -> IntArray:
     """Validated levels as int64: each must be an integer in 1..5."""
-    values = _floats("level", level)
+    values = as_floats("level", level)
     if ((values < 1) | (values > 5) | (values != np.round(values))).any():
         raise ValueError("importance level must be an integer from 1 to 5")
     return values.astype(np.int64)
@@ -74,9 +59,9 @@ def importance_level(importance: float | ArrayIn) -> int | IntArray:
     0.375 -> 3, 0.625 -> 4, 0.875 -> 5; not Python's round-half-to-even), clipped to 1..5 so
     out-of-range importances still get a level. Raises ``ValueError`` for NaN.
     """
-    values = _floats("importance", importance)
+    values = as_floats("importance", importance)
     levels: IntArray = np.clip(1 + np.floor(4.0 * values + 0.5), 1, 5).astype(np.int64)
-    if _is_scalar(importance):
+    if all_scalar(importance):
         return int(levels)
     return levels
 
@@ -91,7 +76,7 @@ def importance_from_level(level: float | ArrayIn) -> float | FloatArray:
     The inverse of :func:`importance_level`: (level − 1) / 4, so 1 -> 0.0, 3 -> 0.5, 5 -> 1.0.
     Raises ``ValueError`` unless every level is an integer from 1 to 5.
     """
-    return _out((_levels(level) - 1) / 4.0, level)
+    return scalar_or_array((_levels(level) - 1) / 4.0, level)
 
 
 @overload
@@ -104,7 +89,7 @@ def base_weight(level: float | ArrayIn) -> float | FloatArray:
     Seed 000: 1.0, 0.8, 0.5, 0.3, 0.15 for levels 5..1. Raises ``ValueError`` unless every
     level is an integer from 1 to 5.
     """
-    return _out(_BASE_WEIGHT_TABLE[_levels(level)], level)
+    return scalar_or_array(_BASE_WEIGHT_TABLE[_levels(level)], level)
 
 
 @overload
@@ -143,13 +128,13 @@ def effective_importance(
     distinct notes linked to or from this one (≥ 0). Raises ``ValueError`` for NaN or a
     negative count.
     """
-    accesses = _floats("access_count", access_count)
-    links = _floats("edges", edges)
+    accesses = as_floats("access_count", access_count)
+    links = as_floats("edges", edges)
     if (accesses < 0).any():
         raise ValueError("access_count must be >= 0 (it is use_count - 1)")
     if (links < 0).any():
         raise ValueError("edges must be >= 0")
-    days = np.maximum(_floats("days_since_last_used", days_since_last_used), 0.0)
+    days = np.maximum(as_floats("days_since_last_used", days_since_last_used), 0.0)
     weight = _BASE_WEIGHT_TABLE[importance_level(np.asarray(importance, dtype=np.float64))]
     with np.errstate(under="ignore"):
         ei = (
@@ -158,7 +143,7 @@ def effective_importance(
             * np.power(0.5, days / EI_HALF_LIFE_DAYS)
             * (1.0 + 0.1 * np.minimum(links, EI_EDGE_CAP))
         )
-    return _out(ei, importance, access_count, days_since_last_used, edges)
+    return scalar_or_array(ei, importance, access_count, days_since_last_used, edges)
 
 
 @overload
@@ -183,8 +168,8 @@ def review_priority(
         raise ValueError(
             f"danger zone must satisfy zone_min < zone_max, not [{zone_min}, {zone_max}]"
         )
-    values = _floats("score", score)
+    values = as_floats("score", score)
     x = (values - zone_min) / (zone_max - zone_min)
     inside = (values >= zone_min) & (values <= zone_max)
     priority = np.where(inside, np.clip(1.0 - 4.0 * (x - 0.5) ** 2, 0.0, 1.0), 0.0)
-    return _out(priority, score)
+    return scalar_or_array(priority, score)
