@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 SHARED_VAULTS = Path(__file__).resolve().parents[2] / "shared" / "vaults"
 
@@ -52,4 +53,32 @@ def snapshot_files(root: Path) -> dict[str, bytes]:
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
         if p.is_file() and ".vaultmem" not in p.relative_to(root).parts
+    }
+
+
+def split_note(text: str) -> tuple[dict[str, object], str]:
+    """(frontmatter, body) of a note, independently of vaultmem's own parser (for link tests);
+    frontmatter YAML that does not load is kept as one string."""
+    if text.startswith("---\n"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            raw = text[4:end]
+            try:
+                loaded = yaml.safe_load(raw)
+            except yaml.YAMLError:  # templates such as ``created: {{date}}``
+                loaded = {"unparsed": raw}
+            newline = text.find("\n", end + 4)
+            body = text[newline + 1 :] if newline != -1 else ""
+            return (loaded if isinstance(loaded, dict) else {}), body
+    return {}, text
+
+
+def vault_notes(root: Path) -> dict[str, str]:
+    """Vault-relative path → text of every ``.md`` note outside dot folders."""
+    if not root.is_dir():
+        pytest.fail(f"real vault {root} is missing: ../shared must sit beside the repo")
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(root.rglob("*.md"))
+        if not any(part.startswith(".") for part in p.relative_to(root).parts)
     }

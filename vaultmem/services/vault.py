@@ -191,10 +191,8 @@ class Vault:
         mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
         note = parse_note(path, snapshot.text, fallback_time=mtime)
         self.warnings.extend(w.message(path) for w in note.warnings)
-        edges = len(
-            {r.resolved for r in self.index.links_from(path) if r.resolved not in (None, path)}
-            | {r.source for r in self.index.links_into(path) if r.source != path}
-        )
+        row = self.index.note_row(path)
+        edges = int(row["edges"]) if row is not None else 0  # type: ignore[call-overload]
         return memory_from_note(
             note,
             score_columns(
@@ -378,7 +376,7 @@ class Vault:
         return vault_status(
             table,
             self.settings,
-            len(self.index.all_paths()),
+            self.index.note_count(),
             forget=len(would_forget),
             promote=len(would_promote),
         )

@@ -262,6 +262,9 @@ class IndexDB(LinkIndex):
             for path, size, mtime_ns in self.conn.execute("SELECT path, size, mtime_ns FROM notes")
         }
 
+    def note_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+
     def all_paths(self) -> list[str]:
         return [row[0] for row in self.conn.execute("SELECT path FROM notes")]
 
