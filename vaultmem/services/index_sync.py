@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from vaultmem.core.link_resolution import LinkResolver, note_key
+from vaultmem.core.link_resolution import LinkResolver, is_attachment, note_key
 from vaultmem.core.links import Link
 from vaultmem.core.note_parse import ParsedNote, parse_note
 from vaultmem.core.settings import Settings
@@ -73,11 +73,22 @@ def is_ignored(relpath: str, settings: Settings) -> bool:
     return any(fnmatch.fnmatchcase(relpath, pattern) for pattern in settings.index.exclude)
 
 
-def scan_vault(root: Path, settings: Settings, *, folder: str = "") -> dict[str, tuple[int, int]]:
+def is_tracked_attachment(relpath: str, settings: Settings) -> bool:
+    """An attachment the index tracks (so links to it resolve): a file of a format Obsidian
+    opens besides notes, outside dot folders and ``[index] exclude`` patterns."""
+    if not is_attachment(relpath) or any(part.startswith(".") for part in relpath.split("/")):
+        return False
+    return not any(fnmatch.fnmatchcase(relpath, pattern) for pattern in settings.index.exclude)
+
+
+def scan_vault(
+    root: Path, settings: Settings, *, folder: str = "", attachments: set[str] | None = None
+) -> dict[str, tuple[int, int]]:
     """Every note of the vault: vault-relative POSIX path → (size, mtime_ns). Never reads files.
 
     ``folder`` (vault-relative) limits the walk to the notes below it; paths stay vault-relative
-    so ``[index] exclude`` patterns match as they do in a full walk.
+    so ``[index] exclude`` patterns match as they do in a full walk. ``attachments``, when
+    given, receives the path of every attachment the walk passes (never stat'ed).
     """
     found: dict[str, tuple[int, int]] = {}
     excludes = settings.index.exclude
@@ -103,6 +114,10 @@ def scan_vault(root: Path, settings: Settings, *, folder: str = "") -> dict[str,
                             continue
                         info = entry.stat()
                         found[rel] = (info.st_size, info.st_mtime_ns)
+                    elif attachments is not None and is_attachment(name) and entry.is_file():
+                        if excludes and any(fnmatch.fnmatchcase(rel, p) for p in excludes):
+                            continue
+                        attachments.add(rel)
                 except OSError:
                     continue
     return found
@@ -274,6 +289,15 @@ class _Syncer:
             report.removed += 1
             report.touched_paths.append(rel)
 
+    def apply_attachments(self, present: set[str], known: set[str]) -> None:
+        """Record attachments that appeared or vanished; links to their names re-resolve."""
+        added, gone = present - known, known - present
+        if added:
+            self.db.add_attachments(sorted(added))
+        if gone:
+            self.db.remove_attachments(sorted(gone))
+        self.dirty_keys.update(note_key(path) for path in added | gone)
+
     def _reads(self, to_read: list[str]) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
         """(path, read or None if it vanished, parsed note or None) for each path, in order.
 
@@ -317,7 +341,7 @@ class _Syncer:
         if not keys:
             return
         nid_of = self.db.nids_with_keys(keys)
-        resolver = LinkResolver(nid_of)
+        resolver = LinkResolver([*nid_of, *self.db.attachments_with_keys(keys)])
 
         def rows() -> Iterator[LinkValues]:  # streamed: 100k notes hold ~300k links
             for nid, path, links in self.parsed:
@@ -330,7 +354,7 @@ class _Syncer:
                         link.subpath,
                         link.kind,
                         resolved,
-                        nid_of[resolved] if resolved is not None else None,
+                        nid_of.get(resolved) if resolved is not None else None,
                     )
 
         parsed_nids = {nid for nid, _, _ in self.parsed}
@@ -342,7 +366,7 @@ class _Syncer:
             if source_nid in parsed_nids:  # its links are replaced below
                 continue
             resolved = resolver.resolve(target, source)
-            new_nid = nid_of[resolved] if resolved is not None else None
+            new_nid = nid_of.get(resolved) if resolved is not None else None
             if new_nid != old_nid:
                 self.edges_changed.update(n for n in (source_nid, old_nid, new_nid) if n)
             updates.append((resolved, new_nid, lid))
@@ -384,9 +408,11 @@ def sync_index(
     with _no_gc(), db.transaction():
         if rebuild:
             db.clear()
-        present = scan_vault(root, settings)
+        attachments: set[str] = set()
+        present = scan_vault(root, settings, attachments=attachments)
         known = db.stat_states()
         syncer.apply(present, known, progress)
+        syncer.apply_attachments(attachments, db.attachment_paths())
         syncer.finish(all_edges=rebuild or len(syncer.parsed) > len(present) // 2)
     syncer.report.rebuilt = rebuild or db.recreated
     syncer.report.seconds = time.perf_counter() - started
@@ -405,10 +431,15 @@ def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]
         rels = sorted({rel.strip("/") for rel in paths})
         known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
         present: dict[str, tuple[int, int]] = {}
+        attachments: set[str] = set()
         for rel in rels:
             full = root / rel
             if full.is_dir() and not any(p.startswith(".") for p in rel.split("/") if p):
-                present.update(scan_vault(root, settings, folder=rel))
+                present.update(scan_vault(root, settings, folder=rel, attachments=attachments))
+                continue
+            if is_tracked_attachment(rel, settings):
+                if os.path.isfile(full):
+                    attachments.add(rel)
                 continue
             if is_ignored(rel, settings):
                 continue
@@ -419,6 +450,7 @@ def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]
             if os.path.isfile(full):
                 present[rel] = (info.st_size, info.st_mtime_ns)
         syncer.apply(present, known_all, None)
+        syncer.apply_attachments(attachments, db.attachment_paths(under=rels))
         syncer.finish()
     syncer.report.seconds = time.perf_counter() - started
     return syncer.report
