@@ -149,6 +149,27 @@ def _read(root: Path, rel: str) -> _Read | None:
     return _Read(rel, len(data), info.st_mtime_ns, content_hash(data), text, problems)
 
 
+OWN_TEMPLATES = "Templates"
+"""The folder where ``vaultmem init`` puts its own note template (``Templates/Memory.md``)."""
+
+
+def template_folders(root: Path) -> tuple[str, ...]:
+    """Folders of templates: Obsidian's Templates plugin folder (if set) and :data:`OWN_TEMPLATES`.
+
+    Notes there are templates, not memories (see :func:`templates_folder`); ``doctor`` does not
+    check their fields or their YAML, which holds ``{{placeholders}}`` until filled in.
+    """
+    configured = templates_folder(root)
+    if configured is None or configured == OWN_TEMPLATES:
+        return (OWN_TEMPLATES,)
+    return (configured, OWN_TEMPLATES)
+
+
+def in_templates(path: str, folders: tuple[str, ...]) -> bool:
+    """True when vault-relative ``path`` lies inside one of the template ``folders``."""
+    return any(path.startswith(folder + "/") for folder in folders)
+
+
 def templates_folder(root: Path) -> str | None:
     """The folder of Obsidian's core Templates plugin (``.obsidian/templates.json``), if set.
 
@@ -163,14 +184,14 @@ def templates_folder(root: Path) -> str | None:
     return folder.strip("/") if isinstance(folder, str) and folder.strip("/") else None
 
 
-def _parse(read: _Read, templates: str | None) -> ParsedNote:
+def _parse(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
     note = parse_note(
         read.path,
         read.text,
         fallback_time=from_epoch(read.mtime_ns / 1e9),
         extra_problems=read.problems,
     )
-    if templates and note.fields.type and read.path.startswith(templates + "/"):
+    if note.fields.type and in_templates(read.path, templates):
         note = replace(note, fields=replace(note.fields, type=None))
     return note
 
@@ -190,7 +211,9 @@ IN_FLIGHT_CHUNKS = 8
 _Parsed = tuple[_Read, ParsedNote]
 
 
-def _read_and_parse_all(root: Path, templates: str | None, rels: list[str]) -> list[_Parsed | None]:
+def _read_and_parse_all(
+    root: Path, templates: tuple[str, ...], rels: list[str]
+) -> list[_Parsed | None]:
     """Worker side of :meth:`_Syncer._reads`: each read (without its text) and parsed note."""
     out: list[_Parsed | None] = []
     for rel in rels:
@@ -229,7 +252,7 @@ class _Syncer:
         self.parsed: list[tuple[int, str, tuple[Link, ...]]] = []
         """(nid, path, links) of every note parsed; not the note itself (memory at 100k)."""
         self.edges_changed: set[int] = set()
-        self.templates = templates_folder(root)
+        self.templates = template_folders(root)
 
     def apply(
         self,
