@@ -16,7 +16,7 @@ of every note's bytes, and the RSS of an interpreter that has only imported vaul
 Targets that are rates or latencies (cold notes/s, one changed note, watcher p95) are checked on
 every vault; totals that grow with N (no-change sync, lifecycle plan, peak memory) only at the N
 the spec names (100,000); elsewhere ``ok?`` is ``-``. ``--real-vaults`` adds the cold index,
-no-change sync and one-note figures on copies of ``../shared/vaults/*`` (the sources are never
+no-change sync and one-note figures on copies of ``tests/vaults/*`` (the sources are never
 written). ``--quick`` repeats less (for the smoke test); ``--json`` prints one JSON document instead
 of the tables. The last results are also written to ``<out>/last-run.json``.
 """
@@ -42,7 +42,7 @@ from typing import Any
 from benchmarks.generate_vault import GENERATOR_VERSION, generate_vault
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+REAL_VAULTS_DIR = REPO / "tests" / "vaults"
 REAL_VAULTS = ("13th-age-srd", "kepano-obsidian")
 DEFAULT_OUT = REPO / "benchmarks" / "out"
 TARGET_N = 100_000
@@ -487,7 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000,100000",
                         help="comma-separated numbers of memory notes (default 10000,100000)")
     parser.add_argument("--real-vaults", action="store_true",
-                        help="also benchmark copies of ../shared/vaults/*")
+                        help="also benchmark copies of tests/vaults/*")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help="cache of generated vaults and last-run.json (default benchmarks/out)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
@@ -505,7 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     corpora = [bench_synthetic(out, n, effort, log) for n in sizes]
     if args.real_vaults:
         for name in REAL_VAULTS:
-            source = SHARED / "vaults" / name
+            source = REAL_VAULTS_DIR / name
             if source.is_dir():
                 corpora.append(bench_real(source, effort, log))
             else:

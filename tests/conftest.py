@@ -11,7 +11,27 @@ from pathlib import Path
 import pytest
 import yaml
 
-SHARED_VAULTS = Path(__file__).resolve().parents[2] / "shared" / "vaults"
+REAL_VAULTS = Path(__file__).resolve().parent / "vaults"
+"""The real Obsidian vaults shipped with the tests (kepano-obsidian, MIT; 13th-age-srd, OGL 1.0a).
+Read-only for tests: a test that changes a vault copies it first (:func:`copy_vault`)."""
+SHARED_VAULTS = REAL_VAULTS  # the name older tests import
+
+
+def _fingerprint_vaults() -> dict[str, tuple[int, int]]:
+    return {
+        p.relative_to(REAL_VAULTS).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(REAL_VAULTS.rglob("*"))
+    }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _real_vaults_untouched() -> Iterator[None]:
+    """Fails the session when any test created, changed or removed a file in tests/vaults."""
+    before = _fingerprint_vaults()
+    yield
+    after = _fingerprint_vaults()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"tests wrote into tests/vaults (copy to tmp_path first): {changed[:5]}"
 
 
 @pytest.fixture(autouse=True)
@@ -33,12 +53,12 @@ def _make_writable(root: Path) -> None:
 
 @pytest.fixture
 def copy_vault(tmp_path: Path) -> Callable[[str], Path]:
-    """Copy one of ``../shared/vaults/<name>`` into tmp_path (writable) and return its path."""
+    """Copy one of ``tests/vaults/<name>`` into tmp_path (writable) and return its path."""
 
     def copy(name: str) -> Path:
         source = SHARED_VAULTS / name
         if not source.is_dir():
-            pytest.fail(f"real vault {source} is missing: ../shared must sit beside the repo")
+            pytest.fail(f"real vault {source} is missing from tests/vaults")
         target = tmp_path / name
         shutil.copytree(source, target)
         _make_writable(target)
@@ -76,7 +96,7 @@ def split_note(text: str) -> tuple[dict[str, object], str]:
 def vault_notes(root: Path) -> dict[str, str]:
     """Vault-relative path → text of every ``.md`` note outside dot folders."""
     if not root.is_dir():
-        pytest.fail(f"real vault {root} is missing: ../shared must sit beside the repo")
+        pytest.fail(f"real vault {root} is missing from tests/vaults")
     return {
         p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(root.rglob("*.md"))

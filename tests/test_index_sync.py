@@ -113,8 +113,8 @@ def test_second_stat_keeps_a_note_that_reappears(
     monkeypatch.setattr(  # the walk misses it (e.g. mid-rename by an editor)…
         index_sync,
         "scan_vault",
-        lambda root, settings: {
-            k: v for k, v in real_scan(root, settings).items() if k != "flaky.md"
+        lambda root, settings, **kw: {
+            k: v for k, v in real_scan(root, settings, **kw).items() if k != "flaky.md"
         },
     )
     report = vault.sync()  # …but the second stat sees it: not removed

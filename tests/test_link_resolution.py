@@ -11,7 +11,7 @@ from conftest import SHARED_VAULTS, split_note, vault_notes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core.link_resolution import LinkResolver, fold_path, note_key
+from vaultmem.core.link_resolution import LinkResolver, fold_path, is_attachment, note_key
 from vaultmem.core.links import extract_links
 
 SRD = SHARED_VAULTS / "13th-age-srd"
@@ -377,10 +377,21 @@ def test_srd_percent_encoded_markdown_link_end_to_end(srd: LinkResolver) -> None
 # --- whole vaults ---------------------------------------------------------------------------
 
 
+def vault_attachments(root: Path) -> list[str]:
+    """Vault-relative paths of the attachments (files Obsidian opens that are not notes)."""
+    return [
+        p.relative_to(root).as_posix()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and is_attachment(p.name)
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    ]
+
+
 def resolve_vault(root: Path) -> tuple[Counter[tuple[str, bool]], Counter[tuple[str, str]]]:
     """Counts of (kind, resolved) and of unresolved (kind, target) over every link of a vault."""
     notes = vault_notes(root)
-    resolver = LinkResolver(notes)
+    resolver = LinkResolver([*notes, *vault_attachments(root)])
     counts: Counter[tuple[str, bool]] = Counter()
     unresolved: Counter[tuple[str, str]] = Counter()
     for source, text in notes.items():
@@ -397,10 +408,15 @@ def resolve_vault(root: Path) -> tuple[Counter[tuple[str, bool]], Counter[tuple[
 
 def test_srd_whole_vault() -> None:
     counts, unresolved = resolve_vault(SRD)
-    # Every markdown link that misses points at a file that is not there (a space for a
-    # hyphen, a folder that moved): 255 of 266 resolve (95.9 %).
+    # Every markdown link to a note that misses points at a file that is not there (a space
+    # for a hyphen, a folder that moved): 255 of 266 resolve (95.9 %). The vault ships without
+    # its images: the 14 markdown image links and one embed are links to missing attachments.
     assert counts[("markdown", True)] == 255
-    assert set(t for k, t in unresolved if k == "markdown") == {
+    missing_images = {t for k, t in unresolved if is_attachment(t)}
+    assert len(missing_images) == 15
+    assert "Compendium/13A/Icons/High-Druid-image-2.png" in missing_images
+    assert counts[("markdown", False)] == 11 + 14
+    assert set(t for k, t in unresolved if k == "markdown" and not is_attachment(t)) == {
         "../Holy One-Aasimar.md",
         "Races/Holy One-Aasimar.md",
         "Combat Rules/Combat-Rules.md",
@@ -409,10 +425,10 @@ def test_srd_whole_vault() -> None:
         "../06_Classes/06_Classes.md",
         "../Bat/Fire-Bat.md",
     }
-    assert counts[("markdown", False)] == 11
-    # Wikilinks and embeds: all but four resolve.
+    # Wikilinks and embeds: all but four (and one embedded image) resolve.
     assert counts[("wikilink", True)] == 1387 and counts[("embed", True)] == 32
-    assert set(t for k, t in unresolved if k != "markdown") == {
+    assert counts[("embed", False)] == 1
+    assert set(t for k, t in unresolved if k != "markdown" and not is_attachment(t)) == {
         "../..//13thAgeShare/Map-of-Contents.md",
         "Chaos Mage",
         "Loot: Treasure Rewards",
@@ -423,10 +439,71 @@ def test_srd_whole_vault() -> None:
 def test_kepano_whole_vault() -> None:
     counts, unresolved = resolve_vault(KEPANO)
     assert counts[("frontmatter", True)] >= 60
-    assert counts[("embed", True)] + counts[("embed", False)] == 0  # only .base embeds: skipped
+    # Every embed is a .base view, each resolving to the file in Templates/Bases/.
+    assert counts[("embed", True)] == 61 and counts[("embed", False)] == 0
+    # The one image link (a cover property) names a picture the vault ships without.
+    assert ("frontmatter", "out-of-control.jpg") in unresolved
     # Links to category notes that the vault ships without (kepano's vault is a template).
     for missing in ("Apps", "Authors", "Japan", "Emergence"):
         assert ("frontmatter", missing) in unresolved
-    resolver = LinkResolver(vault_notes(KEPANO))
+    resolver = LinkResolver([*vault_notes(KEPANO), *vault_attachments(KEPANO)])
     assert resolver.resolve("People", "References/Kevin Kelly.md") == "Categories/People.md"
+    assert resolver.resolve("Places.base", "Categories/Places.md") == "Templates/Bases/Places.base"
+    assert resolver.resolve("Bases/Places.base", "Daily/x.md") == "Templates/Bases/Places.base"
+    assert resolver.resolve("places.BASE", "x.md") == "Templates/Bases/Places.base"
     assert resolver.resolve("Kyoto", "Notes/2023 Japan Trip.md") == "References/Kyoto.md"
+
+
+# --- attachments ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("cover.avif", "img/cover.avif"),  # an image, not a note named "cover.avif.md"
+        ("Cover.AVIF", "img/cover.avif"),
+        ("img/cover.avif", "img/cover.avif"),
+        ("song.flac", "audio/song.flac"),
+        ("clip.3gp", "clip.3gp"),
+        ("film.mkv", "Films/film.mkv"),
+        ("film.ogv", "Films/film.ogv"),
+        ("Board.canvas", "Board.canvas"),
+        ("Memories.base", "Memories.base"),
+        ("scan.pdf", "Docs/scan.pdf"),
+        ("drawing.svg", "drawing.svg"),
+        ("missing.png", None),
+        ("cover", None),  # no note "cover.md": an attachment is never found by its stem
+        ("v1.2 notes", "v1.2 notes.md"),
+    ],
+)
+def test_attachments_resolve_by_file_name(target: str, expected: str | None) -> None:
+    resolver = LinkResolver(
+        [
+            "img/cover.avif",
+            "audio/song.flac",
+            "clip.3gp",
+            "Films/film.mkv",
+            "Films/film.ogv",
+            "Board.canvas",
+            "Memories.base",
+            "Docs/scan.pdf",
+            "drawing.svg",
+            "v1.2 notes.md",
+        ]
+    )
+    assert resolver.resolve(target, "Notes/Today.md") == expected
+
+
+def test_attachment_keys() -> None:
+    assert note_key("img/A.PNG") == "a.png"
+    assert note_key("Photo.avif") == "photo.avif"
+    assert note_key("v1.2 notes") == "v1.2 notes.md"
+    assert note_key("archive.zip") == "archive.zip.md"
+    assert is_attachment("x/y.Base") and not is_attachment("y.md") and not is_attachment("a.b/c")
+
+
+def test_nearest_attachment_wins_like_a_note() -> None:
+    resolver = LinkResolver(["a/pic.png", "b/pic.png", "b/deep/pic.png"])
+    assert resolver.resolve("pic.png", "b/Note.md") == "b/pic.png"
+    assert resolver.resolve("pic.png", "c/Note.md") == "a/pic.png"
+    assert resolver.resolve("deep/pic.png", "a/Note.md") == "b/deep/pic.png"

@@ -18,6 +18,7 @@ from vaultmem.core.links import (
     extract_links,
     may_hold_code,
 )
+from vaultmem.core.note_parse import parse_note
 
 SRD = SHARED_VAULTS / "13th-age-srd"
 KEPANO = SHARED_VAULTS / "kepano-obsidian"
@@ -68,12 +69,6 @@ def test_wikilink_forms(body: str, expected: list[Link]) -> None:
         "[[#Heading]]",
         "[[#^block]]",
         "[[|text]]",
-        "![[image.png]]",
-        "![[Photo.JPEG]]",
-        "[[scan.pdf#page=3]]",
-        "![[board.canvas]]",
-        "![[Meetings.base#Person]]",
-        "[[folder/song.mp3]]",
         "[[]]",
         "[[a\nb]]",
         "[ [Note]]",
@@ -81,6 +76,49 @@ def test_wikilink_forms(body: str, expected: list[Link]) -> None:
 )
 def test_not_edges(body: str) -> None:
     assert extract_links(body) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("![[image.png]]", [Link("image.png", "embed")]),
+        ("![[Photo.JPEG]]", [Link("Photo.JPEG", "embed")]),
+        ("![[cover.avif]]", [Link("cover.avif", "embed")]),
+        ("[[scan.pdf#page=3]]", [W("scan.pdf", "page=3")]),
+        ("![[board.canvas]]", [Link("board.canvas", "embed")]),
+        ("![[Meetings.base#Person]]", [Link("Meetings.base", "embed", "Person")]),
+        ("[[folder/song.mp3]]", [W("folder/song.mp3")]),
+        ("![[a.flac]] ![[b.3gp]] ![[c.mkv]] ![[d.ogv]]",
+         [Link(f"{n}", "embed") for n in ("a.flac", "b.3gp", "c.mkv", "d.ogv")]),
+        ("![[drawing.svg|200]]", [Link("drawing.svg", "embed", display="200")]),
+        ("[x](picture.png)", [M("picture.png", display="x")]),
+        ("![alt](img/a%20b.webp)", [M("img/a b.webp", display="alt")]),
+        ("[x](doc.pdf#page=2)", [M("doc.pdf", "page=2", "x")]),
+    ],
+)
+def test_attachments_are_links_to_files(body: str, expected: list[Link]) -> None:
+    """Obsidian counts links to every file format it opens (``.avif`` is an image, not a note)."""
+    assert extract_links(body) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("a [[x]] <!-- [[y]] --> [[z]]", [W("x"), W("z")]),
+        ("<!--\n[[y]]\n\n[[w]]\n-->\n[[z]]", [W("z")]),
+        ("<!-- [[y]] -->\n\n[[z]]", [W("z")]),
+        ("> <!-- [[y]] --> [[z]]", [W("z")]),
+        ("- item <!-- ![[y.png]] -->", []),
+        ("[t](a.md) <!--\n[[y]] -->", [M("a.md", display="t")]),
+        ("`<!--` [[x]] `-->`", [W("x")]),
+        ("%% [[kept]] %%", [W("kept")]),
+        ("%%\n[[kept]]\n%%", [W("kept")]),
+    ],
+)
+def test_html_comments_hide_links_obsidian_comments_do_not(
+    body: str, expected: list[Link]
+) -> None:
+    assert extract_links(body) == expected
 
 
 def test_every_occurrence_in_document_order() -> None:
@@ -126,9 +164,8 @@ def test_markdown_links(body: str, expected: list[Link]) -> None:
         "[x](file:///tmp/a.md)",
         "[x](#Heading)",
         "[x](Note)",
-        "[x](picture.png)",
-        "[x](doc.pdf#page=2)",
         "[x](notes.md.txt)",
+        "[x](archive.zip)",
         "[ref][label]\n\n[label]: target.md",
     ],
 )
@@ -243,6 +280,7 @@ def test_frontmatter_links_come_first_recursively() -> None:
         Link("Steph Ango", "frontmatter"),
         Link("A", "frontmatter"),
         Link("B", "frontmatter", "H"),
+        Link("photo.png", "frontmatter"),
         W("Z"),
     ]
 
@@ -303,10 +341,16 @@ HAS_CODE_PARSER = MarkdownIt("commonmark")
 
 
 def markdown_it_sees_code(body: str) -> bool:
+    """True when markdown-it finds code or an HTML comment (both hide links) in ``body``."""
     for token in HAS_CODE_PARSER.parse(body if body.endswith("\n") else body + "\n"):
         if token.type in ("fence", "code_block"):
             return True
-        if token.type == "inline" and any(c.type == "code_inline" for c in token.children or []):
+        if token.type == "html_block" and "<!--" in token.content:
+            return True
+        if token.type == "inline" and any(
+            c.type == "code_inline" or (c.type == "html_inline" and c.content.startswith("<!--"))
+            for c in token.children or []
+        ):
             return True
     return False
 
@@ -361,3 +405,19 @@ def test_fast_path_never_misses_code_and_agrees(body: str) -> None:
 def test_extract_links_never_raises(body: str) -> None:
     for link in extract_links(body):
         assert link.target == link.target.strip() and link.target
+
+
+def test_invalid_frontmatter_is_not_scanned_as_body() -> None:
+    """kepano's templates hold ``{{date}}`` YAML that does not parse: no link from it."""
+    path = "Templates/Album Template.md"
+    text = (KEPANO / path).read_text("utf-8")
+    assert '"[[Albums]]"' in text.split("\n---", 1)[0]
+    note = parse_note(path, text)
+    assert note.problems and note.problems[0].startswith("frontmatter is not valid YAML")
+    assert note.links == ()
+    assert "[[Albums]]" in note.body  # still searchable as text
+    city = parse_note("Templates/City Template.md", (KEPANO / "Templates/City Template.md")
+                      .read_text("utf-8"))
+    assert [link.target for link in city.links] == ["Trips.base", "Map.base", "Places.base"]
+    crafted = parse_note("x.md", "---\nkey: [[A]]\nbad: {{x}}\n---\n[[B]]\n")
+    assert [link.target for link in crafted.links] == ["B"]

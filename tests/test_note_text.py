@@ -33,7 +33,7 @@ from vaultmem.core.note_text import (
 )
 
 NOTES = Path(__file__).parent / "notes"
-VAULTS = Path(__file__).resolve().parents[2] / "shared" / "vaults"
+VAULTS = Path(__file__).parent / "vaults"
 UTC = dt.UTC
 
 

@@ -60,7 +60,7 @@ def srd_names() -> Counter[str]:
     """Lower-cased base names of the SRD vault's notes, with how many notes carry each."""
     root = SHARED_VAULTS / runner.MEMORY_VAULT
     if not root.is_dir():
-        pytest.fail(f"real vault {root} is missing: ../shared must sit beside the repo")
+        pytest.fail(f"real vault {root} is missing from tests/vaults")
     return Counter(p.stem.lower() for p in root.rglob("*.md"))
 
 

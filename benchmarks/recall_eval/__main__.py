@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=10, metavar="N",
                         help="disagreements to list (default 10)")
     parser.add_argument("--vaults", type=Path, metavar="DIR",
-                        help="folder holding the real vaults (default ../shared/vaults)")
+                        help="folder holding the real vaults (default tests/vaults)")
     args = parser.parse_args(argv)
     try:
         custom = parse_weights(args.weights) if args.weights else None

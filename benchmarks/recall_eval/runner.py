@@ -1,6 +1,6 @@
 """Set up the evaluation vaults and run every question through recall in each configuration.
 
-Each real vault of ``../shared/vaults/`` is copied to a temporary folder and made a vaultmem vault
+Each real vault of ``tests/vaults/`` is copied to a temporary folder and made a vaultmem vault
 (:meth:`Vault.init`); the SRD copy also gets the memories of ``memories.jsonl`` imported at
 :data:`NOW`. Then every question is asked with ``k`` = 10 at :data:`NOW`, once per configuration
 (keyword-only, the settings' full fusion, optionally custom weights), and the rank of the first
@@ -52,8 +52,8 @@ class RecallNotReady(RuntimeError):
 
 
 def default_vaults_dir() -> Path:
-    """``../shared/vaults`` beside the repository (where CI and the developers have it)."""
-    return Path(__file__).resolve().parents[3] / "shared" / "vaults"
+    """``tests/vaults`` of the repository (the real vaults ship with the tests)."""
+    return Path(__file__).resolve().parents[2] / "tests" / "vaults"
 
 
 # ---------------------------------------------------------------------------- data files
@@ -189,7 +189,7 @@ def prepare_vault(source: Path, target: Path, *, memory_lines: Sequence[str] = (
     :func:`expected_memory_paths` says (the questions name those paths).
     """
     if not source.is_dir():
-        raise FileNotFoundError(f"{source}: real vault missing (../shared beside the repo?)")
+        raise FileNotFoundError(f"{source}: real vault missing (tests/vaults of the repository)")
     shutil.copytree(source, target)
     _make_writable(target)
     vault, _created = Vault.init(target)
@@ -326,7 +326,7 @@ def evaluate(
 ) -> Evaluation:
     """Copy and prepare the vaults the questions need, ask every question in every configuration.
 
-    Defaults: all of ``questions.jsonl``, keyword-only and full fusion, ``../shared/vaults``, the
+    Defaults: all of ``questions.jsonl``, keyword-only and full fusion, ``tests/vaults``, the
     memories of ``memories.jsonl``. Raises :class:`RecallNotReady` while recall is a placeholder.
     """
     questions = list(load_questions() if questions is None else questions)

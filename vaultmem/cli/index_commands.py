@@ -130,25 +130,39 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
 @click.option(
     "--strict", is_flag=True, help="Also fail on warnings (unresolved links, wrong types)."
 )
+@click.option(
+    "--verbose", "-v", is_flag=True, help="List every unresolved link on a line of its own."
+)
 @json_option
 @vault_command
-def doctor(vault: Vault, strict: bool, as_json: bool) -> None:
+def doctor(vault: Vault, strict: bool, verbose: bool, as_json: bool) -> None:
     """Check the vault and its index; exit 1 when something needs a person's attention.
 
     Problems (exit 1): notes whose YAML does not parse, git conflict markers, bytes that are not
     UTF-8, sync conflict copies, duplicate base names among managed notes. Warnings: values of
-    the wrong type, unresolved links. A stale index is reported and repaired.
+    the wrong type, unresolved links (to notes or to attachments that are not there), one line
+    per note (--verbose: one per link). Templates are not checked for YAML or field values. A
+    stale index is reported and repaired. --json lists every unresolved link under
+    "unresolved_links".
     """
     report = check_vault(vault)
     if as_json:
         print_json(report.as_dict())
     else:
         for finding in report.stale_index:
-            click.echo(f"index: {finding.path}: {finding.detail} (repaired)")
+            where = f"{finding.path}: " if finding.path else ""
+            click.echo(f"index: {where}{finding.detail} (repaired)")
         for finding in report.problems:
             click.echo(f"problem [{finding.kind}] {finding.path}: {finding.detail}")
         for finding in report.warnings:
+            if verbose and finding.kind == "unresolved-link":
+                continue
             click.echo(f"warning [{finding.kind}] {finding.path}: {finding.detail}")
+        if verbose:
+            for link in report.unresolved:
+                click.echo(
+                    f"warning [unresolved-link] {link.path}: {link.describe()} resolves to nothing"
+                )
         click.echo(
             f"{report.notes} notes checked: {len(report.problems)} problems, "
             f"{len(report.warnings)} warnings"

@@ -1,9 +1,9 @@
 """Resolve a link target to a note path the way Obsidian does (spec section 6, Graph).
 
-Paths are vault-relative POSIX strings of ``.md`` notes (``"Folder/Note.md"``), as the store
-finds them on disk; the caller leaves out ignored paths (spec section 1). Targets are
-:attr:`vaultmem.core.links.Link.target` strings: no ``#subpath``, no ``|display``, markdown
-links already URL-decoded. Pure: no file I/O.
+Paths are vault-relative POSIX strings of ``.md`` notes and attachments (``"Folder/Note.md"``,
+``"img/Photo.png"``), as the store finds them on disk; the caller leaves out ignored paths
+(spec section 1). Targets are :attr:`vaultmem.core.links.Link.target` strings: no
+``#subpath``, no ``|display``, markdown links already URL-decoded. Pure: no file I/O.
 
 Order of the rules in :meth:`LinkResolver.resolve`:
 
@@ -16,9 +16,11 @@ Order of the rules in :meth:`LinkResolver.resolve`:
    boundary; those inside the linking note's folder (at any depth) come first, then the rest,
    each shortest path first, ties broken by the path's text.
 
-Everywhere: ``.md`` is appended when the link has no ``.md`` extension (``[[v1.2 notes]]``
-looks up ``v1.2 notes.md``); comparison is case-insensitive after NFC normalisation; empty
-segments and ``.`` segments are dropped. Frontmatter ``aliases`` are not link targets.
+Everywhere: ``.md`` is appended when the link names neither a note (``.md``) nor an attachment
+of a format Obsidian opens (:data:`ATTACHMENT_EXTENSIONS`: ``[[v1.2 notes]]`` looks up
+``v1.2 notes.md``, ``![[Photo.avif]]`` looks up ``Photo.avif``); comparison is
+case-insensitive after NFC normalisation; empty segments and ``.`` segments are dropped.
+Frontmatter ``aliases`` are not link targets.
 """
 
 from __future__ import annotations
@@ -26,7 +28,25 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Iterator
 
-__all__ = ["LinkResolver", "fold_path", "note_key"]
+__all__ = ["ATTACHMENT_EXTENSIONS", "LinkResolver", "fold_path", "is_attachment", "note_key"]
+
+#: Lower-case extensions (no dot) of the files Obsidian opens besides notes: images, audio,
+#: video, PDF, canvases and bases. Links to them are graph edges to files (docs/user-guide.md).
+ATTACHMENT_EXTENSIONS: frozenset[str] = frozenset(
+    {"avif", "bmp", "gif", "jpeg", "jpg", "png", "svg", "webp"}  # images
+    | {"flac", "m4a", "mp3", "ogg", "wav", "webm", "3gp"}  # audio
+    | {"mkv", "mov", "mp4", "ogv"}  # video
+    | {"pdf", "canvas", "base"}
+)
+
+
+def is_attachment(path: str) -> bool:
+    """True when ``path`` (a link target or a file path) ends in an :data:`ATTACHMENT_EXTENSIONS`
+    extension, case-insensitively: ``"img/A.PNG"`` yes, ``"v1.2 notes"`` and ``"a.md"`` no."""
+    dot = path.rfind(".")
+    if dot == -1 or dot < path.rfind("/"):
+        return False
+    return path[dot + 1 :].lower() in ATTACHMENT_EXTENSIONS
 
 
 def fold_path(path: str) -> str:
@@ -40,16 +60,15 @@ def note_key(target: str) -> str:
     """The lower-cased file name a link looks up: ``"Folder/My Note"`` → ``"my note.md"``.
 
     The base name after the last ``/``, folded with :func:`fold_path`, with ``.md`` appended
-    unless it already ends in ``.md``. The index stores unresolved links under this key so
-    they resolve once a note of that name appears; :meth:`LinkResolver.add` files notes under
-    the same key.
+    unless it already ends in ``.md`` or names an attachment (``"img/A.png"`` → ``"a.png"``).
+    The index stores unresolved links under this key so they resolve once a note of that name
+    appears; :meth:`LinkResolver.add` files notes under the same key.
     """
-    key = fold_path(target[target.rfind("/") + 1 :])
-    return key if key.endswith(".md") else key + ".md"
+    return _with_md(fold_path(target[target.rfind("/") + 1 :]))
 
 
 def _with_md(folded: str) -> str:
-    return folded if folded.endswith(".md") else folded + ".md"
+    return folded if folded.endswith(".md") or is_attachment(folded) else folded + ".md"
 
 
 def _clean_segments(path: str) -> list[str] | None:
@@ -82,7 +101,7 @@ class LinkResolver:
     __slots__ = ("_by_key", "_count")
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
-        """Start with ``paths``, vault-relative POSIX paths of ``.md`` notes."""
+        """Start with ``paths``, vault-relative POSIX paths of ``.md`` notes and attachments."""
         self._by_key: dict[str, tuple[str, ...]] = {}
         self._count = 0
         for path in paths:
@@ -168,6 +187,7 @@ def _exact_in(folded: list[tuple[str, str]], linkpath: str, as_written: str) -> 
     """The path whose folded form is ``linkpath``; among case variants the same spelling first."""
     hits = [p for f, p in folded if f == linkpath]
     if len(hits) > 1:
-        spelled = as_written if as_written.lower().endswith(".md") else as_written + ".md"
+        lowered = as_written.lower()
+        spelled = as_written if _with_md(lowered) == lowered else as_written + ".md"
         return spelled if spelled in hits else min(hits)
     return hits[0] if hits else None

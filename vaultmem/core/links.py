@@ -11,20 +11,25 @@ What counts (spec section 6):
   same note and is not an edge: skipped. ``[[a\\|b]]`` (a pipe escaped inside a table) is read
   as ``[[a|b]]``.
 - ``[text](path.md)``, ``[text](path%20x.md#Heading)``, ``[text](<path x.md>)`` and the image
-  form ``![text](path.md)`` (kind ``"markdown"``), only when the path, after removing ``#...``,
-  ends in ``.md``; never a URL with a scheme (``https:``, ``obsidian:``, ``mailto:`` ...).
-  Paths are URL-decoded. Reference-style links (``[text][ref]``) are not read.
+  form ``![text](img.png)`` (kind ``"markdown"``), only when the path, after removing ``#...``,
+  ends in ``.md`` or names an attachment (see below); never a URL with a scheme (``https:``,
+  ``obsidian:``, ``mailto:`` ...). Paths are URL-decoded. Reference-style links
+  (``[text][ref]``) are not read.
 - ``"[[...]]"`` inside any string value of the frontmatter, recursively through lists and
   mappings (kind ``"frontmatter"``).
-- Targets that name an attachment (see :data:`NON_NOTE_EXTENSIONS`) are skipped: only ``.md``
-  notes are graph nodes. A target with another dot (``[[v1.2 notes]]``) stays.
-- Nothing inside inline code, fenced code blocks or indented code blocks counts.
+- Targets that name an attachment of a format Obsidian opens (images including ``.avif``,
+  audio, video, PDF, ``.canvas``, ``.base``: :data:`ATTACHMENT_EXTENSIONS`) are links to that
+  file, kept like links to notes. A target with another dot (``[[v1.2 notes]]``) names a note.
+- Nothing inside inline code, fenced code blocks, indented code blocks or HTML comments
+  (``<!-- … -->``) counts; Obsidian's own ``%% … %%`` comments are ordinary text and keep
+  their links.
 
 Two paths, one answer. A body for which :func:`may_hold_code` is false (no backtick, no
-``~~~``, no line that could open an indented code block) is scanned with one regular
+``~~~``, no ``<!--``, no line that could open an indented code block) is scanned with one regular
 expression: about 8 µs for a 740-byte note with 3 links, 18 µs when it also holds a list
 nested with tabs. Any other body is parsed with markdown-it-py (CommonMark; about 250 µs),
-code spans are cut out of each paragraph, fenced and indented code is left out, and the same
+code spans and HTML comments are cut out of each paragraph, fenced and indented code and
+comments in HTML blocks are left out, and the same
 expression runs over what is left. On a body without code both paths return the same list
 (the tests check this with hypothesis and over the real vaults).
 """
@@ -39,17 +44,23 @@ from typing import Literal
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline, backtick
+from markdown_it.rules_inline import StateInline, backtick, html_inline
 
-__all__ = ["NON_NOTE_EXTENSIONS", "Link", "LinkKind", "extract_links", "may_hold_code"]
+from vaultmem.core.link_resolution import ATTACHMENT_EXTENSIONS, is_attachment
+
+__all__ = [
+    "ATTACHMENT_EXTENSIONS",
+    "NON_NOTE_EXTENSIONS",
+    "Link",
+    "LinkKind",
+    "extract_links",
+    "may_hold_code",
+]
 
 LinkKind = Literal["wikilink", "embed", "markdown", "frontmatter"]
 
-#: Lower-case extensions (no dot) of files that are never notes; links to them are not edges.
-NON_NOTE_EXTENSIONS: frozenset[str] = frozenset(
-    {"png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "pdf", "mp3", "mp4", "webm", "wav"}
-    | {"ogg", "m4a", "mov", "canvas", "base"}
-)
+#: The former name of :data:`ATTACHMENT_EXTENSIONS` (files that are not notes).
+NON_NOTE_EXTENSIONS = ATTACHMENT_EXTENSIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,14 +131,14 @@ def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) ->
 def may_hold_code(body: str) -> bool:
     """False only when ``body`` certainly holds no CommonMark code (span, fence or indented).
 
-    True when the body has a backtick or ``~~~``; when a ``>`` or list marker is followed by
-    5+ columns of whitespace and text; when a line starts with 4+ columns of whitespace and
-    the body also holds a blockquote, an HTML line or a reference definition; or when such a
-    line, followed through the open list items (:func:`_list_walk_finds_code`), would be
-    indented code. Nested lists indented with tabs, and paragraph continuations, keep the
-    fast path. Conservative: true does not mean code.
+    True when the body has a backtick, ``~~~`` or ``<!--``; when a ``>`` or list marker is
+    followed by 5+ columns of whitespace and text; when a line starts with 4+ columns of
+    whitespace and the body also holds a blockquote, an HTML line or a reference definition;
+    or when such a line, followed through the open list items
+    (:func:`_list_walk_finds_code`), would be indented code. Nested lists indented with tabs,
+    and paragraph continuations, keep the fast path. Conservative: true does not mean code.
     """
-    if "`" in body or "~~~" in body:
+    if "`" in body or "~~~" in body or "<!--" in body:
         return True
     if "    " not in body and "\t" not in body:
         return False
@@ -287,7 +298,7 @@ def _wiki_link(inner: str, kind: LinkKind) -> Link | None:
     path, bar, display = inner.partition("|")
     target, hashmark, subpath = path.partition("#")
     target = target.strip()
-    if not target or _is_attachment(target):
+    if not target:
         return None
     return Link(
         target=target,
@@ -303,7 +314,7 @@ def _markdown_link(angle: str | None, url: str | None, text: str) -> Link | None
         return None
     path, hashmark, subpath = raw.partition("#")
     target = unquote(path).strip()
-    if not target.lower().endswith(".md"):
+    if not target.lower().endswith(".md") and not is_attachment(target):
         return None
     return Link(
         target=target,
@@ -311,13 +322,6 @@ def _markdown_link(angle: str | None, url: str | None, text: str) -> Link | None
         subpath=(unquote(subpath).strip() or None) if hashmark else None,
         display=text.strip() or None,
     )
-
-
-def _is_attachment(target: str) -> bool:
-    dot = target.rfind(".")
-    if dot == -1 or dot < target.rfind("/"):
-        return False
-    return target[dot + 1 :].lower() in NON_NOTE_EXTENSIONS
 
 
 def _frontmatter_links(value: object, out: list[Link], seen: set[int]) -> None:
@@ -355,11 +359,31 @@ def _recording_backtick(state: StateInline, silent: bool) -> bool:
     return matched
 
 
+def _recording_html_inline(state: StateInline, silent: bool) -> bool:
+    """markdown-it's inline HTML rule, also noting each ``<!-- … -->`` comment like a code span
+    (its text is then cut out as code is; Obsidian indexes no link inside a comment)."""
+    start = state.pos
+    matched = html_inline(state, silent)
+    if matched and state.src.startswith("<!--", start):
+        spans = state.env.setdefault(_CODE_KEY, {})
+        spans.setdefault(state.src, []).append((start, state.pos))
+    return matched
+
+
 @cache
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark")
     md.inline.ruler.at("backticks", _recording_backtick)
+    md.inline.ruler.at("html_inline", _recording_html_inline)
     return md
+
+
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+
+def _without_comments(html: str) -> str:
+    """An HTML block's text with each ``<!-- … -->`` (or an unclosed ``<!--`` to the end) cut."""
+    return _COMMENT_RE.sub("", html) if "<!--" in html else html
 
 
 _LEAF_BLOCKS = frozenset(
@@ -392,7 +416,7 @@ def _parsed_links(body: str) -> list[Link]:
             pieces.extend(lines[next_line:start])
             next_line = max(next_line, end)
             if token.type == "html_block":
-                pieces.append(token.content)
+                pieces.append(_without_comments(token.content))
         elif token.type == "inline":
             pieces.append(_cut_code(token.content, spans.get(token.content, []), code))
     pieces.extend(lines[next_line:])

@@ -77,20 +77,20 @@ def parse_note(
         problems.append("sync conflict copy")
     parts = split_note(text)
     frontmatter: dict[str, Any] = {}
-    body = parts.body
+    body = linked_body = parts.body
     if parts.has_frontmatter:
         try:
             frontmatter = parse_frontmatter(parts.yaml)
         except FrontmatterError as err:
             problems.append(str(err))
-            body = text
+            body = text  # searchable as it stands; its links still come from the body alone
     fields, warnings = read_fields(frontmatter, fallback_time=fallback_time)
     if not fields.managed:  # vaultmem's keys mean nothing in a person's own notes
         warnings = []
     try:
         # frontmatter links are "[[…]]" strings: skip walking the values when there are none
         holds_links = parts.has_frontmatter and "[[" in parts.yaml
-        links = tuple(extract_links(body, frontmatter if holds_links else None))
+        links = tuple(extract_links(linked_body, frontmatter if holds_links else None))
     except RecursionError:  # pathological nesting; the note is still searchable
         links = ()
         problems.append("links could not be parsed")

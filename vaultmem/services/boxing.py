@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -230,18 +231,31 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
     return result
 
 
-def plan_box_archival(vault: Vault, leaving: dict[str, Move], now: dt.datetime) -> list[Move]:
+def plan_box_archival(
+    vault: Vault, leaving: dict[str, Move], now: dt.datetime, sealed: Sequence[Move] = ()
+) -> list[Move]:
     """Boxes whose members are all archived once ``leaving`` (path → archive/delete move) is done.
 
-    Spec 4: "a box whose members have all been archived is archived with them".
+    Spec 4: "a box whose members have all been archived is archived with them". ``sealed``
+    holds the seal pass's planned moves when they were not applied (a dry run): the boxes it
+    would create and the members it would move into them count as if done, so the plan lists
+    exactly the boxes the real run archives.
     """
     members: dict[str, list[tuple[str, str]]] = {}
+    moved_in = {m.path: m for m in sealed if m.action == "seal" and m.destination}
     for path, box, status in vault.index.conn.execute(
         "SELECT path, box, status FROM notes WHERE type = 'memory' AND box IS NOT NULL"
     ):
-        members.setdefault(_unlink(box).lower(), []).append((path, status))
+        if path not in moved_in:
+            members.setdefault(_unlink(box).lower(), []).append((path, status))
+    for move in moved_in.values():
+        box_link = move.changes.get("box") if move.changes else None
+        if box_link and move.destination:
+            members.setdefault(_unlink(box_link).lower(), []).append((move.destination, "active"))
+    boxes = vault.index.frontmatter_of("n.type = 'box' AND n.status = 'active'")
+    boxes += [(m.path, {}) for m in sealed if m.action == "create" and m.rule == "seal"]
     moves: list[Move] = []
-    for path, fm in vault.index.frontmatter_of("n.type = 'box' AND n.status = 'active'"):
+    for path, fm in boxes:
         title = path.rsplit("/", 1)[-1].removesuffix(".md")
         group = members.get(title.lower(), [])
         if path in leaving or not any(p in leaving for p, _ in group):

@@ -3,7 +3,11 @@
 Checks (spec sections 1, 2, 5, 6): the index against the files on disk (before syncing, so a
 stale index is reported, then repaired), notes vaultmem cannot read or must not write (YAML that
 does not parse, conflict markers, non-UTF-8, sync conflict copies), field values of the wrong
-type, duplicate base names among managed notes (case-insensitive), and unresolved links.
+type, duplicate base names among managed notes (case-insensitive), and unresolved links (to
+notes and to attachments that are not there), summarised one finding per note.
+
+Templates (the Templates plugin's folder and vaultmem's own ``Templates/``) hold
+``{{placeholders}}`` until filled in: their YAML and field values are not checked.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from vaultmem.services.index_sync import scan_vault, templates_folder
+from vaultmem.services.index_sync import in_templates, scan_vault, template_folders
 
 if TYPE_CHECKING:
     from vaultmem.services.vault import Vault
@@ -31,14 +35,42 @@ class Finding:
         return {"kind": self.kind, "path": self.path, "detail": self.detail}
 
 
+@dataclass(frozen=True, slots=True)
+class UnresolvedLink:
+    """A link target of note ``path`` that resolves to no note or file, ``count`` times."""
+
+    path: str
+    target: str
+    kind: str
+    count: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {"path": self.path, "target": self.target, "kind": self.kind, "count": self.count}
+
+    def describe(self) -> str:
+        """The link as written (``[[x]]``, ``![[x.png]]``, ``[](x.md)``), ``×n`` if repeated."""
+        if self.kind == "markdown":
+            shown = f"[]({self.target})"
+        elif self.kind == "embed":
+            shown = f"![[{self.target}]]"
+        else:
+            shown = f"[[{self.target}]]"
+        return shown if self.count == 1 else f"{shown} ×{self.count}"
+
+
 @dataclass(slots=True)
 class DoctorReport:
-    """All findings; ``problems`` are the findings that make ``doctor`` exit non-zero."""
+    """All findings; ``problems`` are the findings that make ``doctor`` exit non-zero.
+
+    ``warnings`` hold one ``unresolved-link`` finding per note (its targets summarised);
+    ``unresolved`` every distinct unresolved (note, target, kind) with its count.
+    """
 
     notes: int = 0
     stale_index: list[Finding] = field(default_factory=list)
     problems: list[Finding] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
+    unresolved: list[UnresolvedLink] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -51,6 +83,7 @@ class DoctorReport:
             "stale_index": [f.as_dict() for f in self.stale_index],
             "problems": [f.as_dict() for f in self.problems],
             "warnings": [f.as_dict() for f in self.warnings],
+            "unresolved_links": [u.as_dict() for u in self.unresolved],
         }
 
 
@@ -59,6 +92,11 @@ def check_vault(vault: Vault) -> DoctorReport:
     report = DoctorReport()
     on_disk = scan_vault(vault.root, vault.settings)
     known = vault.index.file_states()
+    if not known and on_disk:  # never built (or just rebuilt): one line, not one per note
+        report.stale_index.append(
+            Finding("index-stale", "", f"not built yet; {len(on_disk)} notes indexed now")
+        )
+        on_disk = {}
     for path in sorted(set(known) - set(on_disk)):
         report.stale_index.append(Finding("index-stale", path, "indexed but no longer on disk"))
     for path in sorted(set(on_disk) - set(known)):
@@ -73,17 +111,17 @@ def check_vault(vault: Vault) -> DoctorReport:
     ).fetchall()
     report.notes = len(rows)
     managed_names: dict[str, list[str]] = defaultdict(list)
-    templates = templates_folder(vault.root)
+    templates = template_folders(vault.root)
     for path, name_key, note_type, problems, warnings in rows:
+        template = in_templates(path, templates)
         for problem in json.loads(problems):
             finding = Finding(_problem_kind(problem), path, problem)
-            if templates and path.startswith(templates + "/") and finding.kind == "unparsable":
-                # Obsidian's own templates hold {{placeholders}} YAML cannot read until filled in
-                report.warnings.append(Finding("template", path, problem))
-            else:
+            # templates hold {{placeholders}} YAML cannot read until filled in: not a finding
+            if not (template and finding.kind == "unparsable"):
                 report.problems.append(finding)
-        for warning in json.loads(warnings):
-            report.warnings.append(Finding("wrong-type", path, warning))
+        if not template:
+            for warning in dict.fromkeys(json.loads(warnings)):
+                report.warnings.append(Finding("wrong-type", path, warning))
         if note_type in ("memory", "box", "trace"):
             managed_names[name_key].append(path)
     for name_key, paths in sorted(managed_names.items()):
@@ -97,14 +135,36 @@ def check_vault(vault: Vault) -> DoctorReport:
                     f"{len(clash)} notes share the name {name_key!r}: {', '.join(clash)}",
                 )
             )
-    for row in vault.index.conn.execute(
-        "SELECT n.path, l.target FROM links l JOIN notes n ON n.nid = l.nid "
+    _unresolved_links(vault, report)
+    return report
+
+
+SUMMARY_TARGETS = 5
+"""How many unresolved targets one note's summary names before "and N more"."""
+
+
+def _unresolved_links(vault: Vault, report: DoctorReport) -> None:
+    """One ``unresolved-link`` warning per note; every distinct link in ``report.unresolved``."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for path, target, kind in vault.index.conn.execute(
+        "SELECT n.path, l.target, l.kind FROM links l JOIN notes n ON n.nid = l.nid "
         "WHERE l.resolved IS NULL ORDER BY n.path, l.lid"
     ):
+        key = (path, target, "wikilink" if kind == "frontmatter" else kind)
+        counts[key] = counts.get(key, 0) + 1
+    by_note: dict[str, list[UnresolvedLink]] = defaultdict(list)
+    for (path, target, kind), count in counts.items():
+        link = UnresolvedLink(path, target, kind, count)
+        report.unresolved.append(link)
+        by_note[path].append(link)
+    for path, links in by_note.items():
+        total = sum(link.count for link in links)
+        shown = ", ".join(link.describe() for link in links[:SUMMARY_TARGETS])
+        more = f" and {len(links) - SUMMARY_TARGETS} more" if len(links) > SUMMARY_TARGETS else ""
+        noun = "link resolves" if total == 1 else "links resolve"
         report.warnings.append(
-            Finding("unresolved-link", row[0], f"[[{row[1]}]] resolves to no note")
+            Finding("unresolved-link", path, f"{total} {noun} to nothing: {shown}{more}")
         )
-    return report
 
 
 def _problem_kind(problem: str) -> str:

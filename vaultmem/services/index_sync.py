@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from vaultmem.core.link_resolution import LinkResolver, note_key
+from vaultmem.core.link_resolution import LinkResolver, is_attachment, note_key
 from vaultmem.core.links import Link
 from vaultmem.core.note_parse import ParsedNote, parse_note
 from vaultmem.core.settings import Settings
@@ -73,11 +73,22 @@ def is_ignored(relpath: str, settings: Settings) -> bool:
     return any(fnmatch.fnmatchcase(relpath, pattern) for pattern in settings.index.exclude)
 
 
-def scan_vault(root: Path, settings: Settings, *, folder: str = "") -> dict[str, tuple[int, int]]:
+def is_tracked_attachment(relpath: str, settings: Settings) -> bool:
+    """An attachment the index tracks (so links to it resolve): a file of a format Obsidian
+    opens besides notes, outside dot folders and ``[index] exclude`` patterns."""
+    if not is_attachment(relpath) or any(part.startswith(".") for part in relpath.split("/")):
+        return False
+    return not any(fnmatch.fnmatchcase(relpath, pattern) for pattern in settings.index.exclude)
+
+
+def scan_vault(
+    root: Path, settings: Settings, *, folder: str = "", attachments: set[str] | None = None
+) -> dict[str, tuple[int, int]]:
     """Every note of the vault: vault-relative POSIX path → (size, mtime_ns). Never reads files.
 
     ``folder`` (vault-relative) limits the walk to the notes below it; paths stay vault-relative
-    so ``[index] exclude`` patterns match as they do in a full walk.
+    so ``[index] exclude`` patterns match as they do in a full walk. ``attachments``, when
+    given, receives the path of every attachment the walk passes (never stat'ed).
     """
     found: dict[str, tuple[int, int]] = {}
     excludes = settings.index.exclude
@@ -103,6 +114,10 @@ def scan_vault(root: Path, settings: Settings, *, folder: str = "") -> dict[str,
                             continue
                         info = entry.stat()
                         found[rel] = (info.st_size, info.st_mtime_ns)
+                    elif attachments is not None and is_attachment(name) and entry.is_file():
+                        if excludes and any(fnmatch.fnmatchcase(rel, p) for p in excludes):
+                            continue
+                        attachments.add(rel)
                 except OSError:
                     continue
     return found
@@ -134,6 +149,27 @@ def _read(root: Path, rel: str) -> _Read | None:
     return _Read(rel, len(data), info.st_mtime_ns, content_hash(data), text, problems)
 
 
+OWN_TEMPLATES = "Templates"
+"""The folder where ``vaultmem init`` puts its own note template (``Templates/Memory.md``)."""
+
+
+def template_folders(root: Path) -> tuple[str, ...]:
+    """Folders of templates: Obsidian's Templates plugin folder (if set) and :data:`OWN_TEMPLATES`.
+
+    Notes there are templates, not memories (see :func:`templates_folder`); ``doctor`` does not
+    check their fields or their YAML, which holds ``{{placeholders}}`` until filled in.
+    """
+    configured = templates_folder(root)
+    if configured is None or configured == OWN_TEMPLATES:
+        return (OWN_TEMPLATES,)
+    return (configured, OWN_TEMPLATES)
+
+
+def in_templates(path: str, folders: tuple[str, ...]) -> bool:
+    """True when vault-relative ``path`` lies inside one of the template ``folders``."""
+    return any(path.startswith(folder + "/") for folder in folders)
+
+
 def templates_folder(root: Path) -> str | None:
     """The folder of Obsidian's core Templates plugin (``.obsidian/templates.json``), if set.
 
@@ -148,14 +184,14 @@ def templates_folder(root: Path) -> str | None:
     return folder.strip("/") if isinstance(folder, str) and folder.strip("/") else None
 
 
-def _parse(read: _Read, templates: str | None) -> ParsedNote:
+def _parse(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
     note = parse_note(
         read.path,
         read.text,
         fallback_time=from_epoch(read.mtime_ns / 1e9),
         extra_problems=read.problems,
     )
-    if templates and note.fields.type and read.path.startswith(templates + "/"):
+    if note.fields.type and in_templates(read.path, templates):
         note = replace(note, fields=replace(note.fields, type=None))
     return note
 
@@ -175,7 +211,9 @@ IN_FLIGHT_CHUNKS = 8
 _Parsed = tuple[_Read, ParsedNote]
 
 
-def _read_and_parse_all(root: Path, templates: str | None, rels: list[str]) -> list[_Parsed | None]:
+def _read_and_parse_all(
+    root: Path, templates: tuple[str, ...], rels: list[str]
+) -> list[_Parsed | None]:
     """Worker side of :meth:`_Syncer._reads`: each read (without its text) and parsed note."""
     out: list[_Parsed | None] = []
     for rel in rels:
@@ -214,7 +252,7 @@ class _Syncer:
         self.parsed: list[tuple[int, str, tuple[Link, ...]]] = []
         """(nid, path, links) of every note parsed; not the note itself (memory at 100k)."""
         self.edges_changed: set[int] = set()
-        self.templates = templates_folder(root)
+        self.templates = template_folders(root)
 
     def apply(
         self,
@@ -274,6 +312,15 @@ class _Syncer:
             report.removed += 1
             report.touched_paths.append(rel)
 
+    def apply_attachments(self, present: set[str], known: set[str]) -> None:
+        """Record attachments that appeared or vanished; links to their names re-resolve."""
+        added, gone = present - known, known - present
+        if added:
+            self.db.add_attachments(sorted(added))
+        if gone:
+            self.db.remove_attachments(sorted(gone))
+        self.dirty_keys.update(note_key(path) for path in added | gone)
+
     def _reads(self, to_read: list[str]) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
         """(path, read or None if it vanished, parsed note or None) for each path, in order.
 
@@ -317,7 +364,7 @@ class _Syncer:
         if not keys:
             return
         nid_of = self.db.nids_with_keys(keys)
-        resolver = LinkResolver(nid_of)
+        resolver = LinkResolver([*nid_of, *self.db.attachments_with_keys(keys)])
 
         def rows() -> Iterator[LinkValues]:  # streamed: 100k notes hold ~300k links
             for nid, path, links in self.parsed:
@@ -330,7 +377,7 @@ class _Syncer:
                         link.subpath,
                         link.kind,
                         resolved,
-                        nid_of[resolved] if resolved is not None else None,
+                        nid_of.get(resolved) if resolved is not None else None,
                     )
 
         parsed_nids = {nid for nid, _, _ in self.parsed}
@@ -342,7 +389,7 @@ class _Syncer:
             if source_nid in parsed_nids:  # its links are replaced below
                 continue
             resolved = resolver.resolve(target, source)
-            new_nid = nid_of[resolved] if resolved is not None else None
+            new_nid = nid_of.get(resolved) if resolved is not None else None
             if new_nid != old_nid:
                 self.edges_changed.update(n for n in (source_nid, old_nid, new_nid) if n)
             updates.append((resolved, new_nid, lid))
@@ -384,9 +431,11 @@ def sync_index(
     with _no_gc(), db.transaction():
         if rebuild:
             db.clear()
-        present = scan_vault(root, settings)
+        attachments: set[str] = set()
+        present = scan_vault(root, settings, attachments=attachments)
         known = db.stat_states()
         syncer.apply(present, known, progress)
+        syncer.apply_attachments(attachments, db.attachment_paths())
         syncer.finish(all_edges=rebuild or len(syncer.parsed) > len(present) // 2)
     syncer.report.rebuilt = rebuild or db.recreated
     syncer.report.seconds = time.perf_counter() - started
@@ -405,10 +454,15 @@ def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]
         rels = sorted({rel.strip("/") for rel in paths})
         known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
         present: dict[str, tuple[int, int]] = {}
+        attachments: set[str] = set()
         for rel in rels:
             full = root / rel
             if full.is_dir() and not any(p.startswith(".") for p in rel.split("/") if p):
-                present.update(scan_vault(root, settings, folder=rel))
+                present.update(scan_vault(root, settings, folder=rel, attachments=attachments))
+                continue
+            if is_tracked_attachment(rel, settings):
+                if os.path.isfile(full):
+                    attachments.add(rel)
                 continue
             if is_ignored(rel, settings):
                 continue
@@ -419,6 +473,7 @@ def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]
             if os.path.isfile(full):
                 present[rel] = (info.st_size, info.st_mtime_ns)
         syncer.apply(present, known_all, None)
+        syncer.apply_attachments(attachments, db.attachment_paths(under=rels))
         syncer.finish()
     syncer.report.seconds = time.perf_counter() - started
     return syncer.report

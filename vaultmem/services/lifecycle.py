@@ -321,7 +321,9 @@ def run_passes(
             moving.update(m.path for m in result.planned)
             leaving.update((m.path, m) for m in result.planned if m.action in ("archive", "delete"))
             if name in ("forget", "prune") and leaving:
-                result.planned += plan_box_archival(vault, leaving, now)
+                result.planned += plan_box_archival(
+                    vault, leaving, now, sealed if dry_run else ()
+                )
                 leaving.update((m.path, m) for m in result.planned)
             run.results.append(session.run(result))
         run.journal = session.journal_path.name if session.journal_path else None

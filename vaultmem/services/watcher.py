@@ -30,7 +30,13 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from vaultmem.errors import VaultmemError
-from vaultmem.services.index_sync import SyncReport, is_ignored, sync_index, sync_paths
+from vaultmem.services.index_sync import (
+    SyncReport,
+    is_ignored,
+    is_tracked_attachment,
+    sync_index,
+    sync_paths,
+)
 from vaultmem.services.vault import Vault
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.sidecar import SIDECAR_DIR
@@ -286,7 +292,9 @@ class VaultWatcher:
                 elif event.is_directory:
                     if not any(part.startswith(".") for part in rel.split("/")):
                         wanted.append(rel)
-                elif not is_ignored(rel, self.vault.settings):
+                elif not is_ignored(rel, self.vault.settings) or is_tracked_attachment(
+                    rel, self.vault.settings
+                ):
                     wanted.append(rel)
             if wanted or full:
                 self._add(wanted, full=full)

@@ -25,7 +25,7 @@ from vaultmem.store.index_schema import migrate
 from vaultmem.store.sidecar import ensure_sidecar
 
 INDEX_FILE = "index.db"
-PARSER_VERSION = 5
+PARSER_VERSION = 6
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 
 FIELD_COLUMNS = (
@@ -262,6 +262,45 @@ class IndexDB(LinkIndex):
             for path, size, mtime_ns in self.conn.execute("SELECT path, size, mtime_ns FROM notes")
         }
 
+    # ----------------------------------------------------------------- attachments
+    def attachment_paths(self, *, under: Sequence[str] | None = None) -> set[str]:
+        """Indexed attachment paths, all or only ``under`` the given vault-relative paths."""
+        sql = "SELECT path FROM attachments"
+        if under is None or "" in under:
+            return {row[0] for row in self.conn.execute(sql)}
+        found: set[str] = set()
+        for rel in under:
+            rows = self.conn.execute(
+                f"{sql} WHERE path = ? OR (path >= ? AND path < ?)", (rel, rel + "/", rel + "0")
+            )
+            found.update(row[0] for row in rows)
+        return found
+
+    def add_attachments(self, paths: Iterable[str]) -> None:
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO attachments (path, name_key) VALUES (?, ?)",
+            [(path, note_key(path)) for path in paths],
+        )
+
+    def remove_attachments(self, paths: Iterable[str]) -> None:
+        self.conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in paths])
+
+    def attachments_with_keys(self, keys: Iterable[str]) -> list[str]:
+        """Paths of the attachments whose lower-cased file name is in ``keys``."""
+        key_list = [key for key in set(keys) if not key.endswith(".md")]
+        out: list[str] = []
+        for start in range(0, len(key_list), 500):
+            chunk = key_list[start : start + 500]
+            out += [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT path FROM attachments "
+                    f"WHERE name_key IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            ]
+        return out
+
     def note_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
 
@@ -342,7 +381,7 @@ class IndexDB(LinkIndex):
 
     def clear(self) -> None:
         """Drop every row (``index --rebuild``)."""
-        for table in ("links", "tags", "notes_fts", "notes"):
+        for table in ("links", "tags", "notes_fts", "notes", "attachments"):
             self.conn.execute(f"DELETE FROM {table}")
 
     # ----------------------------------------------------------------- memory columns

@@ -99,11 +99,25 @@ def m004_edges(conn: sqlite3.Connection) -> None:
     )
 
 
+def m005_attachments(conn: sqlite3.Connection) -> None:
+    """Attachment files (images, PDFs, canvases, bases …): links to them resolve by name."""
+    conn.executescript(
+        """
+        CREATE TABLE attachments (
+            path TEXT PRIMARY KEY,
+            name_key TEXT NOT NULL
+        );
+        CREATE INDEX attachments_name_key ON attachments(name_key);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_notes_links_fts,
     m002_meta,
     m003_frontmatter_json,
     m004_edges,
+    m005_attachments,
 )
 
 
