@@ -251,6 +251,8 @@ class LifecycleRun:
     journal: str | None = None
     recovered: list[str] = field(default_factory=list)
     commit: str | None = None
+    commit_error: str | None = None
+    """Why ``--commit`` failed (the pass itself was applied); ``None`` when it did not fail."""
     touched: list[str] = field(default_factory=list)
     """Vault-relative paths the run wrote, moved from or to, created or deleted."""
 
@@ -263,6 +265,7 @@ class LifecycleRun:
             "journal": self.journal,
             "recovered": self.recovered,
             "commit": self.commit,
+            "commit_error": self.commit_error,
         }
 
     @property

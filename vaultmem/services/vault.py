@@ -30,10 +30,11 @@ from vaultmem.errors import (
     NoteChangedError,
     NoteNotFoundError,
     UnsafeNoteError,
+    VaultmemError,
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
-from vaultmem.services.git_commit import commit_run
+from vaultmem.services.git_commit import commit_paths, commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.lifecycle import (
     PASS_ORDER,
@@ -458,14 +459,34 @@ class Vault:
             keep=tuple(keep),
             command=command,
         )
-        if commit and not dry_run and run.applied:
-            run.commit = commit_run(self.root, run)
+        if commit and not dry_run and run.touched:
+            try:
+                run.commit = commit_run(self.root, run)
+            except VaultmemError as err:  # the pass stands; say so and what to do
+                run.commit_error = (
+                    f"{err}. The pass was applied but not committed; commit its files by hand "
+                    "(git add -A <folders> && git commit) or run `vaultmem undo`"
+                )
         return run
 
-    def undo(self) -> UndoReport:
-        """Reverse the last applied pass exactly (spec 4); refuses, naming it, if a note changed."""
+    def undo(self, *, commit: bool = False) -> UndoReport:
+        """Reverse the last applied pass exactly (spec 4); refuses, naming it, if a note changed.
+
+        With ``commit`` in a git repository the reversal (only its files) is committed; a git
+        failure is reported in ``report.commit_error`` and the files stay reverted.
+        """
         report = undo_last(self)
         self.sync()
+        if commit:
+            paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
+            try:
+                report.commit = commit_paths(
+                    self.root,
+                    paths,
+                    f"vaultmem undo: reverted {report.command} ({report.journal})\n",
+                )
+            except VaultmemError as err:
+                report.commit_error = f"{err}. The undo was done but not committed"
         return report
 
     def unique_title(self, title: str) -> str:
