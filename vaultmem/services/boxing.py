@@ -114,12 +114,16 @@ def load_seal_inputs(
 
 
 def box_note(box: BoxPlan, now: dt.datetime) -> str:
-    """The text of a new ``type: box`` note."""
+    """The text of a new ``type: box`` note; it depends on the plan only (not on ``now``).
+
+    ``id`` is the plan's id derived from the members, ``created`` the time of its last member
+    (when it could first seal), so two machines sealing the same members write identical notes.
+    """
     fields: dict[str, object] = {
-        "id": new_id(),
+        "id": box.id or new_id(),
         "type": "box",
         "status": "active",
-        "created": now,
+        "created": from_epoch(box.end),
         "start": from_epoch(box.start),
         "end": from_epoch(box.end),
         "topics": list(box.topics),
@@ -128,7 +132,7 @@ def box_note(box: BoxPlan, now: dt.datetime) -> str:
     if box.trace:
         fields["trace"] = _link(box.trace)
     lines = [
-        f"Memory box of {len(box.members)} memories, "
+        f"Memory box of {_count(len(box.members), 'memory', 'memories')}, "
         f"{from_epoch(box.start):%Y-%m-%d %H:%M}–{from_epoch(box.end):%H:%M} UTC.",
         "",
     ]
@@ -137,13 +141,15 @@ def box_note(box: BoxPlan, now: dt.datetime) -> str:
 
 
 def trace_note(trace: TracePlan, now: dt.datetime) -> str:
-    """The text of a new ``type: trace`` note."""
+    """The text of a new ``type: trace`` note; like :func:`box_note`, from the plan only:
+    ``created`` and ``updated`` are the end of its latest box."""
+    stamp = from_epoch(trace.updated) if trace.updated else now
     fields: dict[str, object] = {
-        "id": new_id(),
+        "id": trace.id or new_id(),
         "type": "trace",
         "status": "active",
-        "created": now,
-        "updated": now,
+        "created": stamp,
+        "updated": stamp,
         "topics": list(trace.topics),
         "boxes": [_link(b) for b in trace.boxes],
     }
@@ -196,7 +202,7 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
                 {
                     "topics": list(trace.topics),
                     "boxes": [_link(b) for b in trace.boxes],
-                    "updated": now,
+                    "updated": from_epoch(trace.updated) if trace.updated else now,
                 },
                 rule="trace",
                 reason=f"trace of {len(trace.boxes)} boxes on {', '.join(trace.topics)}",

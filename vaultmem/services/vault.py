@@ -34,6 +34,7 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
+from vaultmem.services.emptied_folders import remove_emptied_folders
 from vaultmem.services.git_commit import commit_paths, commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.lifecycle import (
@@ -459,6 +460,8 @@ class Vault:
             keep=tuple(keep),
             command=command,
         )
+        if not dry_run and run.touched:
+            remove_emptied_folders(self.root, run.touched, self.folders())
         if commit and not dry_run and run.touched:
             try:
                 run.commit = commit_run(self.root, run)
@@ -477,8 +480,9 @@ class Vault:
         """
         report = undo_last(self)
         self.sync()
+        paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
+        remove_emptied_folders(self.root, paths, self.folders())
         if commit:
-            paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
             try:
                 report.commit = commit_paths(
                     self.root,
