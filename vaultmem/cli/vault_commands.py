@@ -84,9 +84,10 @@ def list_(vault: Vault, as_json: bool, now: dt.datetime, **filters: object) -> N
         return
     click.echo(f"{'score':>7} {'EI':>6} {'uses':>4}  {'status':<9} {'layer':<10} path")
     for row in rows:
+        flag = "  [conflicted: git conflict markers]" if row.conflicted else ""
         click.echo(
             f"{fmt_score(row.score):>7} {row.effective_importance:>6.3f} {row.use_count:>4}  "
-            f"{row.status:<9} {row.layer:<10} {row.path}"
+            f"{row.status:<9} {row.layer:<10} {row.path}{flag}"
         )
 
 
@@ -110,3 +111,8 @@ def status(vault: Vault, as_json: bool, now: dt.datetime) -> None:
     click.echo(f"  danger zone (review soon): {report.danger_zone}")
     click.echo(f"  would be forgotten now: {report.would_forget}")
     click.echo(f"  would be promoted now: {report.would_promote}")
+    if report.conflicted:
+        click.echo(
+            f"  conflicted (git conflict markers, read from their 'ours' side): "
+            f"{report.conflicted} — see `vaultmem doctor`"
+        )

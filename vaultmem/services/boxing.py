@@ -62,7 +62,7 @@ def load_seal_inputs(
     rows = db.conn.execute(
         "SELECT nid, path, id, created, tags FROM notes "
         "WHERE type = 'memory' AND status = 'active' "
-        "AND substr(path, 1, ?) = ? ORDER BY path",
+        "AND substr(path, 1, ?) = ? AND problems = '[]' ORDER BY path",
         (len(prefix), prefix),
     ).fetchall()
     targets: dict[int, list[str]] = {}
@@ -167,6 +167,14 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
     )
     ids = {m.path: m.id for m in memories}
     result = PassResult("seal", [], dry_run=session.dry_run)
+    prefix = vault.settings.folders.stm.strip("/") + "/"
+    for path, problems in vault.index.conn.execute(
+        "SELECT path, problems FROM notes WHERE type = 'memory' AND status = 'active' "
+        "AND substr(path, 1, ?) = ? AND problems != '[]' ORDER BY path",
+        (len(prefix), prefix),
+    ):  # a note vaultmem must not write is left out of every box, and said so
+        why = json.loads(problems)[0]
+        result.skipped.append((Move(path, None, "seal", None, rule="seal"), f"{why}; not sealed"))
     for box in plan.boxes:
         result.planned.append(
             Move(
