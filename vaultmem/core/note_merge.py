@@ -15,7 +15,8 @@ The rules (see "Syncing with git" in ``docs/user-guide.md``):
   ``updated``, ``end`` = the latest; ``created``, ``promoted_at``, ``archived_at``,
   ``resolved_at``, ``start`` = the earliest; ``tags``, ``related``, ``aliases``, ``topics``,
   ``members``, ``boxes`` = three-way set merges (ours' order, theirs' additions appended,
-  removals on either side honoured);
+  removals on either side honoured); ``status`` (active < promoted < superseded < archived) and
+  ``layer`` (working < episodic < semantic, procedural) = the later lifecycle stage;
 - the body is merged by the given line merger (``git merge-file``, diff3 style), which never
   drops or reorders a line;
 - the result is written surgically onto "ours": only the lines of keys that change differ.
@@ -54,6 +55,12 @@ BOUNDED: Final = {"strength": (0.0, 2.0, 1.0), "confidence": (0.0, 1.0, 1.0)}
 LATEST: Final = frozenset({"last_used", "last_review_at", "updated", "end"})
 EARLIEST: Final = frozenset({"created", "promoted_at", "archived_at", "resolved_at", "start"})
 SETS: Final = frozenset({"tags", "related", "aliases", "topics", "members", "boxes"})
+STAGES: Final[dict[str, tuple[str | tuple[str, ...], ...]]] = {
+    "status": ("active", "promoted", "superseded", "archived"),
+    "layer": ("working", "episodic", ("semantic", "procedural")),
+}
+"""Keys merged by lifecycle stage: the later stage wins (one pass promoted what another
+archived: archived). Values in one tuple share a stage; two of them are a conflict."""
 
 BodyMerger = Callable[[str, str, str], tuple[str, bool]]
 """``(base, ours, theirs) -> (merged text, clean)``; a conflict leaves markers in the text."""
@@ -147,8 +154,25 @@ def _bounded(base: object, ours: object, theirs: object, rule: tuple[float, floa
     return round(min(high, max(low, b + (o - b) + (t - b))), 4)
 
 
+def stage_of(key: str, value: object) -> int | None:
+    """Position of ``value`` in :data:`STAGES` ``[key]`` (``None`` when it is not a stage)."""
+    for n, names in enumerate(STAGES.get(key, ())):
+        if value == names or (isinstance(names, tuple) and value in names):
+            return n
+    return None
+
+
+def _later_stage(key: str, ours: object, theirs: object) -> object:
+    a, b = stage_of(key, ours), stage_of(key, theirs)
+    if a is None or b is None or a == b:
+        return _MISSING
+    return ours if a > b else theirs
+
+
 def _merge_key(key: str, base: object, ours: object, theirs: object, has_base: bool) -> object:
     """The merged value of one key changed differently on both sides, or ``_MISSING``."""
+    if key in STAGES:
+        return _later_stage(key, ours, theirs)
     if key in COUNTERS:
         return _counter(base, ours, theirs, COUNTERS[key], has_base)
     if key in BOUNDED:
@@ -265,28 +289,34 @@ def _conflict_block(key: str, sides: list[tuple[str, object]], newline: str) -> 
     return "".join(out)
 
 
-def merge_note(base: str, ours: str, theirs: str, merge_lines: BodyMerger) -> MergeResult:
+def merge_note(
+    base: str | None, ours: str, theirs: str, merge_lines: BodyMerger
+) -> MergeResult:
     """Merge three versions of a note (module docstring rules); never raises on bad content.
 
-    ``base`` is ``""`` when the note was added on both sides. When a side does not parse (bad
-    YAML, conflict markers already inside) the whole texts are merged as lines instead.
+    ``base`` is ``""`` when the note was added on both sides (a memory both sides wrote:
+    counters are then summed from the defaults), ``None`` when there is no common version to
+    compare with (two copies of one memory, ``doctor --fix``: counters take the larger side,
+    sets the union). When a side does not parse (bad YAML, conflict markers already inside) the
+    whole texts are merged as lines instead.
     """
-    if ours == theirs or theirs == base:
+    if ours == theirs or (base is not None and theirs == base):
         return MergeResult(ours, ())
-    if ours == base:
+    if base is not None and ours == base:
         return MergeResult(theirs, ())
-    parts = [_parts(t) for t in (base, ours, theirs)]
+    line_base = base or ""
+    parts = [_parts(t) for t in (line_base, ours, theirs)]
     p_base, p_ours, p_theirs = parts
-    if p_ours is None or p_theirs is None or (p_base is None and base):
-        text, clean = merge_lines(base, ours, theirs)
+    if p_ours is None or p_theirs is None or (p_base is None and line_base):
+        text, clean = merge_lines(line_base, ours, theirs)
         return MergeResult(text, () if clean else ("note",))
-    base_fm = p_base[0] if p_base is not None and base else None
+    base_fm = p_base[0] if p_base is not None and base is not None else None
     changes, conflicting = merge_frontmatter(base_fm, p_ours[0], p_theirs[0])
     body_base = p_base[1] if p_base is not None else ""
     body_ours, body_theirs = p_ours[1], p_theirs[1]
-    if body_ours == body_theirs or body_theirs == body_base:
+    if body_ours == body_theirs or (base is not None and body_theirs == body_base):
         body, body_clean = body_ours, True
-    elif body_ours == body_base:
+    elif base is not None and body_ours == body_base:
         body, body_clean = body_theirs, True
     else:
         body, body_clean = merge_lines(body_base, body_ours, body_theirs)
@@ -294,12 +324,12 @@ def merge_note(base: str, ours: str, theirs: str, merge_lines: BodyMerger) -> Me
         changes[key] = _PLACEHOLDER.format(n)
     sides_of = [p_ours[0], p_theirs[0]] + ([base_fm] if base_fm is not None else [])
     if not _renderable(conflicting, sides_of):
-        text, clean = merge_lines(base, ours, theirs)
+        text, clean = merge_lines(line_base, ours, theirs)
         return MergeResult(text, () if clean else ("note",))
     try:
         text = set_fields(ours, changes) if changes else ours
     except (FrontmatterError, TypeError):
-        text, clean = merge_lines(base, ours, theirs)
+        text, clean = merge_lines(line_base, ours, theirs)
         return MergeResult(text, () if clean else ("note",))
     note = split_note(text)
     text = text[: note.body_offset] + body

@@ -21,6 +21,7 @@ from vaultmem.core.naming import new_id
 from vaultmem.core.note_text import render_note
 from vaultmem.core.timestamps import from_epoch, parse_datetime
 from vaultmem.errors import VaultmemError
+from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 
 if TYPE_CHECKING:
     from vaultmem.services.lifecycle import PassResult, PassSession
@@ -162,6 +163,9 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
     from vaultmem.services.lifecycle import PassResult
 
     memories, traces, lone, taken = load_seal_inputs(vault, now)
+    shared = shared_id_paths(vault.index)
+    held = [m for m in memories if m.path in shared]
+    memories = [m for m in memories if m.path not in shared]
     plan = plan_seal(
         memories, traces, now.timestamp(), vault.settings, taken_names=taken, recent_boxes=lone
     )
@@ -175,6 +179,8 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
     ):  # a note vaultmem must not write is left out of every box, and said so
         why = json.loads(problems)[0]
         result.skipped.append((Move(path, None, "seal", None, rule="seal"), f"{why}; not sealed"))
+    held_moves = [Move(m.path, m.id, "seal", None, rule="seal") for m in held]
+    hold_shared(held_moves, result.skipped, shared)
     for box in plan.boxes:
         result.planned.append(
             Move(

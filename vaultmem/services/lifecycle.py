@@ -33,6 +33,7 @@ from vaultmem.core.reinforcement import keep_changes
 from vaultmem.errors import NoteError, VaultmemError
 from vaultmem.services.boxing import plan_box_archival, seal_boxes
 from vaultmem.services.memory_view import MemoryTable, with_moves
+from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.note_files import batched_dir_syncs, read_note
 from vaultmem.store.vault_lock import vault_lock
@@ -292,6 +293,7 @@ def run_passes(
     box whose members have all been archived is archived with them (spec 4).
     """
     run = LifecycleRun(command or "-".join(names), now, dry_run)
+    shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides
     with PassSession(vault, run.command, now, dry_run=dry_run) as session:
         run.recovered = [p.name for p in session.recovered]
         sealed: list[Move] = []
@@ -321,6 +323,7 @@ def run_passes(
                 table=table,
                 skip=frozenset(moving) | kept,
             )
+            hold_shared(result.planned, result.skipped, shared)
             moving.update(m.path for m in result.planned)
             leaving.update((m.path, m) for m in result.planned if m.action in ("archive", "delete"))
             if name in ("forget", "prune") and leaving:
