@@ -16,6 +16,7 @@ from vaultmem.core.boxes import (
     StmMemory,
     TraceRecord,
     content_words,
+    derived_id,
     link_topic,
     memory_topics,
     plan_seal,
@@ -173,6 +174,12 @@ def test_replay_is_in_created_order_ties_by_path() -> None:
 # --- names and paths ------------------------------------------------------------------------------
 
 
+def h(*member_names: str, kind: str = "box") -> str:
+    """The 6-character name suffix of the box (or trace) whose members (boxes) are these."""
+    keys = [f"id-{n}" for n in member_names] if kind == "box" else list(member_names)
+    return derived_id(kind, keys)[-6:].lower()
+
+
 def test_box_title_path_and_destinations() -> None:
     memories = [
         mem("Likes fonts", 0, ("Editor", "ui", "fonts"), folder="STM/sub"),
@@ -180,22 +187,35 @@ def test_box_title_path_and_destinations() -> None:
         mem("c", 9, ("editor", "ui", "themes")),
     ]
     box = plan_seal(memories, [], LATER, SETTINGS).boxes[0]
-    # editor and ui are held by 3 members, fonts and themes by 1: alphabetical tie
-    assert box.title == "box-2026-11-20-editor-ui-fonts"
-    assert box.path == "Boxes/2026-11-20/box-2026-11-20-editor-ui-fonts.md"
+    # editor and ui are held by 3 members, fonts and themes by 1: alphabetical tie; the date is
+    # the folder's, not repeated in the name
+    name = f"box-editor-ui-fonts-{h('Likes fonts', 'b', 'c')}"
+    assert box.title == name
+    assert box.path == f"Boxes/2026-11-20/{name}.md"
     assert box.members == ("STM/sub/Likes fonts.md", "STM/b.md", "STM/c.md")
     assert box.member_destinations == tuple(
-        f"Boxes/2026-11-20/box-2026-11-20-editor-ui-fonts/{n}" for n in ("Likes fonts.md", "b.md",
-                                                                          "c.md")
+        f"Boxes/2026-11-20/{name}/{n}" for n in ("Likes fonts.md", "b.md", "c.md")
     )
     assert box.topics == ("editor", "fonts", "themes", "ui")
+    assert box.id == derived_id("box", ["id-Likes fonts", "id-b", "id-c"])
+
+
+def test_box_ids_and_names_depend_on_the_members_only() -> None:
+    memories = [mem("a", 0, ("x",)), mem("b", 5, ("x",))]
+    one = plan_seal(memories, [], LATER, SETTINGS).boxes[0]
+    # another machine: other notes taken, planned later, members listed in another order
+    two = plan_seal(memories[::-1], [], LATER + DAY, SETTINGS, taken_names={"unrelated"}).boxes[0]
+    assert (one.id, one.title, one.path) == (two.id, two.title, two.path)
+    other = plan_seal([mem("a", 0, ("x",)), mem("c", 5, ("x",))], [], LATER, SETTINGS).boxes[0]
+    assert other.id != one.id and other.title != one.title
+    assert len(one.id) == 26 and one.id.isalnum() and one.id.isupper()
 
 
 def test_date_folder_is_the_utc_date_of_the_first_member() -> None:
     late = (dt.datetime(2026, 11, 20, 23, 50, tzinfo=dt.UTC).timestamp() - T0) / MIN
     plan = plan_seal([mem("a", late, ("x",)), mem("b", late + 20, ("x",))], [], LATER,
                      Settings(folders=FolderSettings(boxes="Memory Boxes")))
-    assert plan.boxes[0].path == "Memory Boxes/2026-11-20/box-2026-11-20-x.md"
+    assert plan.boxes[0].path == f"Memory Boxes/2026-11-20/box-x-{h('a', 'b')}.md"
     assert len(plan.boxes[0].members) == 2
 
 
@@ -204,20 +224,17 @@ def test_slug_is_safe_and_short() -> None:
     plan = plan_seal([mem("a", 0, ("c++/rust", "Project: alpha")), mem("b", 40, (long_tag,)),
                       mem("c", 80, title="of the")], [], LATER, SETTINGS)
     titles = [b.title for b in plan.boxes]
-    assert titles[0] == "box-2026-11-20-c++-rust-project-alpha"
-    assert titles[1] == "box-2026-11-20-" + "a" * 60
-    assert titles[2] == "box-2026-11-20"
+    assert titles[0] == f"box-c++-rust-project-alpha-{h('a')}"
+    assert titles[1] == "box-" + "a" * 60 + f"-{h('b')}"
+    assert titles[2] == f"box-{h('c')}"
 
 
 def test_titles_are_unique_against_taken_names_and_within_the_pass() -> None:
     memories = [mem("a", 0, ("editor",)), mem("b", 40, ("editor",)), mem("c", 80, ("editor",))]
-    plan = plan_seal(memories, [], LATER, SETTINGS, taken_names={"BOX-2026-11-20-Editor.md"})
+    taken = {f"BOX-Editor-{h('a').upper()}.md"}
+    plan = plan_seal(memories, [], LATER, SETTINGS, taken_names=taken)
     assert [b.title for b in plan.boxes] == [
-        "box-2026-11-20-editor-2", "box-2026-11-20-editor-3", "box-2026-11-20-editor-4"
-    ]
-    fresh = plan_seal(memories, [], LATER, SETTINGS)
-    assert [b.title for b in fresh.boxes] == [
-        "box-2026-11-20-editor", "box-2026-11-20-editor-2", "box-2026-11-20-editor-3"
+        f"box-editor-{h('a')}-2", f"box-editor-{h('b')}", f"box-editor-{h('c')}"
     ]
 
 
@@ -265,8 +282,10 @@ def test_two_boxes_of_one_pass_chain_into_a_new_trace_and_a_third_joins_it() -> 
     b1, b2, b3, b4 = plan.boxes
     (tp,) = plan.traces
     # ranked by the number of boxes holding a topic: editor, ui (2), then fonts (1)
-    assert tp.title == "trace-editor-ui-fonts" and tp.new
-    assert tp.path == "Boxes/Traces/trace-editor-ui-fonts.md"
+    name = f"trace-editor-ui-fonts-{h(b1.title, b2.title, kind='trace')}"
+    assert tp.title == name and tp.new
+    assert tp.path == f"Boxes/Traces/{name}.md"
+    assert tp.updated == b3.end  # created/updated: the end of its latest box, not the clock
     assert tp.boxes == (b1.title, b2.title, b3.title)  # b3 vs {editor,fonts,ui}: 2/3
     assert tp.topics == ("editor", "fonts", "ui")
     assert (b1.trace, b2.trace, b3.trace, b4.trace) == (tp.title,) * 3 + (None,)
@@ -287,7 +306,9 @@ def test_a_box_chains_with_an_earlier_lone_box_note() -> None:
     plan = plan_seal([mem("a", 0, ("editor", "ui"))], [], LATER, SETTINGS,
                      recent_boxes=[traced, stale, lone])
     (tp,) = plan.traces
-    assert tp.title == "trace-editor-ui-fonts"
+    assert tp.title == "trace-editor-ui-fonts-" + h(
+        "box-2026-11-18-editor", plan.boxes[0].title, kind="trace"
+    )
     assert tp.topics == ("editor", "fonts", "ui")
     assert tp.boxes == ("box-2026-11-18-editor", plan.boxes[0].title)
     assert plan.boxes[0].trace == tp.title
@@ -295,10 +316,12 @@ def test_a_box_chains_with_an_earlier_lone_box_note() -> None:
 
 def test_trace_titles_are_unique_against_taken_names_and_existing_traces() -> None:
     memories = [mem("a", 0, ("editor",)), mem("b", 60, ("editor",))]
-    other = trace("trace-editor", ("cooking",), T0)
-    plan = plan_seal(memories, [other], LATER, SETTINGS, taken_names={"Trace-Editor-2"})
+    boxes = plan_seal(memories, [], LATER, SETTINGS).boxes
+    name = f"trace-editor-{h(*(b.title for b in boxes), kind='trace')}"
+    other = trace(name, ("cooking",), T0)
+    plan = plan_seal(memories, [other], LATER, SETTINGS, taken_names={name + "-2"})
     (tp,) = plan.traces
-    assert tp.title == "trace-editor-3" and tp.boxes == tuple(b.title for b in plan.boxes)
+    assert tp.title == name + "-3" and tp.boxes == tuple(b.title for b in plan.boxes)
 
 
 # --- determinism and idempotence ------------------------------------------------------------------

@@ -10,6 +10,7 @@ from vaultmem.cli.index_commands import doctor, graph, index, links
 from vaultmem.cli.lifecycle_commands import expire, gc, lifecycle, promote, prune, seal, undo
 from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
 from vaultmem.cli.recall_commands import recall, review
+from vaultmem.cli.sync_commands import merge_driver
 from vaultmem.cli.vault_commands import init, list_, status
 from vaultmem.cli.watch_command import watch
 
@@ -51,5 +52,6 @@ for command in (
     recall,
     review,
     watch,
+    merge_driver,
 ):
     main.add_command(command)

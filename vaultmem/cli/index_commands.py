@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import click
 
-from vaultmem.cli.common import json_option, print_json, progress_bar, vault_command
+from vaultmem.cli.common import json_option, now_option, print_json, progress_bar, vault_command
 from vaultmem.services.doctor import check_vault
+from vaultmem.services.shared_ids import fix_vault
 from vaultmem.services.vault import Vault
 
 
@@ -133,22 +135,50 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
 @click.option(
     "--verbose", "-v", is_flag=True, help="List every unresolved link on a line of its own."
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Resolve what has one safe answer, journaled (vaultmem undo reverts it): notes sharing "
+    "a memory id and conflict markers inside memory properties. Body conflicts stay.",
+)
 @json_option
+@now_option
 @vault_command
-def doctor(vault: Vault, strict: bool, verbose: bool, as_json: bool) -> None:
+def doctor(
+    vault: Vault, strict: bool, verbose: bool, fix: bool, as_json: bool, now: dt.datetime
+) -> None:
     """Check the vault and its index; exit 1 when something needs a person's attention.
 
     Problems (exit 1): notes whose YAML does not parse, git conflict markers, bytes that are not
-    UTF-8, sync conflict copies, duplicate base names among managed notes. Warnings: values of
-    the wrong type, unresolved links (to notes or to attachments that are not there), one line
-    per note (--verbose: one per link). Templates are not checked for YAML or field values. A
-    stale index is reported and repaired. --json lists every unresolved link under
-    "unresolved_links".
+    UTF-8, sync conflict copies, duplicate base names among managed notes, notes sharing a
+    memory id. Warnings: values of the wrong type, unresolved links (to notes or to attachments
+    that are not there), one line per note (--verbose: one per link), a merge driver named in
+    .gitattributes but not registered in this clone. Templates are not checked for YAML or
+    field values. A stale index is reported and repaired. --json lists every unresolved link
+    under "unresolved_links".
+
+    --fix: one memory at two paths with the same name (a git rename/rename or add/add) is kept
+    at the later lifecycle stage (STM < Boxes < LTM < Archive) with the other copy's fields
+    merged in; a copy with another name (Obsidian's "Make a copy") gets a new id; conflicted
+    properties are merged by the merge driver's rules. Then the checks run.
     """
+    fixed = fix_vault(vault, now) if fix else None
+    if fixed is not None and not as_json:
+        for path, what in fixed.fixed:
+            click.echo(f"fixed {path}: {what}")
+        for path, why in fixed.left:
+            click.echo(f"not fixed {path}: {why}")
+        if fixed.journal:
+            click.echo(f"journal: .vaultmem/journal/{fixed.journal} (vaultmem undo reverts it)")
     report = check_vault(vault)
+    if as_json and fixed is not None:
+        print_json({**report.as_dict(), "fix": fixed.as_dict()})
+        as_json, quiet = False, True
+    else:
+        quiet = False
     if as_json:
         print_json(report.as_dict())
-    else:
+    elif not quiet:
         for finding in report.stale_index:
             where = f"{finding.path}: " if finding.path else ""
             click.echo(f"index: {where}{finding.detail} (repaired)")

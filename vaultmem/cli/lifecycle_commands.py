@@ -45,8 +45,11 @@ def print_pass(result: PassResult, as_json: bool, verb: str) -> None:
 
 
 def print_run(run: LifecycleRun, as_json: bool) -> None:
+    """The run's report, always printed; then a failed ``--commit`` exits 1 saying what to do."""
     if as_json:
         print_json(run.as_dict())
+        if run.commit_error:
+            raise click.ClickException(run.commit_error)
         return
     for name in run.recovered:
         click.echo(f"finished an interrupted pass first ({name})")
@@ -63,6 +66,8 @@ def print_run(run: LifecycleRun, as_json: bool) -> None:
         click.echo(f"journal: .vaultmem/journal/{run.journal} (vaultmem undo reverts it)")
     if run.commit:
         click.echo(f"committed {run.commit[:12]}")
+    if run.commit_error:
+        raise click.ClickException(run.commit_error)
 
 
 def _confirm_hard(
@@ -126,9 +131,10 @@ def _single_pass(name: str, doc: str) -> click.Command:
     @vault_command
     def command(vault: Vault, commit: bool, dry_run: bool, as_json: bool, now: dt.datetime) -> None:
         run = vault.lifecycle((name,), dry_run=dry_run, now=now, commit=commit)
-        print_run(run, as_json) if as_json or run.commit else print_pass(
-            run.results[0], as_json, VERBS.get(name, (name, name))[0]
-        )
+        if as_json or run.commit or run.commit_error:
+            print_run(run, as_json)
+        else:
+            print_pass(run.results[0], as_json, VERBS.get(name, (name, name))[0])
 
     return command
 
@@ -210,16 +216,21 @@ def promote(vault: Vault, ref: str | None, dry_run: bool, as_json: bool, now: dt
 
 
 @click.command()
+@click.option(
+    "--commit", is_flag=True, help="In a git repository, commit the reverted files (only those)."
+)
 @json_option
 @vault_command
-def undo(vault: Vault, as_json: bool) -> None:
+def undo(vault: Vault, commit: bool, as_json: bool) -> None:
     """Reverse the last applied pass exactly: files back in place, edited lines back byte for byte.
 
     Refuses, naming the note, when a note changed after the pass.
     """
-    report = vault.undo()
+    report = vault.undo(commit=commit)
     if as_json:
         print_json(report.as_dict())
+        if report.commit_error:
+            raise click.ClickException(report.commit_error)
         return
     for item in report.restored:
         if item["operation"] == "create":
@@ -229,3 +240,7 @@ def undo(vault: Vault, as_json: bool) -> None:
         else:
             click.echo(f"restored {item['to']}")
     click.echo(f"undid {report.command} ({report.journal})")
+    if report.commit:
+        click.echo(f"committed {report.commit[:12]}")
+    if report.commit_error:
+        raise click.ClickException(report.commit_error)

@@ -63,6 +63,7 @@ def recall(vault: Vault, query: tuple[str, ...], k: int | None, explain: bool, t
     else:
         for hit in hits:
             mark = "  [review]" if hit.review else ""
+            mark += "  [conflicted]" if hit.conflicted else ""
             click.echo(f"{hit.rank:>3}. {hit.score:6.3f}  {hit.path}{mark}")
     if touch:
         touched = sum(1 for hit in hits if hit.signals.decay_score is not None)
@@ -80,6 +81,7 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
     for hit in hits:
         s = hit.signals
         placed = "  ← placed by review blending" if hit.review else ""
+        placed += "  [conflicted: git conflict markers]" if hit.conflicted else ""
         click.echo(f"{hit.rank:>3}. {hit.path}  score {hit.score:.3f}{placed}")
         bm25 = (f"bm25 {s.bm25:.3f}" if s.bm25 not in (0.0, UNRANKED_BM25)
                 else "no word matched (reached by a link)" if s.bm25 == 0.0

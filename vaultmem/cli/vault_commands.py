@@ -16,30 +16,45 @@ from vaultmem.cli.common import (
     vault_command,
 )
 from vaultmem.core.fields import LAYERS, STATUSES
+from vaultmem.services.git_setup import setup_git
 from vaultmem.services.memory_view import SORT_KEYS
 from vaultmem.services.vault import Vault
 
 
 @click.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--git",
+    "use_git",
+    is_flag=True,
+    help="Also set the vault up for git sync: .gitattributes lines for the memory folders and "
+    "the merge driver registered in this clone's git config (run it again in every new clone).",
+)
 @json_option
-def init(path: Path, as_json: bool) -> None:
+def init(path: Path, use_git: bool, as_json: bool) -> None:
     """Make PATH (default: here) a vaultmem vault.
 
     An empty or new folder gets the whole template (folders, vaultmem.toml, .gitignore,
     .obsidian/types.json, a note template, a dashboard). In an existing Obsidian vault only the
     missing files are added; none of its notes or settings files is changed.
     """
+    git_done: list[str] = []
     with library_errors():
         vault, created = Vault.init(path)
+        if use_git:
+            git_done = setup_git(vault.root, vault.settings)
     if as_json:
-        print_json({"vault": str(vault.root), "created": created})
+        print_json({"vault": str(vault.root), "created": created, "git": git_done})
         return
     click.echo(f"vault ready at {vault.root}")
     for rel in created:
         click.echo(f"  + {rel}")
     if not created:
         click.echo("  (nothing to add: it already was a vaultmem vault)")
+    for line in git_done:
+        click.echo(f"  git: {line}")
+    if use_git and not git_done:
+        click.echo("  git: already set up (attributes and merge driver in place)")
 
 
 @click.command("list")
@@ -69,9 +84,10 @@ def list_(vault: Vault, as_json: bool, now: dt.datetime, **filters: object) -> N
         return
     click.echo(f"{'score':>7} {'EI':>6} {'uses':>4}  {'status':<9} {'layer':<10} path")
     for row in rows:
+        flag = "  [conflicted: git conflict markers]" if row.conflicted else ""
         click.echo(
             f"{fmt_score(row.score):>7} {row.effective_importance:>6.3f} {row.use_count:>4}  "
-            f"{row.status:<9} {row.layer:<10} {row.path}"
+            f"{row.status:<9} {row.layer:<10} {row.path}{flag}"
         )
 
 
@@ -95,3 +111,8 @@ def status(vault: Vault, as_json: bool, now: dt.datetime) -> None:
     click.echo(f"  danger zone (review soon): {report.danger_zone}")
     click.echo(f"  would be forgotten now: {report.would_forget}")
     click.echo(f"  would be promoted now: {report.would_promote}")
+    if report.conflicted:
+        click.echo(
+            f"  conflicted (git conflict markers, read from their 'ours' side): "
+            f"{report.conflicted} — see `vaultmem doctor`"
+        )

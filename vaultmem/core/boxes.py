@@ -30,6 +30,7 @@ what a second run would find, and planning after applying it yields nothing new.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -43,7 +44,8 @@ from vaultmem.core.settings import LifecycleSettings, Settings
 
 __all__ = [
     "BoxPlan", "SealPlan", "SealedBox", "StmMemory", "TracePlan", "TraceRecord",
-    "content_words", "link_topic", "memory_topics", "plan_seal", "title_word_counts",
+    "content_words", "derived_id", "link_topic", "memory_topics", "plan_seal",
+    "title_word_counts",
 ]
 
 TITLE_WORDS = 3
@@ -123,6 +125,9 @@ class BoxPlan:
     end: float
     trace: str | None
     reason: str
+    id: str = ""
+    """Derived from the members' ids (:func:`derived_id`): every machine sealing the same
+    members writes the same id, name and note."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +143,11 @@ class TracePlan:
     new: bool
     topics: tuple[str, ...]
     boxes: tuple[str, ...]
+    id: str = ""
+    """For a new trace: derived from its first two boxes (:func:`derived_id`)."""
+    updated: float = 0.0
+    """End of its latest box (epoch seconds): the trace's ``updated`` (and a new one's
+    ``created``), so that both machines write the same note."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,6 +315,26 @@ def _ranked(topic_sets: Iterable[Iterable[str]]) -> list[str]:
     return sorted(counts, key=lambda t: (-counts[t], t))
 
 
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+HASH_CHARS = 6
+"""Characters of :func:`derived_id` that end a box or trace name (lower-cased)."""
+
+
+def derived_id(kind: str, keys: Iterable[str]) -> str:
+    """A 26-character Crockford base-32 id (a ULID's shape) from ``kind`` and the sorted ``keys``.
+
+    SHA-256 of ``kind`` and the keys, so it depends on the set of keys only: two machines that
+    seal the same members (keys = the members' ids) derive the same id and name.
+    """
+    digest = hashlib.sha256("\0".join([kind, *sorted(keys)]).encode("utf-8")).digest()
+    number = int.from_bytes(digest[:17], "big")
+    return "".join(_CROCKFORD[(number >> (5 * i)) & 31] for i in range(25, -1, -1))
+
+
+def _member_key(memory: StmMemory) -> str:
+    return memory.id or fold_path(_base_name(memory.path))
+
+
 def _unique(base: str, taken: set[str]) -> str:
     """``base``, or ``base-2``, ``base-3``… : the first not in ``taken`` (folded); records it."""
     name, n = base, 1
@@ -395,6 +425,7 @@ def _weave(
     ]
     assigned: list[str | None] = []
     touched: dict[str, _Trace] = {}
+    ids: dict[str, str] = {}
     for title, topics, end in new_boxes:
         trace = _best(state, topics, end, lc)
         if trace is not None:  # join: union of topics, the box appended
@@ -403,7 +434,11 @@ def _weave(
             trace.last = max(trace.last, end)
         elif (partner := _best(lone, topics, end, lc)) is not None:  # two boxes chain
             lone.remove(partner)
-            name = _unique("trace-" + _slug(_ranked([partner.topics, topics])), taken)
+            trace_id = derived_id("trace", [partner.title, title])
+            slug = _slug(_ranked([partner.topics, topics]))
+            suffix = trace_id[-HASH_CHARS:].lower()
+            name = _unique(f"trace-{slug}-{suffix}" if slug else f"trace-{suffix}", taken)
+            ids[name] = trace_id
             pair = sorted([(partner.last, partner.title), (end, title)])
             trace = _Trace(
                 name, f"{settings.folders.boxes.strip('/')}/{TRACES_FOLDER}/{name}.md", True,
@@ -419,9 +454,12 @@ def _weave(
         touched[trace.title] = trace
         assigned.append(trace.title)
     plans = tuple(
-        TracePlan(t.title, t.path, t.new, tuple(sorted(t.topics)), tuple(t.boxes))
+        TracePlan(
+            t.title, t.path, t.new, tuple(sorted(t.topics)), tuple(t.boxes),
+            ids.get(t.title, ""), t.last,
+        )
         for t in sorted(touched.values(), key=lambda t: t.title)
-    )
+    )  # fmt: skip
     return assigned, plans
 
 
@@ -447,10 +485,13 @@ def plan_seal(
     ``document_frequency``: title-word counts for :func:`memory_topics`; ``None`` counts the
     titles of the memories being planned (see the module docstring on idempotence).
 
-    Boxes (in sealing order) are named ``box-YYYY-MM-DD-<slug>`` after the UTC date of their
-    first member and their up to 3 most common topics (held by the most members, then
-    alphabetically), made unique against ``taken_names``, the memories, traces and recent boxes
-    and this pass's names by ``-2``, ``-3``…; their folder is ``<boxes>/YYYY-MM-DD/``.
+    Boxes (in sealing order) are named ``box-<slug>-<hash>`` after their up to 3 most common
+    topics (held by the most members, then alphabetically) and the last 6 characters of their
+    id, :func:`derived_id` of their members' ids, so that two machines sealing the same members
+    name the box the same; a name still taken (``taken_names``, the memories, traces and recent
+    boxes, this pass's names) gets ``-2``, ``-3``…; their folder is ``<boxes>/YYYY-MM-DD/``,
+    the UTC date of their first member. New traces are named ``trace-<slug>-<hash>`` alike,
+    from the two boxes that started them.
 
     Trace weaving, box by box in sealing order: a box joins the existing or new trace that
     gained a box at most ``trace_window_days`` before the box's end and whose topics overlap
@@ -476,20 +517,24 @@ def plan_seal(
     taken |= {fold_path(t.title) for t in traces} | {fold_path(b.title) for b in recent_boxes}
     folder = settings.folders.boxes.strip("/")
     drafts: list[tuple[str, str, _Box]] = []
+    box_ids: list[str] = []
     for box in sealed:
         date = _utc_date(box.members[0].created)
         slug = _slug(_ranked(box.member_topics))
-        drafts.append((_unique(f"box-{date}-{slug}" if slug else f"box-{date}", taken), date, box))
+        box_ids.append(derived_id("box", [_member_key(m) for m in box.members]))
+        suffix = box_ids[-1][-HASH_CHARS:].lower()
+        name = f"box-{slug}-{suffix}" if slug else f"box-{suffix}"
+        drafts.append((_unique(name, taken), date, box))
     trace_of, trace_plans = _weave(
         [(title, frozenset(box.topics), box.members[-1].created) for title, _, box in drafts],
         traces, recent_boxes, taken, settings,
     )
     plans = []
-    for (title, date, box), trace in zip(drafts, trace_of, strict=True):
+    for (title, date, box), trace, box_id in zip(drafts, trace_of, box_ids, strict=True):
         home = f"{folder}/{date}/{title}"
         plans.append(BoxPlan(
             title, f"{home}.md", tuple(m.path for m in box.members),
             tuple(f"{home}/{_base_name(m.path)}" for m in box.members), tuple(sorted(box.topics)),
-            box.members[0].created, box.members[-1].created, trace, box.reason,
+            box.members[0].created, box.members[-1].created, trace, box.reason, box_id,
         ))
     return SealPlan(tuple(plans), trace_plans, tuple(m.path for m in open_members))

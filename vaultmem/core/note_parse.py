@@ -14,11 +14,19 @@ from typing import Any
 
 from vaultmem.core.fields import FieldWarning, MemoryFields, read_fields
 from vaultmem.core.links import Link, extract_links
+from vaultmem.core.note_merge import conflict_sides
 from vaultmem.core.note_text import (
     FrontmatterError,
     find_conflict_markers,
     parse_frontmatter,
     split_note,
+)
+
+CONFLICT_PROBLEM = "git conflict markers"
+"""Start of the problem recorded for a note holding conflict markers (``doctor`` kind
+``conflict-markers``; ``list`` and ``recall`` flag such notes ``conflicted``)."""
+CONFLICT_FIX = (
+    "resolve the marked lines, or run `vaultmem doctor --fix` to merge conflicted properties"
 )
 
 _CONFLICT_COPY = re.compile(
@@ -67,12 +75,17 @@ def parse_note(
 
     ``fallback_time`` stands in for a missing ``created`` (the file's mtime);
     ``extra_problems`` lets the reader add what it saw (e.g. "not UTF-8").
+
+    A note holding git conflict markers is read from its "ours" side (the lines before each
+    ``=======``), so it stays listed and findable, with the problem recorded: it is never
+    written until the markers are gone.
     """
     problems = list(extra_problems)
     markers = find_conflict_markers(text)
     if markers:
         lines = ", ".join(str(n) for n in markers[:5])
-        problems.append(f"git conflict markers at line {lines}")
+        problems.append(f"{CONFLICT_PROBLEM} at line {lines}; {CONFLICT_FIX}")
+        text = conflict_sides(text)[0]
     if is_conflict_copy(path):
         problems.append("sync conflict copy")
     parts = split_note(text)

@@ -276,13 +276,15 @@ class Hit:
     graph: float
     review: bool
     signals: HitSignals
+    conflicted: bool = False
+    """The note holds git conflict markers; it was read from its "ours" side."""
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready: identity, score, contributions and signals (numbers rounded to 6 places)."""
         s = self.signals
         return {
             "rank": self.rank, "path": self.path, "id": self.id, "title": self.title,
-            "score": _round(self.score), "review": self.review,
+            "score": _round(self.score), "review": self.review, "conflicted": self.conflicted,
             "contributions": {"relevance": _round(self.relevance), "decay": _round(self.decay),
                               "graph": _round(self.graph)},
             "signals": {"relevance": _round(s.relevance), "decay": _round(s.decay),

@@ -22,6 +22,7 @@ from vaultmem.core.naming import new_id
 from vaultmem.core.note_text import render_note
 from vaultmem.core.timestamps import from_epoch, parse_datetime
 from vaultmem.errors import VaultmemError
+from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 
 if TYPE_CHECKING:
     from vaultmem.services.lifecycle import PassResult, PassSession
@@ -63,7 +64,7 @@ def load_seal_inputs(
     rows = db.conn.execute(
         "SELECT nid, path, id, created, tags FROM notes "
         "WHERE type = 'memory' AND status = 'active' "
-        "AND substr(path, 1, ?) = ? ORDER BY path",
+        "AND substr(path, 1, ?) = ? AND problems = '[]' ORDER BY path",
         (len(prefix), prefix),
     ).fetchall()
     targets: dict[int, list[str]] = {}
@@ -115,12 +116,16 @@ def load_seal_inputs(
 
 
 def box_note(box: BoxPlan, now: dt.datetime) -> str:
-    """The text of a new ``type: box`` note."""
+    """The text of a new ``type: box`` note; it depends on the plan only (not on ``now``).
+
+    ``id`` is the plan's id derived from the members, ``created`` the time of its last member
+    (when it could first seal), so two machines sealing the same members write identical notes.
+    """
     fields: dict[str, object] = {
-        "id": new_id(),
+        "id": box.id or new_id(),
         "type": "box",
         "status": "active",
-        "created": now,
+        "created": from_epoch(box.end),
         "start": from_epoch(box.start),
         "end": from_epoch(box.end),
         "topics": list(box.topics),
@@ -129,7 +134,7 @@ def box_note(box: BoxPlan, now: dt.datetime) -> str:
     if box.trace:
         fields["trace"] = _link(box.trace)
     lines = [
-        f"Memory box of {len(box.members)} memories, "
+        f"Memory box of {_count(len(box.members), 'memory', 'memories')}, "
         f"{from_epoch(box.start):%Y-%m-%d %H:%M}–{from_epoch(box.end):%H:%M} UTC.",
         "",
     ]
@@ -138,13 +143,15 @@ def box_note(box: BoxPlan, now: dt.datetime) -> str:
 
 
 def trace_note(trace: TracePlan, now: dt.datetime) -> str:
-    """The text of a new ``type: trace`` note."""
+    """The text of a new ``type: trace`` note; like :func:`box_note`, from the plan only:
+    ``created`` and ``updated`` are the end of its latest box."""
+    stamp = from_epoch(trace.updated) if trace.updated else now
     fields: dict[str, object] = {
-        "id": new_id(),
+        "id": trace.id or new_id(),
         "type": "trace",
         "status": "active",
-        "created": now,
-        "updated": now,
+        "created": stamp,
+        "updated": stamp,
         "topics": list(trace.topics),
         "boxes": [_link(b) for b in trace.boxes],
     }
@@ -157,11 +164,24 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
     from vaultmem.services.lifecycle import PassResult
 
     memories, traces, lone, taken = load_seal_inputs(vault, now)
+    shared = shared_id_paths(vault.index)
+    held = [m for m in memories if m.path in shared]
+    memories = [m for m in memories if m.path not in shared]
     plan = plan_seal(
         memories, traces, now.timestamp(), vault.settings, taken_names=taken, recent_boxes=lone
     )
     ids = {m.path: m.id for m in memories}
     result = PassResult("seal", [], dry_run=session.dry_run)
+    prefix = vault.settings.folders.stm.strip("/") + "/"
+    for path, problems in vault.index.conn.execute(
+        "SELECT path, problems FROM notes WHERE type = 'memory' AND status = 'active' "
+        "AND substr(path, 1, ?) = ? AND problems != '[]' ORDER BY path",
+        (len(prefix), prefix),
+    ):  # a note vaultmem must not write is left out of every box, and said so
+        why = json.loads(problems)[0]
+        result.skipped.append((Move(path, None, "seal", None, rule="seal"), f"{why}; not sealed"))
+    held_moves = [Move(m.path, m.id, "seal", None, rule="seal") for m in held]
+    hold_shared(held_moves, result.skipped, shared)
     for box in plan.boxes:
         result.planned.append(
             Move(
@@ -197,7 +217,7 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
                 {
                     "topics": list(trace.topics),
                     "boxes": [_link(b) for b in trace.boxes],
-                    "updated": now,
+                    "updated": from_epoch(trace.updated) if trace.updated else now,
                 },
                 rule="trace",
                 reason=f"trace of {len(trace.boxes)} boxes on {', '.join(trace.topics)}",

@@ -17,7 +17,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vaultmem.services.git_setup import git_sync_problems
 from vaultmem.services.index_sync import in_templates, scan_vault, template_folders
+from vaultmem.services.shared_ids import plan_text, shared_id_groups
 
 if TYPE_CHECKING:
     from vaultmem.services.vault import Vault
@@ -135,6 +137,8 @@ def check_vault(vault: Vault) -> DoctorReport:
                     f"{len(clash)} notes share the name {name_key!r}: {', '.join(clash)}",
                 )
             )
+    report.problems += sync_problems(vault)
+    report.warnings += sync_warnings(vault)
     _unresolved_links(vault, report)
     return report
 
@@ -165,6 +169,26 @@ def _unresolved_links(vault: Vault, report: DoctorReport) -> None:
         report.warnings.append(
             Finding("unresolved-link", path, f"{total} {noun} to nothing: {shown}{more}")
         )
+
+
+def sync_problems(vault: Vault) -> list[Finding]:
+    """Notes sharing a memory id (git rename/rename, add/add; Obsidian's "Make a copy")."""
+    findings = []
+    for note_id, paths in sorted(shared_id_groups(vault.index).items()):
+        findings.append(
+            Finding(
+                "duplicate-id",
+                paths[0],
+                f"{len(paths)} notes share the memory id {note_id}: {', '.join(paths)}; "
+                f"passes leave them in place; {plan_text(vault, paths)}",
+            )
+        )
+    return findings
+
+
+def sync_warnings(vault: Vault) -> list[Finding]:
+    """A vault in git whose ``.gitattributes`` use the merge driver this clone lacks."""
+    return [Finding("merge-driver", path, detail) for path, detail in git_sync_problems(vault.root)]
 
 
 def _problem_kind(problem: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,9 +23,16 @@ VERBS = {
 }
 
 
-def _git(root: Path, *args: str) -> str:
+def _git(root: Path, *args: str, stdin: str | None = None) -> str:
     try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            ["git", "--literal-pathspecs", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+            input=stdin,
+        )
     except FileNotFoundError:
         raise VaultmemError("--commit needs git, which is not installed") from None
     except subprocess.CalledProcessError as err:
@@ -47,14 +55,38 @@ def commit_message(run: LifecycleRun) -> str:
     return "\n".join(lines) + "\n"
 
 
-def commit_run(root: Path, run: LifecycleRun) -> str:
-    """Stage and commit only the files the run touched; returns the new commit's hash.
+def commit_paths(root: Path, paths: Iterable[str], message: str) -> str | None:
+    """Stage and commit exactly ``paths`` (vault-relative): new, changed, moved or deleted.
 
-    Raises :class:`VaultmemError` when the vault is not a git repository or git fails.
+    A path that neither exists nor is tracked (a memory remembered and moved since the last
+    commit: its old path never reached git) is left out. Other staged or unstaged changes are
+    not committed. Returns the new commit's hash, or ``None`` when the paths hold no change.
+    Raises :class:`VaultmemError` when the vault is not in a git repository or git fails.
     """
     if _git(root, "rev-parse", "--is-inside-work-tree").strip() != "true":
         raise VaultmemError(f"{root} is not a git repository; --commit needs one")
-    paths = sorted(set(run.touched))
-    _git(root, "add", "-A", "--", *paths)
-    _git(root, "commit", "--quiet", "-m", commit_message(run), "--", *paths)
+    wanted = sorted(set(paths))
+    if not wanted:
+        return None
+    tracked = set(_git(root, "ls-files", "-z", "--full-name", "--", *wanted).split("\0"))
+    prefix = _git(root, "rev-parse", "--show-prefix").strip()
+    keep = [p for p in wanted if (root / p).exists() or prefix + p in tracked]
+    if not keep:
+        return None
+    listed = "\0".join(keep) + "\0"
+    _git(root, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=listed)
+    try:
+        _git(root, "diff", "--cached", "--quiet", "--", *keep)
+        return None  # nothing staged among them: the pass changed nothing git sees
+    except VaultmemError:
+        pass  # differences staged
+    _git(
+        root, "commit", "--quiet", "-m", message, "--pathspec-from-file=-",
+        "--pathspec-file-nul", stdin=listed,
+    )  # fmt: skip
     return _git(root, "rev-parse", "HEAD").strip()
+
+
+def commit_run(root: Path, run: LifecycleRun) -> str | None:
+    """Commit exactly the files ``run`` touched (:func:`commit_paths`) with its message."""
+    return commit_paths(root, run.touched, commit_message(run))

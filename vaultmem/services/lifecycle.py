@@ -33,6 +33,7 @@ from vaultmem.core.reinforcement import keep_changes
 from vaultmem.errors import NoteError, VaultmemError
 from vaultmem.services.boxing import plan_box_archival, seal_boxes
 from vaultmem.services.memory_view import MemoryTable, with_moves
+from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.note_files import batched_dir_syncs, read_note
 from vaultmem.store.vault_lock import vault_lock
@@ -251,6 +252,8 @@ class LifecycleRun:
     journal: str | None = None
     recovered: list[str] = field(default_factory=list)
     commit: str | None = None
+    commit_error: str | None = None
+    """Why ``--commit`` failed (the pass itself was applied); ``None`` when it did not fail."""
     touched: list[str] = field(default_factory=list)
     """Vault-relative paths the run wrote, moved from or to, created or deleted."""
 
@@ -263,6 +266,7 @@ class LifecycleRun:
             "journal": self.journal,
             "recovered": self.recovered,
             "commit": self.commit,
+            "commit_error": self.commit_error,
         }
 
     @property
@@ -289,6 +293,7 @@ def run_passes(
     box whose members have all been archived is archived with them (spec 4).
     """
     run = LifecycleRun(command or "-".join(names), now, dry_run)
+    shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides
     with PassSession(vault, run.command, now, dry_run=dry_run) as session:
         run.recovered = [p.name for p in session.recovered]
         sealed: list[Move] = []
@@ -318,6 +323,7 @@ def run_passes(
                 table=table,
                 skip=frozenset(moving) | kept,
             )
+            hold_shared(result.planned, result.skipped, shared)
             moving.update(m.path for m in result.planned)
             leaving.update((m.path, m) for m in result.planned if m.action in ("archive", "delete"))
             if name in ("forget", "prune") and leaving:

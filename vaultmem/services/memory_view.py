@@ -16,7 +16,7 @@ import numpy as np
 from vaultmem.core.fields import DATETIME_KEYS, MemoryFields
 from vaultmem.core.importance import importance_level
 from vaultmem.core.lifecycle_plan import Move
-from vaultmem.core.note_parse import ParsedNote, title_of
+from vaultmem.core.note_parse import CONFLICT_PROBLEM, ParsedNote, title_of
 from vaultmem.core.scoring import MemoryColumns, Scores, score_columns
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import format_datetime
@@ -45,6 +45,8 @@ class Memory:
     effective_importance: float
     review_priority: float
     edges: int
+    conflicted: bool = False
+    """The note holds git conflict markers; ``fields`` and ``body`` are its "ours" side."""
 
     @property
     def importance_level(self) -> int:
@@ -63,6 +65,7 @@ class Memory:
         return {
             "path": self.path,
             "title": self.title,
+            "conflicted": self.conflicted,
             **fields,
             "score": _finite(self.score),
             "factors": {
@@ -101,6 +104,7 @@ def memory_from_note(note: ParsedNote, scores: Scores, edges: int) -> Memory:
         effective_importance=float(scores.effective_importance[0]),
         review_priority=float(scores.review_priority[0]),
         edges=edges,
+        conflicted=any(p.startswith(CONFLICT_PROBLEM) for p in note.problems),
     )
 
 
@@ -186,12 +190,15 @@ class MemoryRow:
     score: float
     effective_importance: float
     review_priority: float
+    conflicted: bool = False
+    """The note holds git conflict markers; its values are read from its "ours" side."""
 
     def as_dict(self) -> dict[str, object]:
         return {
             "path": self.path,
             "id": self.id,
             "title": self.title,
+            "conflicted": self.conflicted,
             "status": self.status,
             "layer": self.layer,
             "category": self.category,
@@ -207,6 +214,7 @@ def rows_of(table: MemoryTable, order: np.ndarray, db: IndexDB) -> list[MemoryRo
     """:class:`MemoryRow` for the rows ``order`` of ``table``."""
     c, s = table.columns, table.scores
     rows: list[MemoryRow] = []
+    conflicted = conflicted_paths(db)
     for i in order:
         path = str(c.path[i])
         last_used = (
@@ -227,9 +235,20 @@ def rows_of(table: MemoryTable, order: np.ndarray, db: IndexDB) -> list[MemoryRo
                 score=float(s.score[i]),
                 effective_importance=float(s.effective_importance[i]),
                 review_priority=float(s.review_priority[i]),
+                conflicted=path in conflicted,
             )
         )
     return rows
+
+
+def conflicted_paths(db: IndexDB) -> set[str]:
+    """Paths of the indexed notes that hold git conflict markers (read from their "ours" side)."""
+    return {
+        row[0]
+        for row in db.conn.execute(
+            "SELECT path FROM notes WHERE problems LIKE ?", (f"%{CONFLICT_PROBLEM}%",)
+        )
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,11 +263,14 @@ class VaultStatus:
     danger_zone: int
     would_forget: int
     would_promote: int
+    conflicted: int = 0
+    """Memories whose notes hold git conflict markers."""
 
     def as_dict(self) -> dict[str, object]:
         return {
             "notes": self.notes,
             "memories": self.memories,
+            "conflicted": self.conflicted,
             "by_folder": self.by_folder,
             "by_status": self.by_status,
             "by_layer": self.by_layer,
@@ -264,7 +286,13 @@ def _counts(values: np.ndarray) -> dict[str, int]:
 
 
 def vault_status(
-    table: MemoryTable, settings: Settings, notes: int, *, forget: int, promote: int
+    table: MemoryTable,
+    settings: Settings,
+    notes: int,
+    *,
+    forget: int,
+    promote: int,
+    conflicted: int = 0,
 ) -> VaultStatus:
     """Summarise ``table`` (all memories); ``forget``/``promote`` are the planned move counts."""
     c, s = table.columns, table.scores
@@ -281,4 +309,5 @@ def vault_status(
         danger_zone=int(danger.sum()),
         would_forget=forget,
         would_promote=promote,
+        conflicted=conflicted,
     )

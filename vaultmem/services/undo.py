@@ -20,9 +20,17 @@ class UndoReport:
     journal: str
     command: str
     restored: list[dict[str, str | None]] = field(default_factory=list)
+    commit: str | None = None
+    commit_error: str | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {"journal": self.journal, "command": self.command, "restored": self.restored}
+        return {
+            "journal": self.journal,
+            "command": self.command,
+            "restored": self.restored,
+            "commit": self.commit,
+            "commit_error": self.commit_error,
+        }
 
 
 def undo_last(vault: Vault) -> UndoReport:

@@ -11,6 +11,7 @@ import datetime as dt
 import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from vaultmem.core.fields import MemoryFields, normalise_tags
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.naming import new_id, numbered, safe_title, title_from_content
-from vaultmem.core.note_parse import parse_note
+from vaultmem.core.note_parse import CONFLICT_FIX, CONFLICT_PROBLEM, parse_note
 from vaultmem.core.note_text import FrontmatterError, render_note, set_fields
 from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.scoring import MemoryColumns, score_columns
@@ -30,10 +31,12 @@ from vaultmem.errors import (
     NoteChangedError,
     NoteNotFoundError,
     UnsafeNoteError,
+    VaultmemError,
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
-from vaultmem.services.git_commit import commit_run
+from vaultmem.services.emptied_folders import remove_emptied_folders
+from vaultmem.services.git_commit import commit_paths, commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.lifecycle import (
     PASS_ORDER,
@@ -49,6 +52,7 @@ from vaultmem.services.memory_view import (
     MemoryRow,
     MemoryTable,
     VaultStatus,
+    conflicted_paths,
     memory_from_note,
     memory_table,
     order_rows,
@@ -191,6 +195,11 @@ class Vault:
         mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
         note = parse_note(path, snapshot.text, fallback_time=mtime)
         self.warnings.extend(w.message(path) for w in note.warnings)
+        self.warnings.extend(
+            f"{path}: {problem} (shown from its 'ours' side)"
+            for problem in note.problems
+            if problem.startswith(CONFLICT_PROBLEM)
+        )
         row = self.index.note_row(path)
         edges = int(row["edges"]) if row is not None else 0  # type: ignore[call-overload]
         return memory_from_note(
@@ -303,8 +312,12 @@ class Vault:
     def recall(
         self, query: str, *, k: int | None = None, now: dt.datetime | None = None, **options: Any
     ) -> list[Hit]:
-        """Ranked notes for ``query`` (spec 7); see :func:`vaultmem.services.recall.recall`."""
-        return recall_notes(self, query, k=k, now=now or utc_now(), **options)
+        """Ranked notes for ``query`` (spec 7); see :func:`vaultmem.services.recall.recall`.
+
+        A hit whose note holds git conflict markers is marked ``conflicted``."""
+        hits = recall_notes(self, query, k=k, now=now or utc_now(), **options)
+        conflicted = conflicted_paths(self.index)
+        return [replace(h, conflicted=True) if h.path in conflicted else h for h in hits]
 
     def review(self, *, k: int | None = None, now: dt.datetime | None = None) -> list[MemoryRow]:
         """Danger-zone memories ranked by review priority (spec 3.3; seed 001)."""
@@ -373,12 +386,14 @@ class Vault:
         would_forget = plan_pass(
             self, "forget", when, table=table, skip=frozenset(m.path for m in would_promote)
         ).planned
+        conflicted = conflicted_paths(self.index)
         return vault_status(
             table,
             self.settings,
             self.index.note_count(),
             forget=len(would_forget),
             promote=len(would_promote),
+            conflicted=sum(1 for path in table.columns.path if path in conflicted),
         )
 
     # ------------------------------------------------------------------ passes
@@ -458,14 +473,45 @@ class Vault:
             keep=tuple(keep),
             command=command,
         )
-        if commit and not dry_run and run.applied:
-            run.commit = commit_run(self.root, run)
+        if dry_run:  # say now what the real run will skip: notes it must not write
+            conflicted = conflicted_paths(self.index)
+            for result in run.results:
+                for move in [m for m in result.planned if m.path in conflicted]:
+                    result.planned.remove(move)
+                    result.skipped.append(
+                        (move, f"{move.path}: {CONFLICT_PROBLEM}: {CONFLICT_FIX}; not moved")
+                    )
+        if not dry_run and run.touched:
+            remove_emptied_folders(self.root, run.touched, self.folders())
+        if commit and not dry_run and run.touched:
+            try:
+                run.commit = commit_run(self.root, run)
+            except VaultmemError as err:  # the pass stands; say so and what to do
+                run.commit_error = (
+                    f"{err}. The pass was applied but not committed; commit its files by hand "
+                    "(git add -A <folders> && git commit) or run `vaultmem undo`"
+                )
         return run
 
-    def undo(self) -> UndoReport:
-        """Reverse the last applied pass exactly (spec 4); refuses, naming it, if a note changed."""
+    def undo(self, *, commit: bool = False) -> UndoReport:
+        """Reverse the last applied pass exactly (spec 4); refuses, naming it, if a note changed.
+
+        With ``commit`` in a git repository the reversal (only its files) is committed; a git
+        failure is reported in ``report.commit_error`` and the files stay reverted.
+        """
         report = undo_last(self)
         self.sync()
+        paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
+        remove_emptied_folders(self.root, paths, self.folders())
+        if commit:
+            try:
+                report.commit = commit_paths(
+                    self.root,
+                    paths,
+                    f"vaultmem undo: reverted {report.command} ({report.journal})\n",
+                )
+            except VaultmemError as err:
+                report.commit_error = f"{err}. The undo was done but not committed"
         return report
 
     def unique_title(self, title: str) -> str:

@@ -1,0 +1,27 @@
+"""Git sync: ``vaultmem merge-driver`` (run by git, once per memory note it merges)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from vaultmem.launcher import merge_driver_main
+
+
+@click.command("merge-driver")
+@click.argument("base", type=click.Path(exists=True, dir_okay=False))
+@click.argument("ours", type=click.Path(exists=True, dir_okay=False))
+@click.argument("theirs", type=click.Path(exists=True, dir_okay=False))
+@click.argument("path", required=False)
+def merge_driver(base: str, ours: str, theirs: str, path: str | None) -> None:
+    """git's merge driver for memory notes: merge BASE, OURS, THEIRS into OURS.
+
+    git runs it as `vaultmem merge-driver %O %A %B %P` (registered by `vaultmem init --git`).
+    Properties merge key by key: last_used the latest, use_count base + both sides' uses,
+    strength and confidence base + both sides' changes (capped), created and promoted_at the
+    earliest, tags and related as set merges, a key changed on one side takes that side. The body
+    merges with `git merge-file --diff3`. Exit 0 when merged; 1 when a key or body lines still
+    conflict (marked in the note); 2 when it could not merge (a side is not UTF-8).
+    """
+    sys.exit(merge_driver_main([base, ours, theirs, *([path] if path else [])]))

@@ -1,0 +1,42 @@
+"""The ``vaultmem`` program: a fast path for git's merge driver, else the click CLI.
+
+git starts ``vaultmem merge-driver %O %A %B %P`` once per note it merges, so that command must
+not pay for importing the whole CLI (index, numpy, recall): it is dispatched here before
+:mod:`vaultmem.cli` is imported. Every other command (and ``merge-driver --help``) goes to click.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def merge_driver_main(args: list[str]) -> int:
+    """Run the merge driver on ``[base, ours, theirs, path]``; print conflicts; exit status."""
+    from vaultmem.services.merge_driver import merge_files
+
+    base, ours, theirs = args[:3]
+    path = args[3] if len(args) > 3 else ours
+    code, result = merge_files(base, ours, theirs, path)
+    if code == 2:
+        print(
+            f"vaultmem merge-driver: {path}: not merged (a side is not UTF-8 or git merge-file "
+            "failed); resolve it by hand",
+            file=sys.stderr,
+        )
+    elif result is not None and result.conflicts:
+        print(
+            f"vaultmem merge-driver: {path}: conflict in {', '.join(result.conflicts)}; "
+            "resolve the marked lines (vaultmem doctor --fix merges conflicted properties)",
+            file=sys.stderr,
+        )
+    return code
+
+
+def main() -> None:
+    """Entry point of the ``vaultmem`` console script."""
+    args = sys.argv[1:]
+    if args[:1] == ["merge-driver"] and len(args) in (4, 5) and not {"-h", "--help"} & set(args):
+        sys.exit(merge_driver_main(args[1:]))
+    from vaultmem.cli import main as cli_main
+
+    cli_main()

@@ -1,0 +1,80 @@
+"""git's merge driver for memory notes: ``vaultmem merge-driver %O %A %B %P``.
+
+git runs it once per note both sides changed: ``%O`` the base (ancestor) version, ``%A`` ours,
+``%B`` theirs, ``%P`` the note's path in the repository. The merged note is written to ``%A``;
+the exit status is 0 when merged cleanly, 1 when a conflict remains (markers around the
+conflicting key or body lines, which git then reports as a conflict). The rules are
+:func:`vaultmem.core.note_merge.merge_note`'s (user guide, "Syncing with git"); the body is merged
+by ``git merge-file --diff3``.
+
+This module runs in a fresh process per note, so it imports only what the merge needs (no
+index, no numpy): keep it that way.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from vaultmem.core.note_merge import MergeResult, merge_note
+
+__all__ = ["git_merge_lines", "merge_files"]
+
+
+def git_merge_lines(base: str, ours: str, theirs: str) -> tuple[str, bool]:
+    """Line merge of three texts with ``git merge-file -p --diff3``: (merged text, clean).
+
+    Conflicts come back as diff3 markers labelled ``ours``, ``base`` and ``theirs``; every line
+    of every side is kept. Raises ``OSError`` when git cannot be run or refuses the input.
+    """
+    with tempfile.TemporaryDirectory(prefix="vaultmem-merge-") as folder:
+        names = []
+        for label, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            name = os.path.join(folder, label)
+            with open(name, "wb") as handle:
+                handle.write(text.encode("utf-8"))
+            names.append(name)
+        done = subprocess.run(
+            ["git", "merge-file", "-p", "--diff3", "-L", "ours", "-L", "base", "-L", "theirs",
+             *names],
+            capture_output=True,
+        )  # fmt: skip
+    if done.returncode < 0 or done.returncode >= 127:
+        raise OSError(f"git merge-file failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode("utf-8", errors="surrogateescape"), done.returncode == 0
+
+
+def _read(path: str) -> str | None:
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def merge_files(
+    base: str, ours: str, theirs: str, path: str = ""
+) -> tuple[int, MergeResult | None]:
+    """Merge the files at ``base``/``ours``/``theirs`` into ``ours`` (git's protocol).
+
+    Returns (exit status, result): 0 merged cleanly, 1 a conflict remains (written with
+    markers), 2 the driver could not merge (a side is not UTF-8 or git failed; ``ours`` is
+    left as it was, and git reports a conflict). ``path`` is only used in messages.
+    """
+    texts = [_read(p) for p in (base, ours, theirs)]
+    if any(t is None for t in texts):
+        return 2, None
+    base_text, ours_text, theirs_text = (t or "" for t in texts)
+    try:
+        result = merge_note(base_text, ours_text, theirs_text, git_merge_lines)
+    except OSError:
+        return 2, None
+    if result.text != ours_text:
+        target = Path(ours)
+        fd, tmp = tempfile.mkstemp(prefix=".vaultmem-merge-", dir=target.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(result.text.encode("utf-8", errors="surrogateescape"))
+        os.replace(tmp, target)
+    return (0 if result.clean else 1), result

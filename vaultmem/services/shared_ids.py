@@ -1,0 +1,351 @@
+"""Memories at two paths, and conflicted properties: found by ``doctor``, fixed by ``doctor --fix``.
+
+Two notes sharing a memory id come from git (a rename/rename or add/add merge leaves one memory
+at two lifecycle stages, same base name) or from Obsidian's "Make a copy" (``X 1.md``, another
+base name). Passes never move either file; ``doctor`` names both; ``doctor --fix`` resolves
+them by one rule (user guide, "Syncing with git"):
+
+- **same base name** (one memory at two places): the file at the later lifecycle stage is kept
+  — STM < Boxes < LTM < Archive; at the same stage, the first path in sort order — and the
+  other file's fields are merged into it as the merge driver merges them (no common version:
+  counters take the larger value, times the latest or earliest, sets the union), then the other
+  file is deleted;
+- **another base name** (a copy): the original keeps the id; the copy — the note whose name is
+  the original's plus `` 1``/`` 2``/`` copy``, else the one modified last — gets a new id, one
+  line changed.
+
+Conflict markers inside a memory's frontmatter are resolved by the driver's rules too; conflicts
+in the body are left to the person. Every change goes through one journal, so ``vaultmem undo``
+reverses the fix.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from vaultmem.core.lifecycle_plan import Move
+from vaultmem.core.naming import new_id
+from vaultmem.core.note_merge import conflict_sides, merge_frontmatter, merge_note
+from vaultmem.core.note_parse import CONFLICT_PROBLEM, title_of
+from vaultmem.core.note_text import (
+    DELETE,
+    FrontmatterError,
+    find_conflict_markers,
+    parse_frontmatter,
+    set_fields,
+    split_note,
+)
+from vaultmem.errors import VaultmemError
+from vaultmem.services.merge_driver import git_merge_lines
+from vaultmem.store.index_db import IndexDB
+from vaultmem.store.journal import JournalWriter, recover
+from vaultmem.store.note_files import read_note
+from vaultmem.store.vault_lock import vault_lock
+
+if TYPE_CHECKING:
+    from vaultmem.services.vault import Vault
+
+_COPY_SUFFIX = re.compile(r"^(?P<name>.+?)(?: \d+| copy(?: \d+)?)$", re.IGNORECASE)
+_EXPECTED_STATUS = ("active", "active", "promoted", "archived")
+
+
+def shared_id_groups(db: IndexDB) -> dict[str, list[str]]:
+    """Memory id → the paths of the managed notes holding it, for ids held by 2+ notes."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for note_id, path in db.conn.execute(
+        "SELECT id, path FROM notes WHERE id IS NOT NULL AND type IN ('memory', 'box', 'trace') "
+        "AND id IN (SELECT id FROM notes WHERE id IS NOT NULL GROUP BY id HAVING count(*) > 1) "
+        "ORDER BY id, path"
+    ):
+        groups[str(note_id)].append(str(path))
+    return {k: v for k, v in groups.items() if len(v) > 1}
+
+
+def shared_id_paths(db: IndexDB) -> frozenset[str]:
+    """Every path in :func:`shared_id_groups` (passes leave these notes where they are)."""
+    return frozenset(p for paths in shared_id_groups(db).values() for p in paths)
+
+
+def hold_shared(
+    planned: list[Move], skipped: list[tuple[Move, str]], shared: frozenset[str]
+) -> None:
+    """Move the planned moves of notes sharing an id from ``planned`` to ``skipped``, saying why."""
+    for move in [m for m in planned if m.path in shared]:
+        planned.remove(move)
+        skipped.append(
+            (move, f"{move.path}: shares its memory id with another note; not moved "
+             "(`vaultmem doctor` names both, `vaultmem doctor --fix` resolves it)")
+        )  # fmt: skip
+
+
+def stage(vault: Vault, path: str) -> int:
+    """Lifecycle stage of a path by its top folder: STM 0, Boxes 1, LTM 2, Archive 3, else -1."""
+    f = vault.settings.folders
+    for n, folder in enumerate((f.stm, f.boxes, f.ltm, f.archive)):
+        if path.startswith(folder.strip("/") + "/"):
+            return n
+    return -1
+
+
+def _name_key(path: str) -> str:
+    return title_of(path).casefold()
+
+
+def plan_text(vault: Vault, paths: list[str]) -> str:
+    """What ``doctor --fix`` does with one group of paths sharing an id (one line)."""
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        by_name[_name_key(path)].append(path)
+    parts: list[str] = []
+    for same in by_name.values():
+        if len(same) > 1:
+            keep = _winner(vault, same)
+            others = ", ".join(p for p in same if p != keep)
+            parts.append(f"keeps {keep} (later lifecycle stage) and merges {others} into it")
+    originals = [_winner(vault, same) for same in by_name.values()]
+    if len(originals) > 1:
+        original = _original(vault, originals)
+        copies = ", ".join(p for p in originals if p != original)
+        parts.append(f"gives the copy {copies} a new id ({original} keeps it)")
+    return "`vaultmem doctor --fix` " + "; ".join(parts)
+
+
+def _winner(vault: Vault, paths: list[str]) -> str:
+    return sorted(paths, key=lambda p: (-stage(vault, p), p))[0]
+
+
+def _original(vault: Vault, paths: list[str]) -> str:
+    titles = {title_of(p).casefold(): p for p in paths}
+    copies = set()
+    for path in paths:
+        match = _COPY_SUFFIX.match(title_of(path))
+        if match and match.group("name").casefold() in titles:
+            copies.add(path)
+    candidates = [p for p in paths if p not in copies] or list(paths)
+
+    def modified_ns(path: str) -> int:
+        try:
+            return (vault.root / path).stat().st_mtime_ns
+        except OSError:
+            return 0
+
+    return sorted(candidates, key=lambda p: (modified_ns(p), p))[0]
+
+
+@dataclass(slots=True)
+class FixReport:
+    """What ``doctor --fix`` did: ``fixed`` (path, what), ``left`` (path, why not), journal."""
+
+    fixed: list[tuple[str, str]] = field(default_factory=list)
+    left: list[tuple[str, str]] = field(default_factory=list)
+    journal: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "fixed": [{"path": p, "fix": what} for p, what in self.fixed],
+            "left": [{"path": p, "why": why} for p, why in self.left],
+            "journal": self.journal,
+        }
+
+
+def _frontmatter(text: str) -> dict[str, Any] | None:
+    note = split_note(text)
+    if not note.has_frontmatter:
+        return None
+    try:
+        return parse_frontmatter(note.yaml)
+    except FrontmatterError:
+        return None
+
+
+def _side_score(vault: Vault, keep: str, fm: dict[str, Any]) -> int:
+    """How well one side's fields fit the path kept (its folder's status and box)."""
+    n = stage(vault, keep)
+    score = int(0 <= n < len(_EXPECTED_STATUS) and fm.get("status") == _EXPECTED_STATUS[n])
+    folder = keep.rsplit("/", 2)[-2] if keep.count("/") >= 2 else ""
+    box = str(fm.get("box") or "").strip("[]").split("|")[0]
+    return score + int(bool(box) and box.casefold() == folder.casefold())
+
+
+def resolve_markers(text: str, prefer: Any = None) -> tuple[str | None, str]:
+    """A note with conflict markers in its frontmatter only → (clean text, "") by the driver's
+    rules; ``(None, why)`` when the body conflicts or a key has no rule and no ``prefer``.
+
+    ``prefer(ours_fm, theirs_fm) -> "ours" | "theirs"`` picks the side for keys without a rule.
+    """
+    ours, base, theirs = conflict_sides(text)
+    o, t = split_note(ours), split_note(theirs)
+    if o.body != t.body or find_conflict_markers(o.body):
+        return None, "the body holds conflicting lines: resolve them by hand"
+    fms = [_frontmatter(x) for x in (ours, theirs)]
+    base_fm = _frontmatter(base) if base is not None else None
+    ours_fm, theirs_fm = fms
+    if ours_fm is None or theirs_fm is None:
+        return None, "a side of the conflict is not valid YAML: resolve it by hand"
+    changes, conflicts = merge_frontmatter(base_fm, ours_fm, theirs_fm)
+    if conflicts:
+        side = prefer(ours_fm, theirs_fm) if prefer is not None else None
+        if side is None:
+            keys = ", ".join(conflicts)
+            return None, f"properties {keys} differ with no rule to merge them: pick by hand"
+        chosen = ours_fm if side == "ours" else theirs_fm
+        for key in conflicts:
+            if key in chosen:
+                changes[key] = chosen[key]
+            else:
+                changes[key] = DELETE
+    try:
+        return set_fields(ours, changes), ""
+    except (FrontmatterError, TypeError) as err:
+        return None, f"could not write the merged properties ({err})"
+
+
+class _Fixer:
+    """Collects the fix's file operations in one journal (opened on the first one)."""
+
+    def __init__(self, vault: Vault, now: dt.datetime, report: FixReport) -> None:
+        self.vault, self.now, self.report = vault, now, report
+        self.writer: JournalWriter | None = None
+        self.touched: list[str] = []
+
+    def _journal(self) -> JournalWriter:
+        if self.writer is None:
+            self.writer = JournalWriter(self.vault.root, self.vault.sidecar, "doctor-fix", self.now)
+        return self.writer
+
+    def edit(self, path: str, after: str, what: str) -> None:
+        snapshot = read_note(self.vault.root / path)
+        if snapshot.text != after:
+            self._journal().edit(path, snapshot.text, after, snapshot.fingerprint)
+            self.touched.append(path)
+        self.report.fixed.append((path, what))
+
+    def delete(self, path: str, what: str) -> None:
+        snapshot = read_note(self.vault.root / path)
+        self._journal().delete(path, snapshot.text, snapshot.fingerprint)
+        self.touched.append(path)
+        self.report.fixed.append((path, what))
+
+
+def _merge_group(vault: Vault, fixer: _Fixer, paths: list[str], texts: dict[str, str]) -> str:
+    """One memory at several paths of one base name → the kept path (others merged, deleted)."""
+    keep = _winner(vault, paths)
+    merged = texts[keep]
+    for other in (p for p in paths if p != keep):
+        if texts[other] != merged:
+            result = merge_note(None, merged, texts[other], git_merge_lines)
+            if not result.clean:
+                keep_fm, other_fm = _frontmatter(merged), _frontmatter(texts[other])
+                if keep_fm is None or other_fm is None or split_note(merged).body != split_note(
+                    texts[other]
+                ).body:
+                    raise VaultmemError(f"{other}: differs from {keep} in its body; merge by hand")
+                changes, conflicts = merge_frontmatter(None, keep_fm, other_fm)
+                for key in conflicts:  # the kept path's value stands
+                    changes.pop(key, None)
+                merged = set_fields(merged, changes)
+            else:
+                merged = result.text
+    fixer.edit(keep, merged, f"kept (later lifecycle stage); merged {len(paths) - 1} copies in")
+    for other in (p for p in paths if p != keep):
+        fixer.delete(other, f"merged into {keep} (same memory id {_id_of(texts[other])})")
+    return keep
+
+
+def _id_of(text: str) -> str:
+    fm = _frontmatter(text) or {}
+    return str(fm.get("id"))
+
+
+def fix_vault(vault: Vault, now: dt.datetime) -> FixReport:
+    """Resolve shared ids and conflicted properties (module docstring rules), journaled.
+
+    Raises :class:`~vaultmem.errors.LockedError` when a pass is running.
+    """
+    report = FixReport()
+    vault.sync()
+    with vault_lock(vault.sidecar, timeout_seconds=0):
+        recover(vault.root, vault.sidecar)
+        vault.sync()
+        fixer = _Fixer(vault, now, report)
+        try:
+            _fix(vault, fixer, report)
+        finally:
+            if fixer.writer is not None:
+                fixer.writer.close()
+                report.journal = fixer.writer.path.name
+    vault.refresh(fixer.touched)
+    return report
+
+
+def _fix(vault: Vault, fixer: _Fixer, report: FixReport) -> None:
+    groups = shared_id_groups(vault.index)
+    grouped = {p for paths in groups.values() for p in paths}
+    conflicted = [
+        str(row[0])
+        for row in vault.index.conn.execute(
+            "SELECT path FROM notes WHERE type IN ('memory', 'box', 'trace') AND problems LIKE ? "
+            "ORDER BY path",
+            (f"%{CONFLICT_PROBLEM}%",),
+        )
+    ]
+    for path in conflicted:
+        if path in grouped:
+            continue
+        try:
+            text, why = resolve_markers(read_note(vault.root / path).text)
+        except VaultmemError as err:
+            report.left.append((path, str(err)))
+            continue
+        if text is None:
+            report.left.append((path, why))
+        else:
+            fixer.edit(path, text, "conflicted properties merged by the merge driver's rules")
+    for paths in groups.values():
+        try:
+            _fix_group(vault, fixer, paths)
+        except (VaultmemError, FrontmatterError, OSError) as err:
+            report.left.append((paths[0], f"{err} (shared id with {', '.join(paths[1:])})"))
+
+
+def _fix_group(vault: Vault, fixer: _Fixer, paths: list[str]) -> None:
+    texts: dict[str, str] = {}
+    for path in paths:
+        text = read_note(vault.root / path).text
+        if find_conflict_markers(text):
+            keep = _winner(vault, [p for p in paths if _name_key(p) == _name_key(path)])
+
+            def prefer(ours_fm: dict[str, Any], theirs_fm: dict[str, Any], keep: str = keep) -> str:
+                o, t = _side_score(vault, keep, ours_fm), _side_score(vault, keep, theirs_fm)
+                return "theirs" if t > o else "ours"
+
+            resolved, why = resolve_markers(text, prefer)
+            if resolved is None:
+                raise VaultmemError(f"{path}: {why}")
+            text = resolved
+        texts[path] = text
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        by_name[_name_key(path)].append(path)
+    kept = []
+    for same in by_name.values():
+        if len(same) > 1:
+            kept.append(_merge_group(vault, fixer, same, texts))
+        else:
+            if texts[same[0]] != read_note(vault.root / same[0]).text:
+                fixer.edit(same[0], texts[same[0]], "conflicted properties merged")
+            kept.append(same[0])
+    if len(kept) > 1:
+        original = _original(vault, kept)
+        for copy in (p for p in kept if p != original):
+            text = read_note(vault.root / copy).text
+            fresh = new_id()
+            fixer.edit(
+                copy,
+                set_fields(text, {"id": fresh}),
+                f"a copy of {original}: new id {fresh} (was {_id_of(text)})",
+            )
