@@ -62,11 +62,14 @@ def _id_of_every_note(root: Path) -> dict[str, str]:
 
 
 def _resolved_links(vault: Vault) -> set[tuple[str, str, str]]:
-    """(source identity, target as written, resolved identity) — identity = id or path."""
+    """(source identity, target as written, resolved identity) — identity = id or path.
+
+    Attachments (``Memories.base``) are identified by their path.
+    """
     vault.sync()
     identity = _id_of_every_note(vault.root)
     return {
-        (identity[r.source], r.target, identity[r.resolved] if r.resolved else "")
+        (identity[r.source], r.target, identity.get(r.resolved, r.resolved) if r.resolved else "")
         for r in vault.index.all_links()
     }
 
