@@ -3,7 +3,8 @@
 Checks (spec sections 1, 2, 5, 6): the index against the files on disk (before syncing, so a
 stale index is reported, then repaired), notes vaultmem cannot read or must not write (YAML that
 does not parse, conflict markers, non-UTF-8, sync conflict copies), field values of the wrong
-type, duplicate base names among managed notes (case-insensitive), and unresolved links.
+type (notes no pass moves or edits), duplicate base names among managed notes
+(case-insensitive), memories in a folder their status contradicts, and unresolved links.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vaultmem.core.timestamps import utc_now
 from vaultmem.services.index_sync import scan_vault, templates_folder
+from vaultmem.services.placement import misplaced
 
 if TYPE_CHECKING:
     from vaultmem.services.vault import Vault
@@ -97,6 +100,8 @@ def check_vault(vault: Vault) -> DoctorReport:
                     f"{len(clash)} notes share the name {name_key!r}: {', '.join(clash)}",
                 )
             )
+    for item in misplaced(vault, utc_now()):
+        report.problems.append(Finding("misplaced", item.path, item.detail))
     for row in vault.index.conn.execute(
         "SELECT n.path, l.target FROM links l JOIN notes n ON n.nid = l.nid "
         "WHERE l.resolved IS NULL ORDER BY n.path, l.lid"
