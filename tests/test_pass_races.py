@@ -16,7 +16,7 @@ from conftest import snapshot_files
 from vaultmem import Vault
 from vaultmem.cli import main
 from vaultmem.services import lifecycle
-from vaultmem.store.note_files import NoteSnapshot, read_note
+from vaultmem.store.note_files import NoteSnapshot
 
 T0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from vaultmem.errors import InputError
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import last_undoable, recover, undo
+from vaultmem.store.note_files import batched_dir_syncs
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
@@ -37,7 +38,11 @@ def undo_last(vault: Vault) -> UndoReport:
     :class:`~vaultmem.errors.JournalError` naming it, and nothing is changed.
     """
     folders = tuple(vault.folders())
-    with vault_lock(vault.sidecar, timeout_seconds=0), finish_step_on_signal():
+    with (
+        vault_lock(vault.sidecar, timeout_seconds=0),
+        finish_step_on_signal(),
+        batched_dir_syncs(),
+    ):
         recover(vault.root, vault.sidecar, folders)
         entry = last_undoable(vault.root, vault.sidecar, folders)
         if entry is None or not entry.operations:

@@ -9,6 +9,7 @@ refused). See docs/user-guide.md, "Many writers".
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
@@ -38,19 +39,28 @@ def confined(root: Path, relative: str) -> Path:
             raise UnsafePathError(relative, "has an empty, '.' or '..' part")
         if part.startswith("."):
             raise UnsafePathError(relative, "lies in a dot-folder or is a hidden file")
-    base = root.resolve()
+    base = _resolved(str(root)) if root.is_absolute() else root.resolve()
     target = base.joinpath(*parts)
     # the folder holding the note must resolve inside the vault (a symlinked folder could
     # point anywhere); the note itself, if a symlink, must point inside too
-    for candidate in (target.parent, target):
-        resolved = Path(os.path.realpath(candidate))
-        try:
-            inside = resolved.relative_to(base)
-        except ValueError:
-            raise UnsafePathError(relative, "resolves outside the vault (a symlink)") from None
-        if any(part.startswith(".") for part in inside.parts):
-            raise UnsafePathError(relative, "resolves into a dot-folder (a symlink)")
+    _inside(relative, base, os.path.realpath(target.parent))
+    if os.path.islink(target):
+        _inside(relative, base, os.path.realpath(target))
     return target
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(root: str) -> Path:
+    return Path(root).resolve()
+
+
+def _inside(relative: str, base: Path, resolved: str) -> None:
+    try:
+        inside = Path(resolved).relative_to(base)
+    except ValueError:
+        raise UnsafePathError(relative, "resolves outside the vault (a symlink)") from None
+    if any(part.startswith(".") for part in inside.parts):
+        raise UnsafePathError(relative, "resolves into a dot-folder (a symlink)")
 
 
 def in_folders(relative: str, folders: tuple[str, ...]) -> bool:
