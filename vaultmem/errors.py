@@ -78,3 +78,29 @@ class InputError(VaultmemError):
 
 class LockedError(VaultmemError):
     """Another vaultmem process holds the vault's lock (a pass is running)."""
+
+
+class UnsafePathError(VaultmemError):
+    """A path vaultmem was asked to write, move or delete lies outside the vault or in a dot-dir."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}; refused")
+
+
+class JournalError(VaultmemError):
+    """A journal line is damaged or asks for something vaultmem never journals; nothing was done."""
+
+    def __init__(self, path: Path | str, line: int, problem: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        super().__init__(
+            f"{path}:{line}: {problem}; refused, nothing was changed "
+            "(move that journal out of .vaultmem/journal/ to go on without it)"
+        )
+
+
+class InterruptedRunError(VaultmemError):
+    """Ctrl-C (SIGINT) or SIGTERM stopped a pass or an undo between two steps."""

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,8 @@ from vaultmem.core.lifecycle_plan import Move
 from vaultmem.core.naming import new_id
 from vaultmem.core.note_text import render_note
 from vaultmem.core.timestamps import from_epoch, parse_datetime
-from vaultmem.errors import VaultmemError
+from vaultmem.errors import InterruptedRunError, VaultmemError
+from vaultmem.services.placement import HANDS_OFF_SQL
 from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 
 if TYPE_CHECKING:
@@ -63,14 +65,15 @@ def load_seal_inputs(
     prefix = vault.settings.folders.stm.strip("/") + "/"
     rows = db.conn.execute(
         "SELECT nid, path, id, created, tags FROM notes "
-        "WHERE type = 'memory' AND status = 'active' "
-        "AND substr(path, 1, ?) = ? AND problems = '[]' ORDER BY path",
+        "WHERE type = 'memory' AND status = 'active' AND NOT " + HANDS_OFF_SQL + " "
+        "AND substr(path, 1, ?) = ? ORDER BY path",
         (len(prefix), prefix),
     ).fetchall()
     targets: dict[int, list[str]] = {}
     for nid, target in db.conn.execute(
         "SELECT l.nid, l.target FROM links l JOIN notes n ON n.nid = l.nid WHERE n.type = 'memory' "
-        "AND n.status = 'active' AND substr(n.path, 1, ?) = ? ORDER BY l.lid",
+        "AND n.status = 'active' AND n.problems = '[]' AND n.warnings = '[]' "
+        "AND substr(n.path, 1, ?) = ? ORDER BY l.lid",
         (len(prefix), prefix),
     ):
         targets.setdefault(nid, []).append(target)
@@ -87,7 +90,9 @@ def load_seal_inputs(
     ]
     window = vault.settings.lifecycle.trace_window_days * 86_400.0
     traces: list[TraceRecord] = []
-    for path, fm in db.frontmatter_of("n.type = 'trace' AND n.status = 'active'"):
+    for path, fm in db.frontmatter_of(
+        "n.type = 'trace' AND n.status = 'active' AND n.problems = '[]' AND n.warnings = '[]'"
+    ):
         boxes = tuple(_unlink(b) for b in fm.get("boxes") or [])
         traces.append(
             TraceRecord(
@@ -99,7 +104,10 @@ def load_seal_inputs(
             )
         )
     lone: list[SealedBox] = []
-    for path, fm in db.frontmatter_of("n.type = 'box' AND n.status = 'active' AND n.trace IS NULL"):
+    for path, fm in db.frontmatter_of(
+        "n.type = 'box' AND n.status = 'active' AND n.trace IS NULL "
+        "AND n.problems = '[]' AND n.warnings = '[]'"
+    ):
         end = _epoch(fm.get("end"), 0.0)
         if now.timestamp() - end <= window:
             lone.append(
@@ -225,30 +233,81 @@ def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResu
         )
     if session.dry_run:
         return result
-    boxes = {b.path: b for b in plan.boxes}
-    traces_by_path = {t.path: t for t in plan.traces}
-    trace_of_box = {b: t.title for t in plan.traces for b in t.boxes}
-    for move in result.planned:
-        try:
-            if move.action == "create" and move.path in boxes:
-                session.create(move.path, box_note(boxes[move.path], now))
-            elif move.action == "create":
-                session.create(move.path, trace_note(traces_by_path[move.path], now))
-            else:
-                session.apply(move)
-        except (VaultmemError, OSError) as err:
-            result.skipped.append((move, str(err)))
+    _apply_seal(session, plan.boxes, plan.traces, lone, result, now)
+    return result
+
+
+def _apply_seal(
+    session: PassSession,
+    boxes: Sequence[BoxPlan],
+    traces: Sequence[TracePlan],
+    lone: Sequence[SealedBox],
+    result: PassResult,
+    now: dt.datetime,
+) -> None:
+    """Members first, then each box note listing the members that did move (a member a
+    person saved or deleted meanwhile is skipped, and its box does not list it); a box none of
+    whose members moved is not written, and traces leave it out."""
+    planned = {(m.action, m.path): m for m in result.planned}
+    unwritten: set[str] = set()
+    for box in boxes:
+        moved: list[str] = []
+        for member in box.members:
+            move = planned[("seal", member)]
+            if _try(session.apply, move, result):
+                moved.append(member)
+        box_move = planned[("create", box.path)]
+        if not moved:
+            unwritten.add(box.title)
+            result.skipped.append((box_move, "none of its members could be moved; not written"))
             continue
-        result.applied.append(move)
+        kept = replace(box, members=tuple(moved))
+        _try(partial(_create, session, box_note(kept, now)), box_move, result)
+    for trace in traces:
+        titles = [b for b in trace.boxes if b not in unwritten]
+        move = planned[("create" if trace.new else "edit", trace.path)]
+        if titles == list(trace.boxes):
+            kept_trace = trace
+        elif trace.new and len(titles) < 2:
+            result.skipped.append((move, "its new boxes were not written"))
+            continue
+        else:
+            kept_trace = replace(trace, boxes=tuple(titles))
+            move = replace(move, changes={**move.changes, "boxes": [_link(b) for b in titles]})
+        if trace.new:
+            _try(partial(_create, session, trace_note(kept_trace, now)), move, result)
+        else:
+            _try(session.apply, move, result)
+    position = {id(m): i for i, m in enumerate(result.planned)}
+    result.applied.sort(key=lambda m: position.get(id(m), len(position)))
+    trace_of_box = {b: t.title for t in traces for b in t.boxes if b not in unwritten}
     for earlier in lone:  # an earlier lone box that a new trace now includes gets its trace link
         trace_title = trace_of_box.get(earlier.title)
         if trace_title is None:
             continue
         try:
             session.edit_fields(earlier.path, partial(_set_trace, trace_title))
+        except InterruptedRunError:
+            raise
         except (VaultmemError, OSError) as err:
             result.skipped.append((Move(earlier.path, None, "edit", None), str(err)))
-    return result
+
+
+def _create(session: PassSession, text: str, move: Move) -> None:
+    session.create(move.path, text)
+
+
+def _try(action: Callable[[Move], None], move: Move, result: PassResult) -> bool:
+    """Apply ``move`` with ``action``; record it as applied or skipped (with why)."""
+    try:
+        action(move)
+    except InterruptedRunError:
+        raise
+    except (VaultmemError, OSError) as err:
+        result.skipped.append((move, str(err)))
+        return False
+    result.applied.append(move)
+    return True
 
 
 def plan_box_archival(
@@ -272,7 +331,9 @@ def plan_box_archival(
         box_link = move.changes.get("box") if move.changes else None
         if box_link and move.destination:
             members.setdefault(_unlink(box_link).lower(), []).append((move.destination, "active"))
-    boxes = vault.index.frontmatter_of("n.type = 'box' AND n.status = 'active'")
+    boxes = vault.index.frontmatter_of(
+        "n.type = 'box' AND n.status = 'active' AND n.problems = '[]' AND n.warnings = '[]'"
+    )
     boxes += [(m.path, {}) for m in sealed if m.action == "create" and m.rule == "seal"]
     moves: list[Move] = []
     for path, fm in boxes:

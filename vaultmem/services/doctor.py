@@ -3,8 +3,10 @@
 Checks (spec sections 1, 2, 5, 6): the index against the files on disk (before syncing, so a
 stale index is reported, then repaired), notes vaultmem cannot read or must not write (YAML that
 does not parse, conflict markers, non-UTF-8, sync conflict copies), field values of the wrong
-type, duplicate base names among managed notes (case-insensitive), and unresolved links (to
-notes and to attachments that are not there), summarised one finding per note.
+type (notes no pass moves or edits), duplicate base names among managed notes
+(case-insensitive), notes sharing a memory id, memories in a folder their status contradicts,
+and unresolved links (to notes and to attachments that are not there), summarised one finding
+per note.
 
 Templates (the Templates plugin's folder and vaultmem's own ``Templates/``) hold
 ``{{placeholders}}`` until filled in: their YAML and field values are not checked.
@@ -17,8 +19,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vaultmem.core.timestamps import utc_now
 from vaultmem.services.git_setup import git_sync_problems
 from vaultmem.services.index_sync import in_templates, scan_vault, template_folders
+from vaultmem.services.placement import misplaced
 from vaultmem.services.shared_ids import plan_text, shared_id_groups
 
 if TYPE_CHECKING:
@@ -137,6 +141,8 @@ def check_vault(vault: Vault) -> DoctorReport:
                     f"{len(clash)} notes share the name {name_key!r}: {', '.join(clash)}",
                 )
             )
+    for item in misplaced(vault, utc_now()):
+        report.problems.append(Finding("misplaced", item.path, item.detail))
     report.problems += sync_problems(vault)
     report.warnings += sync_warnings(vault)
     _unresolved_links(vault, report)

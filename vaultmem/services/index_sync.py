@@ -9,11 +9,15 @@ after a second ``stat`` confirms it is gone. :func:`sync_paths` does the same fo
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import fnmatch
 import gc
 import json
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -229,6 +233,28 @@ def _unpack(
         yield (rel, *result) if result is not None else (rel, None, None)
 
 
+def die_with_parent(parent_pid: int) -> None:
+    """Worker start-up: exit as soon as the parent process is gone (a killed pass or sync).
+
+    On Linux the kernel sends SIGKILL when the parent dies (``prctl(PR_SET_PDEATHSIG)``);
+    elsewhere, and as a second line, a thread checks every half second that the parent is
+    still ``parent_pid``.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent_pid:
+        os._exit(0)
+    threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent_pid:
+            os._exit(0)
+
+
 def _process_context() -> multiprocessing.context.BaseContext:
     """``fork`` (starts in milliseconds) when this process runs one thread; else ``spawn``.
 
@@ -333,7 +359,12 @@ class _Syncer:
             for rel in to_read:
                 yield rel, _read(self.root, rel), None
             return
-        with ProcessPoolExecutor(max_workers=PARSE_WORKERS, mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            max_workers=PARSE_WORKERS,
+            mp_context=context,
+            initializer=die_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
             chunks = [to_read[i : i + CHUNK_NOTES] for i in range(0, len(to_read), CHUNK_NOTES)]
             pending: deque[tuple[list[str], Future[list[_Parsed | None]]]] = deque()
             for chunk in chunks:  # a bounded window: parsed notes never pile up in memory

@@ -4,8 +4,11 @@ Plans come from :mod:`vaultmem.core.lifecycle_plan` (pure, from columns). A
 :class:`PassSession` applies them: it takes the vault lock without waiting (a second pass is told
 one is running), first finishes any pass that was interrupted, then writes every file operation
 ahead into the journal (:mod:`vaultmem.store.journal`). A move renames the note (keeping its base
-name and ``id``) and then edits its fields in place — each step atomic — so every note exists
-exactly once at every instant. Notes with problems are skipped and reported, never written.
+name and ``id``) and gives it its new fields in one owned, atomic step, so every note exists
+exactly once at every instant and never sits in a folder its fields contradict. Notes with
+problems or wrong-typed values are never planned; a note that changed since the plan was made,
+or that a person saves or deletes while it is being moved, is skipped and reported as skipped.
+Ctrl-C finishes the step in hand and stops (the journal lets the next command finish or undo).
 """
 
 from __future__ import annotations
@@ -30,13 +33,17 @@ from vaultmem.core.lifecycle_plan import (
 from vaultmem.core.note_parse import parse_note
 from vaultmem.core.note_text import FrontmatterError, set_fields
 from vaultmem.core.reinforcement import keep_changes
-from vaultmem.errors import NoteError, VaultmemError
+from vaultmem.errors import InterruptedRunError, NoteChangedError, NoteError, VaultmemError
 from vaultmem.services.boxing import plan_box_archival, seal_boxes
 from vaultmem.services.memory_view import MemoryTable, with_moves
+from vaultmem.services.placement import hands_off, plan_repair
 from vaultmem.services.shared_ids import hold_shared, shared_id_paths
+from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
+from vaultmem.store.journal_check import MANAGED_TYPES
 from vaultmem.store.note_files import batched_dir_syncs, read_note
 from vaultmem.store.vault_lock import vault_lock
+from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:
     from vaultmem.services.vault import Vault
@@ -90,16 +97,20 @@ class PassSession:
         self.recovered: list[Path] = []
         self.journal: JournalWriter | None = None
         self._lock = vault_lock(vault.sidecar, timeout_seconds=0)
-        self._operations = 0
 
     def __enter__(self) -> PassSession:
         if self.dry_run:
             return self
         self._lock.__enter__()
+        self._signals = finish_step_on_signal()
+        self._signals.__enter__()
         self._dir_syncs = batched_dir_syncs()
         self._dir_syncs.__enter__()
         try:
-            self.recovered = [entry.path for entry in recover(self.vault.root, self.vault.sidecar)]
+            folders = tuple(self.vault.folders())
+            self.recovered = [
+                entry.path for entry in recover(self.vault.root, self.vault.sidecar, folders)
+            ]
             if self.recovered:
                 self.vault.sync()
             self.journal = JournalWriter(
@@ -107,6 +118,7 @@ class PassSession:
             )
         except BaseException:
             self._dir_syncs.__exit__(None, None, None)
+            self._signals.__exit__(None, None, None)
             self._lock.__exit__(None, None, None)
             raise
         return self
@@ -124,7 +136,7 @@ class PassSession:
             if self.journal is not None:
                 if kind is not None:
                     self.journal.abandon()  # the next pass (or undo) finishes what was started
-                elif self._operations:
+                elif self.journal.applied:
                     self.journal.close()
                 else:
                     self.journal.abandon()
@@ -132,28 +144,40 @@ class PassSession:
             if self.touched:
                 self.vault.refresh(self.touched)
         finally:
+            self._signals.__exit__(None, None, None)
             self._lock.__exit__(kind, error, trace)
 
     @property
     def journal_path(self) -> Path | None:
-        return self.journal.path if self.journal is not None and self._operations else None
+        return self.journal.path if self.journal is not None and self.journal.applied else None
 
     def _writer(self) -> JournalWriter:
         assert self.journal is not None, "a dry-run session writes nothing"
-        self._operations += 1
         return self.journal
 
     def apply(self, move: Move) -> None:
-        """Carry out one planned move (rename and/or field edit, or delete) via the journal."""
-        source = self.vault.root / move.path
+        """Carry out one planned move (rename and/or field edit, or delete) via the journal.
+
+        Raises :class:`NoteError` (nothing written) when the note is not one vaultmem manages,
+        cannot be written, or changed since the index the plan came from was synced, and
+        :class:`NoteChangedError` when a person saves or deletes it while it is being written.
+        """
+        source = confined(self.vault.root, move.path)
         snapshot = read_note(source)
         note = parse_note(move.path, snapshot.text)
         if note.problems:
             raise NoteError(move.path, f"{note.problems[0]}; not moved")
+        if note.fields.type not in MANAGED_TYPES:
+            raise NoteError(move.path, "not a note vaultmem manages; not moved")
+        if note.warnings:
+            raise NoteError(move.path, f"{note.warnings[0].describe()}; left as it is")
         if note.fields.id != move.id:
             raise NoteError(move.path, "changed since the plan was made (id differs); not moved")
+        indexed = self.vault.index.file_states_for([move.path]).get(move.path)
+        if indexed is not None and indexed.hash != snapshot.fingerprint.sha256:
+            raise NoteChangedError(move.path, "changed since the plan was made; left alone")
         if move.action == "delete":
-            self._writer().delete(move.path, snapshot.text, snapshot.fingerprint)
+            self._writer().delete(move.path, snapshot.text)
             self.touched.append(move.path)
             return
         try:
@@ -164,9 +188,10 @@ class PassSession:
         if destination != move.path:
             if (self.vault.root / destination).exists():
                 raise NoteError(destination, f"already exists; {move.path} not moved there")
-            self._writer().move(move.path, destination, snapshot.text, after, snapshot.fingerprint)
+            confined(self.vault.root, destination)
+            self._writer().move(move.path, destination, snapshot.text, after)
         elif after != snapshot.text:
-            self._writer().edit(move.path, snapshot.text, after, snapshot.fingerprint)
+            self._writer().edit(move.path, snapshot.text, after)
         self.touched += [move.path, destination]
 
     def edit_fields(self, path: str, compute: Callable[[MemoryFields], dict[str, object]]) -> None:
@@ -176,6 +201,7 @@ class PassSession:
 
     def create(self, path: str, text: str) -> None:
         """A journaled new note (box and trace notes)."""
+        confined(self.vault.root, path)
         self._writer().create(path, text)
         self.touched.append(path)
 
@@ -187,6 +213,8 @@ class PassSession:
         for move in result.planned:
             try:
                 self.apply(move)
+            except InterruptedRunError:
+                raise
             except (VaultmemError, OSError) as err:
                 result.skipped.append((move, str(err)))
                 continue
@@ -206,10 +234,12 @@ def plan_pass(
 ) -> PassResult:
     """Plan one of promote / expire / forget / prune from the index (or a loaded ``table``).
 
-    ``skip`` holds paths an earlier pass of the same run already moves.
+    ``skip`` holds paths an earlier pass of the same run already moves; notes with problems or
+    wrong-typed values are never planned (they are left as they are).
     """
     if table is None:
         table = vault.table(now=now)
+    skip = skip | hands_off(vault)
     cols, scores, settings = table.columns, table.scores, vault.settings
     if name == "promote":
         moves = plan_promote(cols, scores, settings, now)
@@ -296,6 +326,11 @@ def run_passes(
     shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides
     with PassSession(vault, run.command, now, dry_run=dry_run) as session:
         run.recovered = [p.name for p in session.recovered]
+        repairs = plan_repair(vault, now)
+        if repairs:
+            run.results.append(session.run(PassResult("repair", repairs, dry_run=dry_run)))
+            if not dry_run:
+                vault.refresh(session.touched)
         sealed: list[Move] = []
         if "seal" in names:
             result = seal_boxes(vault, session, now)

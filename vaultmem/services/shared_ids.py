@@ -220,13 +220,13 @@ class _Fixer:
     def edit(self, path: str, after: str, what: str) -> None:
         snapshot = read_note(self.vault.root / path)
         if snapshot.text != after:
-            self._journal().edit(path, snapshot.text, after, snapshot.fingerprint)
+            self._journal().edit(path, snapshot.text, after)
             self.touched.append(path)
         self.report.fixed.append((path, what))
 
     def delete(self, path: str, what: str) -> None:
         snapshot = read_note(self.vault.root / path)
-        self._journal().delete(path, snapshot.text, snapshot.fingerprint)
+        self._journal().delete(path, snapshot.text)
         self.touched.append(path)
         self.report.fixed.append((path, what))
 
@@ -269,7 +269,7 @@ def fix_vault(vault: Vault, now: dt.datetime) -> FixReport:
     report = FixReport()
     vault.sync()
     with vault_lock(vault.sidecar, timeout_seconds=0):
-        recover(vault.root, vault.sidecar)
+        recover(vault.root, vault.sidecar, tuple(vault.folders()))
         vault.sync()
         fixer = _Fixer(vault, now, report)
         try:

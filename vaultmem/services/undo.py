@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vaultmem.errors import InputError
+from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import last_undoable, recover, undo
+from vaultmem.store.note_files import batched_dir_syncs
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
@@ -38,11 +40,19 @@ def undo_last(vault: Vault) -> UndoReport:
 
     Raises :class:`InputError` when there is nothing to undo, and
     :class:`~vaultmem.errors.NoteChangedError` (naming the note, changing nothing) when a note
-    changed after the pass.
+    changed after the pass. An undo that was killed or stopped resumes where it was; Ctrl-C
+    finishes the step in hand and raises :class:`~vaultmem.errors.InterruptedRunError`.
+    A journal line that is damaged or reaches outside the vault raises
+    :class:`~vaultmem.errors.JournalError` naming it, and nothing is changed.
     """
-    with vault_lock(vault.sidecar, timeout_seconds=0):
-        recover(vault.root, vault.sidecar)
-        entry = last_undoable(vault.sidecar)
+    folders = tuple(vault.folders())
+    with (
+        vault_lock(vault.sidecar, timeout_seconds=0),
+        finish_step_on_signal(),
+        batched_dir_syncs(),
+    ):
+        recover(vault.root, vault.sidecar, folders)
+        entry = last_undoable(vault.root, vault.sidecar, folders)
         if entry is None or not entry.operations:
             raise InputError("nothing to undo: no pass has been applied in this vault")
         reverted = undo(vault.root, entry)

@@ -63,10 +63,11 @@ from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.index_db import IndexDB
-from vaultmem.store.note_files import read_note, write_note
+from vaultmem.store.note_files import read_note, recover_interrupted_writes, write_note
 from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
+from vaultmem.store.vault_paths import confined
 
 ChangeFunction = Callable[[MemoryFields], dict[str, object]]
 
@@ -96,6 +97,7 @@ class Vault:
         self.settings = settings
         self.sidecar = root / SIDECAR_DIR
         self._index: IndexDB | None = None
+        self._swept: set[Path] = set()
         self.warnings: list[str] = []
         """Field warnings met while reading notes (one line each, naming note and key)."""
 
@@ -131,6 +133,12 @@ class Vault:
                 target.mkdir(parents=True)
                 created.append(folder + "/")
         return vault, created
+
+    def _sweep(self, folder: Path) -> None:
+        """Finish what killed writes left in ``folder`` (once per folder; vault lock held)."""
+        if folder not in self._swept:
+            recover_interrupted_writes(folder)
+            self._swept.add(folder)
 
     def folders(self) -> list[str]:
         f = self.settings.folders
@@ -219,8 +227,10 @@ class Vault:
         unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
         """
         with vault_lock(self.sidecar):
+            full = confined(self.root, path)
+            self._sweep(full.parent)
             for attempt in (1, 2):
-                snapshot = read_note(self.root / path)
+                snapshot = read_note(full)
                 note = parse_note(path, snapshot.text)
                 if note.problems:
                     raise UnsafeNoteError(path, f"{note.problems[0]}; not written")
@@ -229,7 +239,7 @@ class Vault:
                 except FrontmatterError as err:
                     raise UnsafeNoteError(path, f"{err}; not written") from None
                 try:
-                    write_note(self.root / path, text, expected=snapshot.fingerprint)
+                    write_note(full, text, expected=snapshot.fingerprint)
                     break
                 except NoteChangedError:
                     if attempt == 2:
@@ -542,7 +552,9 @@ class Vault:
             name = self.unique_title(base)
             rel = f"{folder or self.settings.folders.stm}/{name}.md"
             body = content if content.endswith("\n") else content + "\n"
-            write_note(self.root / rel, render_note(fields, body), expected=None)
+            full = confined(self.root, rel)
+            self._sweep(full.parent)
+            write_note(full, render_note(fields, body), expected=None)
         self.refresh([rel])
         return rel
 

@@ -1,82 +1,74 @@
 """The pass journal: every file operation of a pass, written ahead, so it can be undone or finished.
 
 Spec section 4: applying a pass writes a journal entry per move or edit to ``.vaultmem/journal``
-so ``vaultmem undo`` can reverse the last pass. Each operation is appended (and fsynced) *before*
-it touches a file, and marked done after; the texts before and after are kept, so
+so ``vaultmem undo`` can reverse the last pass. Each operation is appended *before* it touches a
+file, and marked ``done`` (or ``skipped``: a person's edit or delete won the race) after; the
+texts before and after are kept, so
 
 - :func:`recover` rolls an interrupted pass forward to its planned end (every note exists
-  exactly once at every instant: a move is one ``rename``; an edit one atomic replace), and
+  exactly once at every instant: a move renames the note and gives it its new fields in one
+  step; an edit is one owned, atomic replace), and
 - :func:`undo` puts every file back byte for byte — after checking that no note changed since
-  the pass (it refuses, naming the note, if one did).
+  the pass (it refuses, naming the note, if one did). The undo is journaled in the same file
+  (``undoing``/``undone`` per operation), so an undo that was killed or stopped resumes where it
+  was and never mistakes its own earlier steps for a person's change.
 
 One journal file per applied command: ``<started>-<command>.jsonl``; an undone journal is renamed
-``….undone.jsonl``.
+``….undone.jsonl``. Journals are read back through :mod:`vaultmem.store.journal_check`, which
+refuses any line that is damaged or reaches outside what vaultmem manages.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from vaultmem.errors import NoteChangedError, VaultmemError
-from vaultmem.store.note_files import Fingerprint, content_hash, fsync_dir, move_note, write_note
+from vaultmem.errors import NoteChangedError, NoteError, UnsafePathError, VaultmemError
+from vaultmem.store.interrupts import stop_if_requested
+from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
+from vaultmem.store.note_files import (
+    content_hash,
+    create_note,
+    delete_note,
+    fsync_dir,
+    move_note,
+    recover_interrupted_writes,
+    replace_note,
+)
+from vaultmem.store.vault_paths import confined
 
 JOURNAL_DIR = "journal"
+
+__all__ = [
+    "JournalEntry",
+    "JournalWriter",
+    "Operation",
+    "apply_operation",
+    "journals",
+    "last_undoable",
+    "read_journal",
+    "recover",
+    "undo",
+]
 
 
 def _sha(text: str | None) -> str | None:
     return None if text is None else content_hash(text.encode("utf-8"))
 
 
-@dataclass(frozen=True, slots=True)
-class Operation:
-    """One file operation. ``kind``: move (rename, then edit), create, edit or delete.
-
-    ``source``/``target`` are vault-relative; ``before``/``after`` the note's whole text before
-    and after (``None`` where the file does not exist).
-    """
-
-    seq: int
-    kind: str
-    source: str | None
-    target: str
-    before: str | None
-    after: str | None
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "op": self.kind,
-            "seq": self.seq,
-            "source": self.source,
-            "target": self.target,
-            "before": self.before,
-            "after": self.after,
-        }
-
-
-@dataclass(slots=True)
-class JournalEntry:
-    """A journal file read back: its header, operations and which of them completed."""
-
-    path: Path
-    header: dict[str, Any]
-    operations: list[Operation] = field(default_factory=list)
-    done: set[int] = field(default_factory=set)
-    complete: bool = False
-
-    @property
-    def undone(self) -> bool:
-        return self.path.name.endswith(".undone.jsonl")
-
-
 def journal_dir(sidecar: Path) -> Path:
     return sidecar / JOURNAL_DIR
+
+
+def _append(handle: IO[str], record: dict[str, Any], *, durable: bool = False) -> None:
+    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    handle.flush()
+    if durable:
+        os.fsync(handle.fileno())
 
 
 class JournalWriter:
@@ -91,28 +83,34 @@ class JournalWriter:
         # kept open across operations and closed by close()/abandon()
         self._handle: IO[str] = open(self.path, "x", encoding="utf-8")  # noqa: SIM115
         self._seq = 0
-        self._append(
+        self.applied = 0
+        """Operations carried out (not skipped) so far."""
+        _append(
+            self._handle,
             {
                 "journal": 1,
                 "command": command,
                 "now": now.isoformat(),
                 "started": dt.datetime.now(dt.UTC).isoformat(),
-            }
+            },
+            durable=True,
         )
         fsync_dir(folder)
 
-    def _append(self, record: dict[str, Any], *, durable: bool = True) -> None:
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self._handle.flush()
-        if durable:
-            os.fsync(self._handle.fileno())
-
-    def _run(self, operation: Operation, expected: Fingerprint | None) -> None:
+    def _run(self, operation: Operation) -> None:
         # Written ahead and flushed to the kernel before the file is touched, so a killed pass
         # is always recoverable; fsynced together with the folders when the journal closes.
-        self._append(operation.as_json(), durable=False)
-        apply_operation(self.root, operation, expected=expected)
-        self._append({"done": operation.seq}, durable=False)
+        stop_if_requested(
+            "run the same command again to finish the pass, or `vaultmem undo` to revert it"
+        )
+        _append(self._handle, operation.as_json())
+        try:
+            apply_operation(self.root, operation, strict=True)
+        except (VaultmemError, OSError):
+            _append(self._handle, {"skipped": operation.seq})
+            raise
+        _append(self._handle, {"done": operation.seq})
+        self.applied += 1
 
     def _next(
         self, kind: str, source: str | None, target: str, before: str | None, after: str | None
@@ -120,149 +118,153 @@ class JournalWriter:
         self._seq += 1
         return Operation(self._seq, kind, source, target, before, after)
 
-    def move(
-        self, source: str, target: str, before: str, after: str, expected: Fingerprint
-    ) -> None:
-        """Rename ``source`` to ``target`` (kept base name), then write ``after`` there."""
-        self._run(self._next("move", source, target, before, after), expected)
+    def move(self, source: str, target: str, before: str, after: str) -> None:
+        """Move ``source`` to ``target`` (kept base name) with text ``after``, in one step.
+
+        Raises :class:`NoteChangedError` (nothing moved) if ``source`` no longer holds ``before``.
+        """
+        self._run(self._next("move", source, target, before, after))
 
     def create(self, target: str, text: str) -> None:
         """Create a new note (refuses to replace an existing file)."""
-        self._run(self._next("create", None, target, None, text), None)
+        self._run(self._next("create", None, target, None, text))
 
-    def edit(self, target: str, before: str, after: str, expected: Fingerprint) -> None:
-        """Replace a note's text in place."""
-        self._run(self._next("edit", None, target, before, after), expected)
+    def edit(self, target: str, before: str, after: str) -> None:
+        """Replace a note's text in place (if it still holds ``before``)."""
+        self._run(self._next("edit", None, target, before, after))
 
-    def delete(self, target: str, before: str, expected: Fingerprint) -> None:
-        """Delete a note (``gc --hard``); undo writes it back."""
-        self._run(self._next("delete", None, target, before, None), expected)
+    def delete(self, target: str, before: str) -> None:
+        """Delete a note (``gc --hard``) if it still holds ``before``; undo writes it back."""
+        self._run(self._next("delete", None, target, before, None))
 
     def close(self) -> None:
         """Mark the journal complete (fsynced)."""
-        self._append({"complete": True})
+        _append(self._handle, {"complete": True}, durable=True)
         self._handle.close()
 
     def abandon(self) -> None:
         """Close without marking complete (an error stopped the pass; recover finishes it)."""
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
         self._handle.close()
 
 
-def apply_operation(root: Path, op: Operation, *, expected: Fingerprint | None = None) -> None:
-    """Carry ``op`` forward from whatever state it is in; safe to repeat after a crash.
+def apply_operation(root: Path, op: Operation, *, strict: bool = False) -> bool:
+    """Carry ``op`` forward; returns whether the note is now as ``op`` leaves it.
 
-    Each step happens only from the state the journal says it starts from (the ``before``
-    text), so an operation that was already done — or superseded by a later one, or overtaken
-    by a person's edit — is left alone.
+    ``strict`` (the pass itself): the note must hold ``op.before`` — else
+    :class:`NoteChangedError` and nothing is done. Otherwise (recovering after a crash) each
+    step happens only from the state the journal says it starts from, so an operation that was
+    already done, or overtaken by a person's edit, is left alone. Paths are confined to the vault.
     """
-    target = root / op.target
+    target = confined(root, op.target)
+    source = confined(root, op.source) if op.source is not None else None
+    before, after = _sha(op.before), _sha(op.after)
+    if strict:
+        _carry(op, source, target)
+        return True
+    try:
+        if op.kind == "move":
+            assert source is not None
+            now = _file_sha(target)
+            if now is None and _file_sha(source) == before:
+                _carry(op, source, target)
+            elif now == before and after != before and not os.path.lexists(source):
+                # an older journal moved first and edited after: finish the edit
+                replace_note(target, op.after or "", expected_sha256=before or "")
+        elif op.kind == "create":
+            if not os.path.lexists(target):
+                _carry(op, source, target)
+        elif _file_sha(target) == before:  # edit, delete
+            _carry(op, source, target)
+    except NoteChangedError:
+        pass
     if op.kind == "move":
-        assert op.source is not None
-        source = root / op.source
-        if not target.exists() and _file_sha(source) == _sha(op.before):
-            move_note(source, target)
-        if _file_sha(target) == _sha(op.before) and op.after != op.before:
-            write_note(target, op.after or "", expected=expected or _fingerprint(target))
+        return _file_sha(target) == after and not os.path.lexists(source or target)
+    return _file_sha(target) == after
+
+
+def _carry(op: Operation, source: Path | None, target: Path) -> None:
+    before = _sha(op.before) or ""
+    if op.kind == "move":
+        assert source is not None
+        text = op.after if op.after != op.before else None
+        move_note(source, target, text=text, expected_sha256=before)
     elif op.kind == "create":
-        if not target.exists():
-            write_note(target, op.after or "", expected=None)
+        create_note(target, op.after or "")
     elif op.kind == "edit":
-        if _file_sha(target) == _sha(op.before):
-            write_note(target, op.after or "", expected=expected or _fingerprint(target))
+        replace_note(target, op.after or "", expected_sha256=before)
     elif op.kind == "delete":
-        if _file_sha(target) == _sha(op.before):
-            os.unlink(target)
-            fsync_dir(target.parent)
-    else:  # pragma: no cover - journals are written by this module
+        delete_note(target, expected_sha256=before)
+    else:  # pragma: no cover - journal_check admits only these
         raise VaultmemError(f"unknown journal operation {op.kind!r}")
 
 
 def _file_sha(path: Path) -> str | None:
     try:
         return content_hash(path.read_bytes())
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
-
-
-def _fingerprint(path: Path) -> Fingerprint:
-    data = path.read_bytes()
-    return Fingerprint(len(data), os.stat(path).st_mtime_ns, content_hash(data))
-
-
-def read_journal(path: Path) -> JournalEntry:
-    """Parse a journal file; a torn last line (killed mid-write) is ignored."""
-    entry: JournalEntry | None = None
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                break
-            if entry is None:
-                entry = JournalEntry(path, record)
-            elif "op" in record:
-                entry.operations.append(
-                    Operation(
-                        record["seq"],
-                        record["op"],
-                        record["source"],
-                        record["target"],
-                        record["before"],
-                        record["after"],
-                    )
-                )
-            elif "done" in record:
-                entry.done.add(int(record["done"]))
-            elif record.get("complete"):
-                entry.complete = True
-    return entry or JournalEntry(path, {})
 
 
 def journals(sidecar: Path) -> list[Path]:
     """Journal files, oldest first."""
     folder = journal_dir(sidecar)
-    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    return sorted(p for p in folder.glob("*.jsonl") if p.is_file()) if folder.is_dir() else []
 
 
-def incomplete_journals(sidecar: Path) -> Iterator[JournalEntry]:
+def incomplete_journals(
+    root: Path, sidecar: Path, folders: tuple[str, ...]
+) -> Iterator[JournalEntry]:
     for path in journals(sidecar):
         if path.name.endswith(".undone.jsonl"):
             continue
-        entry = read_journal(path)
+        entry = read_journal(path, root, folders)
         if not entry.complete:
             yield entry
 
 
-def recover(root: Path, sidecar: Path) -> list[JournalEntry]:
-    """Finish every interrupted pass (roll forward), then mark its journal complete."""
-    finished: list[JournalEntry] = []
-    for entry in incomplete_journals(sidecar):
-        for op in entry.operations:
-            if op.seq not in entry.done:
-                apply_operation(root, op)
-        _remove_temp_files(root, entry)
+def recover(root: Path, sidecar: Path, folders: tuple[str, ...]) -> list[JournalEntry]:
+    """Finish every interrupted pass (roll forward), then mark its journal complete.
+
+    First every journal is read and checked (a bad line refuses everything, naming it), then
+    what killed writes left in the memory ``folders`` is finished
+    (:func:`~vaultmem.store.note_files.recover_interrupted_writes`), then each operation that
+    is neither done nor skipped is carried forward and recorded as done or skipped.
+    """
+    entries = list(incomplete_journals(root, sidecar, folders))
+    sweep_interrupted_writes(root, folders)
+    for entry in entries:
         with open(entry.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"complete": True, "recovered": True}) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+            for op in entry.operations:
+                if op.seq in entry.done or op.seq in entry.skipped:
+                    continue
+                reached = apply_operation(root, op)
+                (entry.done if reached else entry.skipped).add(op.seq)
+                _append(handle, {"done" if reached else "skipped": op.seq})
+            _append(handle, {"complete": True, "recovered": True}, durable=True)
         entry.complete = True
-        finished.append(entry)
-    return finished
+    return entries
 
 
-def _remove_temp_files(root: Path, entry: JournalEntry) -> None:
-    folders = {(root / op.target).parent for op in entry.operations}
+def sweep_interrupted_writes(root: Path, folders: Iterable[str]) -> list[Path]:
+    """:func:`recover_interrupted_writes` over each memory folder (recursively)."""
+    restored: list[Path] = []
     for folder in folders:
-        for temp in folder.glob(".*.vaultmem-tmp") if folder.is_dir() else ():
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
+        try:
+            path = confined(root, folder.strip("/") + "/x.md").parent
+        except UnsafePathError:
+            continue
+        if path.is_dir():
+            restored += recover_interrupted_writes(path, recursive=True)
+    return restored
 
 
-def last_undoable(sidecar: Path) -> JournalEntry | None:
+def last_undoable(root: Path, sidecar: Path, folders: tuple[str, ...]) -> JournalEntry | None:
     """The newest journal that has not been undone (``None`` if there is none)."""
     for path in reversed(journals(sidecar)):
         if not path.name.endswith(".undone.jsonl"):
-            return read_journal(path)
+            return read_journal(path, root, folders)
     return None
 
 
@@ -270,15 +272,15 @@ def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
     """The operations to reverse, newest first, checked against the files before any is touched.
 
     Walks the journal backwards over a virtual view of the files, so a note moved twice in one
-    pass (sealed into a box, then promoted) is followed through both moves. Operations already
-    reverted (an interrupted undo) are skipped. Raises :class:`NoteChangedError` naming the first
+    pass (sealed into a box, then promoted) is followed through both moves. Operations whose
+    note is already as before are passed over. Raises :class:`NoteChangedError` naming the first
     note that is neither as the pass left it nor as it was before.
     """
     state: dict[str, str | None] = {}
 
     def sha(rel: str) -> str | None:
         if rel not in state:
-            state[rel] = _file_sha(root / rel)
+            state[rel] = _file_sha(confined(root, rel))
         return state[rel]
 
     def refuse(rel: str) -> NoteChangedError:
@@ -304,30 +306,55 @@ def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
 
 
 def undo(root: Path, entry: JournalEntry) -> list[Operation]:
-    """Reverse ``entry``'s operations, newest first; returns the operations reverted.
+    """Reverse ``entry``'s operations, newest first; returns every operation reverted.
 
-    Checks every operation first (:func:`_undo_steps`); if a note changed after the pass it
-    raises :class:`NoteChangedError` naming it and changes nothing. Resumable.
+    Checks every operation still to revert first (:func:`_undo_steps`); if a note changed after
+    the pass it raises :class:`NoteChangedError` naming it and changes nothing. Each step is
+    journaled before and after, so an interrupted undo resumes where it stopped; Ctrl-C stops
+    it between two steps (:class:`~vaultmem.errors.InterruptedRunError`).
     """
-    steps = _undo_steps(root, entry.operations)
-    for op in steps:
-        target = root / op.target
-        if op.kind == "move":
-            assert op.source is not None
-            if _file_sha(target) != _sha(op.before):
-                write_note(target, op.before or "", expected=_fingerprint(target))
-            move_note(target, root / op.source)
-            _remove_empty_parents(target.parent, root)
-        elif op.kind == "create":
-            os.unlink(target)
-            fsync_dir(target.parent)
-            _remove_empty_parents(target.parent, root)
-        elif op.kind == "edit":
-            write_note(target, op.before or "", expected=_fingerprint(target))
-        elif op.kind == "delete":
-            write_note(target, op.before or "", expected=None)
+    by_seq = {op.seq: op for op in entry.operations}
+    remaining = [
+        op for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
+    ]
+    steps = _undo_steps(root, remaining)
+    with open(entry.path, "a", encoding="utf-8") as handle:
+        if not entry.undo_started:
+            _append(handle, {"undo": "start"}, durable=True)
+        for op in steps:
+            stop_if_requested("run `vaultmem undo` again to finish undoing")
+            _append(handle, {"undoing": op.seq})
+            _revert(root, op)
+            _append(handle, {"undone": op.seq})
+            entry.undone.add(op.seq)
+        handle.flush()
+        os.fsync(handle.fileno())
+    for op in entry.operations:
+        for rel in (op.target, op.source):
+            if rel is not None:
+                _remove_empty_parents(confined(root, rel).parent, root)
     entry.path.rename(entry.path.with_name(entry.path.name.replace(".jsonl", ".undone.jsonl")))
-    return steps
+    earlier = [by_seq[s] for s in sorted(entry.undone, reverse=True) if by_seq[s] not in steps]
+    return earlier + steps
+
+
+def _revert(root: Path, op: Operation) -> None:
+    target = confined(root, op.target)
+    if op.kind == "move":
+        assert op.source is not None
+        now = _file_sha(target) or ""
+        text = op.before if now != _sha(op.before) else None
+        move_note(target, confined(root, op.source), text=text, expected_sha256=now)
+    elif op.kind == "create":
+        delete_note(target, expected_sha256=_sha(op.after) or "")
+    elif op.kind == "edit":
+        replace_note(target, op.before or "", expected_sha256=_sha(op.after) or "")
+    elif op.kind == "delete":
+        try:
+            create_note(target, op.before or "")
+        except NoteError:
+            if _file_sha(target) != _sha(op.before):
+                raise
 
 
 def _remove_empty_parents(folder: Path, root: Path) -> None:

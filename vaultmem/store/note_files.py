@@ -1,18 +1,24 @@
 """Notes on disk: reading with a fingerprint, atomic writes that refuse to clobber edits, moves.
 
-Spec section 2: writes go to a temporary file in the same folder, are fsynced and
-``os.replace``d over the note; before replacing, the note must still match the fingerprint taken
-when it was read (size, mtime and, when those differ, the SHA-256 of its bytes). A person's edit
-made in between is never overwritten: :class:`~vaultmem.errors.NoteChangedError` is raised.
+A vault has many writers at once (Obsidian, sync, scripts), so vaultmem *owns* a note before
+it replaces, moves or deletes it: the new text is written and fsynced to a temp file beside the
+note; the note is renamed aside to a private name in its folder (no other writer can reach it
+there) and its bytes compared with those that were read; the new file is then linked at the
+note's (new) name, which never replaces a file; and only after a last check of the aside copy
+is it removed. A save or delete racing the write makes vaultmem back off — the person's version
+is put back untouched and :class:`~vaultmem.errors.NoteChangedError` raised — and a kill at any
+point leaves files :func:`recover_interrupted_writes` finishes. See docs/user-guide.md.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import errno
 import hashlib
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -20,6 +26,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError
+
+TEMP_SUFFIX = ".vaultmem-tmp"
+"""A new text being written: ``.<note name>.<token>.vaultmem-tmp`` beside the note."""
+ASIDE_SUFFIX = ".vaultmem-old"
+"""A note owned while it is replaced: ``.<note name>.<token>.vaultmem-old`` beside it."""
+
+_NO_LINKS = {
+    code
+    for code in (
+        getattr(errno, name, None)
+        for name in ("EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK", "EACCES")
+    )
+    if code is not None
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,65 +86,309 @@ def read_note(path: Path) -> NoteSnapshot:
     return NoteSnapshot(path, text, Fingerprint(len(data), info.st_mtime_ns, content_hash(data)))
 
 
-def _unchanged(path: Path, expected: Fingerprint) -> bool:
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return False
-    if info.st_size != expected.size:
-        return False
-    if info.st_mtime_ns == expected.mtime_ns:
-        return True
-    return content_hash(path.read_bytes()) == expected.sha256
+def _temp_names(path: Path) -> tuple[Path, Path]:
+    """A fresh (temp, aside) pair in ``path``'s folder: ``.<name>.<token>.vaultmem-tmp|-old``.
 
-
-def write_note(path: Path, text: str, *, expected: Fingerprint | None) -> Fingerprint:
-    """Atomically write ``text`` (UTF-8, newlines as given) to ``path``.
-
-    ``expected=None`` creates a new note and refuses if ``path`` exists; otherwise the note must
-    still match ``expected`` (:class:`NoteChangedError` if not). The file's permission bits are
-    kept. Returns the new fingerprint.
+    Both carry the note's name and one token, so the next command can tell from the names alone
+    which note an interrupted write concerned (:func:`recover_interrupted_writes`).
     """
-    data = text.encode("utf-8")
-    if expected is None:
-        if path.exists():
-            raise NoteError(path, "already exists; not overwritten")
-        mode = None
-    else:
-        if not _unchanged(path, expected):
-            raise NoteChangedError(path, "changed on disk since it was read; not overwritten")
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".vaultmem-tmp", dir=path.parent
-    )
+    token = secrets.token_hex(4)
+    base = f".{path.name}.{token}"
+    if len((base + TEMP_SUFFIX).encode("utf-8")) > 255:
+        raise NoteError(path, "name too long to write safely (over 232 bytes)")
+    return path.with_name(base + TEMP_SUFFIX), path.with_name(base + ASIDE_SUFFIX)
+
+
+def _write_temp(temp: Path, data: bytes, mode: int) -> None:
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode if mode is not None else 0o644)
-        if expected is None and path.exists():
-            raise NoteError(path, "already exists; not overwritten")
-        os.replace(tmp_name, path)
+        os.chmod(temp, mode)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
+            os.unlink(temp)
         raise
+
+
+def _place(source: Path, destination: Path, *, keep_source: bool) -> None:
+    """Give ``source``'s file the name ``destination``, never replacing an existing file.
+
+    A hard link is the no-replace primitive (``FileExistsError`` if ``destination`` exists).
+    Where links are not supported (some FUSE, exFAT, SMB and Android storage), the name is
+    claimed with an exclusive create and ``source`` renamed over that claim (``source`` is then
+    consumed whatever ``keep_source`` says).
+    """
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except FileExistsError:
+        raise
+    except OSError as err:
+        if err.errno not in _NO_LINKS:
+            raise
+        fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        os.replace(source, destination)
+        return
+    if not keep_source:
+        os.unlink(source)
+
+
+def _own(path: Path, aside: Path, expected_sha256: str) -> None:
+    """Take ``path`` away from every other writer (rename it to ``aside``) and check it.
+
+    Raises :class:`NoteChangedError` (the note put back untouched) when it was deleted, or its
+    bytes are no longer those that were read.
+    """
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        raise NoteChangedError(path, "deleted since it was read; left alone") from None
+    if _sha_of(aside) != expected_sha256:
+        _put_back(aside, path)
+        raise NoteChangedError(path, "changed on disk since it was read; left alone")
+
+
+def _put_back(aside: Path, path: Path) -> None:
+    """Return an aside file to its name; if a new file took the name meanwhile, keep both."""
+    try:
+        _place(aside, path, keep_source=False)
+    except FileExistsError:
+        _settle_aside(aside, path)
+
+
+def _settle_aside(aside: Path, path: Path) -> None:
+    """``path`` exists again (someone saved anew) and ``aside`` holds an older version."""
+    if _sha_of(aside) == _sha_of(path):
+        os.unlink(aside)
+        return
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
+    stem = path.name.removesuffix(".md")[:150]
+    copy = path.with_name(f"{stem} (Conflicted copy vaultmem {stamp}).md")
+    n = 1
+    while True:
+        try:
+            _place(aside, copy, keep_source=False)
+            return
+        except FileExistsError:
+            n += 1
+            copy = path.with_name(f"{stem} (Conflicted copy vaultmem {stamp} {n}).md")
+
+
+def _sha_of(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return content_hash(handle.read())
+    except FileNotFoundError:
+        return None
+
+
+def write_note(path: Path, text: str, *, expected: Fingerprint | None) -> Fingerprint:
+    """Atomically write ``text`` (UTF-8, newlines as given) to ``path``.
+
+    ``expected=None`` creates a new note and refuses (:class:`NoteError`) if ``path`` exists;
+    otherwise the note must still hold the bytes ``expected`` was taken from
+    (:class:`NoteChangedError` if not, the note left untouched). The file's permission bits are
+    kept. Returns the new fingerprint.
+    """
+    if expected is None:
+        return create_note(path, text)
+    return replace_note(path, text, expected_sha256=expected.sha256)
+
+
+def create_note(path: Path, text: str) -> Fingerprint:
+    """Write a new note at ``path``; :class:`NoteError` if a file is there (never replaced)."""
+    data = text.encode("utf-8")
+    if os.path.lexists(path):
+        raise NoteError(path, "already exists; not overwritten")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp, _aside = _temp_names(path)
+    _write_temp(temp, data, 0o644)
+    try:
+        _place(temp, path, keep_source=False)
+    except FileExistsError:
+        raise NoteError(path, "already exists; not overwritten") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
     fsync_dir(path.parent)
+    return _fingerprint_of(path, data)
+
+
+def replace_note(path: Path, text: str, *, expected_sha256: str) -> Fingerprint:
+    """Replace the note at ``path`` by ``text`` if its bytes still hash to ``expected_sha256``.
+
+    The note is owned before it is replaced (renamed aside, checked, the new text linked in
+    place without replacing anything, the aside checked again, then dropped), so a save or a
+    delete racing the write makes vaultmem back off instead of losing it:
+    :class:`NoteChangedError`, the person's version left in place.
+    """
+    move_note(path, path, text=text, expected_sha256=expected_sha256)
+    return _fingerprint_of(path, text.encode("utf-8"))
+
+
+def move_note(
+    source: Path,
+    destination: Path,
+    *,
+    text: str | None = None,
+    expected_sha256: str | None = None,
+) -> None:
+    """Move a note (and, with ``text``, give it that text in the same step), owning it first.
+
+    ``destination`` may equal ``source`` (an edit). A new place must be free (:class:`NoteError`
+    otherwise, nothing done). With ``expected_sha256`` the note must still hold those bytes
+    (:class:`NoteChangedError` otherwise, the note left where and as it was); without it, the
+    bytes found are moved as they are. The note exists under exactly one visible name at every
+    instant: at ``source`` until the new file is linked at ``destination``.
+    """
+    if destination != source and os.path.lexists(destination):
+        raise NoteError(destination, f"already exists; {source.name} not moved there")
+    try:
+        mode = stat.S_IMODE(os.stat(source).st_mode)
+    except FileNotFoundError:
+        raise NoteChangedError(source, "deleted since it was read; left alone") from None
+    temp, aside = _temp_names(source)
+    data = None if text is None else text.encode("utf-8")
+    if data is not None:
+        _write_temp(temp, data, mode)
+    try:
+        if expected_sha256 is None:
+            try:
+                os.rename(source, aside)
+            except FileNotFoundError:
+                raise NoteChangedError(source, "deleted since it was read; left alone") from None
+            expected_sha256 = _sha_of(aside) or ""
+        else:
+            _own(source, aside, expected_sha256)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            _place(temp if data is not None else aside, destination, keep_source=True)
+        except FileExistsError:
+            _put_back(aside, source)
+            raise NoteError(destination, f"already exists; {source.name} not moved there") from None
+        if data is None:
+            # the note's own file now has its new name: a late write lands there, not lost
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(aside)
+        else:
+            late = _drop_aside(aside, expected_sha256)
+            if late is not None:  # a writer with the note open wrote after it was checked
+                _withdraw(temp, destination, data)
+                _restore(aside, late, source)
+                raise NoteChangedError(source, "changed on disk while it was written; left alone")
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+    fsync_dir(destination.parent)
+    if source.parent != destination.parent:
+        fsync_dir(source.parent)
+
+
+def _withdraw(temp: Path, destination: Path, data: bytes) -> None:
+    """Take back a text just linked at ``destination`` (if nobody changed it since)."""
+    same = os.path.exists(temp) and os.path.samefile(temp, destination)
+    if same and _sha_of(destination) == content_hash(data):
+        os.unlink(destination)
+
+
+def delete_note(path: Path, *, expected_sha256: str) -> None:
+    """Delete the note at ``path`` if it still holds the bytes read (owned first, like a write).
+
+    Raises :class:`NoteChangedError` (the note left in place) when it changed or is gone.
+    """
+    _temp, aside = _temp_names(path)
+    _own(path, aside, expected_sha256)
+    late = _drop_aside(aside, expected_sha256)
+    if late is not None:
+        _restore(aside, late, path)
+        raise NoteChangedError(path, "changed on disk while it was deleted; left alone")
+    fsync_dir(path.parent)
+
+
+def _drop_aside(aside: Path, expected_sha256: str) -> bytes | None:
+    """Remove an owned note's old file if it still holds the bytes read; else its bytes now.
+
+    The file is checked through an open handle, removed, and checked again through that
+    handle, so a write landing even after the removal is caught (and its bytes returned).
+    """
+    with open(aside, "rb") as handle:
+        data = handle.read()
+        before = os.fstat(handle.fileno())
+        if content_hash(data) != expected_sha256:
+            return data
+        os.unlink(aside)
+        after = os.fstat(handle.fileno())
+        if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
+            return None
+        handle.seek(0)
+        return handle.read()
+
+
+def _restore(aside: Path, late: bytes, path: Path) -> None:
+    """Give a person's version back its name: the aside file if still there, else ``late``."""
+    if os.path.lexists(aside):
+        _put_back(aside, path)
+        return
+    temp, spare = _temp_names(path)
+    _write_temp(temp, late, 0o644)
+    os.replace(temp, spare)
+    _put_back(spare, path)
+
+
+def _fingerprint_of(path: Path, data: bytes) -> Fingerprint:
     info = os.stat(path)
     return Fingerprint(len(data), info.st_mtime_ns, content_hash(data))
 
 
-def move_note(source: Path, destination: Path) -> None:
-    """Move a note, creating folders; refuses to replace an existing file at ``destination``."""
-    if destination.exists():
-        raise NoteError(destination, f"already exists; {source.name} not moved there")
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    os.rename(source, destination)
-    fsync_dir(destination.parent)
-    if source.parent != destination.parent:
-        fsync_dir(source.parent)
+def recover_interrupted_writes(folder: Path, *, recursive: bool = False) -> list[Path]:
+    """Finish what a killed write left in ``folder``; returns the notes restored or kept aside.
+
+    An aside file (``.<name>.<token>.vaultmem-old``) may be the only copy of a person's note:
+    when its write had landed (its temp or itself has a second name), it is dropped; when the
+    note's name is free, it is put back there; when a new file took the name, it is kept as a
+    visible ``(Conflicted copy vaultmem …)`` note unless identical. Temp files are then removed.
+    Call it only while holding the vault lock (no vaultmem write is in flight).
+    """
+    restored: list[Path] = []
+    folders = [folder]
+    while folders:
+        here = folders.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        asides = [e for e in entries if e.name.endswith(ASIDE_SUFFIX) and e.name.startswith(".")]
+        for entry in asides:
+            aside = Path(entry.path)
+            stem = entry.name[1 : -len(ASIDE_SUFFIX)]
+            name, _, token = stem.rpartition(".")
+            if not name:
+                continue
+            original = aside.with_name(name)
+            temp = aside.with_name(f".{name}.{token}{TEMP_SUFFIX}")
+            try:
+                landed = os.lstat(aside).st_nlink > 1 or (
+                    os.path.lexists(temp) and os.lstat(temp).st_nlink > 1
+                )
+                if landed:
+                    os.unlink(aside)
+                else:
+                    _put_back(aside, original)
+                    restored.append(original)
+            except OSError:
+                continue
+        for entry in os.scandir(here) if asides else entries:
+            if entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+            elif recursive and not entry.name.startswith("."):
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(Path(entry.path))
+    return restored
 
 
 _DEFERRED: ContextVar[set[Path] | None] = ContextVar("deferred_dir_syncs", default=None)

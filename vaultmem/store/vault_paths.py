@@ -1,0 +1,72 @@
+"""Confinement: every path vaultmem writes, moves or deletes lies inside the vault.
+
+One check, used by every writer (journal, passes, ``remember``, settings folders): a
+vault-relative POSIX path is accepted only when it is relative, has no ``..`` or empty part, no
+part starting with a dot (``.git/``, ``.obsidian/``, ``.vaultmem/``, hidden files), and still
+lies inside the vault once symlinks are resolved (a folder that is a symlink to elsewhere is
+refused). See docs/user-guide.md, "Many writers".
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from vaultmem.errors import UnsafePathError
+
+
+def confined(root: Path, relative: str) -> Path:
+    """``root / relative`` after checking it stays inside the vault ``root``.
+
+    ``relative`` is a vault-relative POSIX path (``STM/Note.md``). Returns the absolute path
+    (symlinks of the note itself are not followed in the result, so a rename moves the link).
+    Raises :class:`~vaultmem.errors.UnsafePathError` naming the path when it is empty, absolute
+    (POSIX or Windows), holds ``..``, ``\\`` or a NUL, has a dot-part, or resolves outside
+    ``root`` (or into a dot-folder) through a symlink.
+    """
+    if not isinstance(relative, str) or not relative.strip():
+        raise UnsafePathError(repr(relative), "not a vault-relative path")
+    if "\x00" in relative or "\\" in relative:
+        raise UnsafePathError(relative, "holds a NUL or a backslash")
+    if PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).is_absolute():
+        raise UnsafePathError(relative, "is absolute, not inside the vault")
+    if PureWindowsPath(relative).drive:
+        raise UnsafePathError(relative, "names a drive, not a place inside the vault")
+    parts = relative.split("/")
+    for part in parts:
+        if part in ("", ".", ".."):
+            raise UnsafePathError(relative, "has an empty, '.' or '..' part")
+        if part.startswith("."):
+            raise UnsafePathError(relative, "lies in a dot-folder or is a hidden file")
+    base = _resolved(str(root)) if root.is_absolute() else root.resolve()
+    target = base.joinpath(*parts)
+    # the folder holding the note must resolve inside the vault (a symlinked folder could
+    # point anywhere); the note itself, if a symlink, must point inside too
+    _inside(relative, base, os.path.realpath(target.parent))
+    if os.path.islink(target):
+        _inside(relative, base, os.path.realpath(target))
+    return target
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(root: str) -> Path:
+    return Path(root).resolve()
+
+
+def _inside(relative: str, base: Path, resolved: str) -> None:
+    try:
+        inside = Path(resolved).relative_to(base)
+    except ValueError:
+        raise UnsafePathError(relative, "resolves outside the vault (a symlink)") from None
+    if any(part.startswith(".") for part in inside.parts):
+        raise UnsafePathError(relative, "resolves into a dot-folder (a symlink)")
+
+
+def in_folders(relative: str, folders: tuple[str, ...]) -> bool:
+    """Whether vault-relative ``relative`` lies below one of ``folders`` (vault-relative)."""
+    for folder in folders:
+        prefix = folder.strip("/")
+        if prefix and relative.startswith(prefix + "/"):
+            return True
+    return False
