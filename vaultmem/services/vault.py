@@ -58,6 +58,7 @@ from vaultmem.services.memory_view import (
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.services.undo import UndoReport, undo_last
+from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.note_files import read_note, write_note
 from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
@@ -187,7 +188,7 @@ class Vault:
         return self._load(path, now or utc_now())
 
     def _load(self, path: str, now: dt.datetime) -> Memory:
-        snapshot = read_note(self.root / path)
+        snapshot = read_note(confined_path(self.root, path))
         mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
         note = parse_note(path, snapshot.text, fallback_time=mtime)
         self.warnings.extend(w.message(path) for w in note.warnings)
@@ -210,8 +211,10 @@ class Vault:
         unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
         """
         with vault_lock(self.sidecar):
+            # a linked memory is edited in its target (inside the vault), so the link stays
+            target = confined_path(self.root, path)
             for attempt in (1, 2):
-                snapshot = read_note(self.root / path)
+                snapshot = read_note(target)
                 note = parse_note(path, snapshot.text)
                 if note.problems:
                     raise UnsafeNoteError(path, f"{note.problems[0]}; not written")
@@ -220,12 +223,12 @@ class Vault:
                 except FrontmatterError as err:
                     raise UnsafeNoteError(path, f"{err}; not written") from None
                 try:
-                    write_note(self.root / path, text, expected=snapshot.fingerprint)
+                    write_note(target, text, expected=snapshot.fingerprint)
                     break
                 except NoteChangedError:
                     if attempt == 2:
                         raise
-        self.refresh([path])
+        self.refresh([path, target.relative_to(self.root).as_posix()])
         return self._load(path, now or utc_now())
 
     def touch(self, ref: str, *, boost: bool = False, now: dt.datetime | None = None) -> Memory:
@@ -394,6 +397,8 @@ class Vault:
         if ref is None:
             return self.lifecycle(("promote",), dry_run=dry_run, now=when).results[0]
         path = self._managed(ref)
+        if os.path.islink(self.root / path):
+            raise InputError(left_in_place_warning(path))
         with PassSession(self, "promote", when, dry_run=dry_run) as session:
             result = plan_pass(self, "promote", when)
             result.planned = [m for m in result.planned if m.path == path]
