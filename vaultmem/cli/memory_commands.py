@@ -53,7 +53,14 @@ def remember(
     tags: str | None,
     **options: object,
 ) -> None:
-    """Save TEXT as a new memory note in STM/ (reads stdin when TEXT is absent or "-")."""
+    """Save TEXT as a new memory note in STM/ (reads stdin when TEXT is absent or "-").
+
+    The title is the file name: characters Obsidian, Windows or Android refuse are dropped,
+    leading dots and trailing dots or spaces go, a name Windows reserves (CON, NUL, COM1…) gets
+    a "_", and it is cut to 80 characters and 180 bytes at a word boundary. A default title is
+    the first words of TEXT, never cut inside brackets. When another note already has the name,
+    the memory is saved as "TITLE 2" and a warning (with --json: "title_clash") names that note.
+    """
     if text is None or text == "-":
         if sys.stdin.isatty():
             raise InputError("give TEXT or pipe it on stdin")
@@ -66,6 +73,7 @@ def remember(
                 "path": memory.path,
                 "title": memory.title,
                 "related": list(memory.fields.related),
+                "title_clash": vault.title_clashes[-1] if vault.title_clashes else None,
             }
         )
     else:

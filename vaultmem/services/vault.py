@@ -95,6 +95,9 @@ class Vault:
         self._index: IndexDB | None = None
         self.warnings: list[str] = []
         """Field warnings met while reading notes (one line each, naming note and key)."""
+        self.title_clashes: list[dict[str, str]] = []
+        """New memories named ``title 2`` because ``title`` was taken: requested, taken_by,
+        saved_as."""
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -482,6 +485,24 @@ class Vault:
                 return candidate
             n += 1
 
+    def _report_title_clash(self, base: str, name: str, *, explicit: bool) -> None:
+        """Say why a new memory is named ``name`` and not ``base`` (never silently).
+
+        Reported when the title was asked for, or when the note holding it is a person's own
+        (not a memory): a warning line and a :attr:`title_clashes` entry.
+        """
+        taken = self.index.paths_with_name(note_key(base + ".md"))
+        owner = taken[0] if taken else base + ".md"
+        row = self.index.note_row(owner) if taken else None
+        managed = row is not None and row["type"] in ("memory", "box", "trace")
+        if explicit or not managed:
+            whose = "a memory" if managed else "a note of yours, not a memory"
+            self.title_clashes.append({"requested": base, "taken_by": owner, "saved_as": name})
+            self.warnings.append(
+                f"the title {base!r} is taken by {owner} ({whose}); saved as {name!r} "
+                "— give another --title to choose the name"
+            )
+
     def create_memory(
         self,
         content: str,
@@ -499,6 +520,8 @@ class Vault:
             base = f"Memory {fields.get('id') or new_id()}"
         with vault_lock(self.sidecar):
             name = self.unique_title(base)
+            if name != base:
+                self._report_title_clash(base, name, explicit=bool(title))
             rel = f"{folder or self.settings.folders.stm}/{name}.md"
             body = content if content.endswith("\n") else content + "\n"
             write_note(self.root / rel, render_note(fields, body), expected=None)
