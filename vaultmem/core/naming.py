@@ -13,7 +13,7 @@ import unicodedata
 from ulid import ULID
 
 FORBIDDEN_CHARS = '*"\\/<>:|?#^[]'
-"""Characters Obsidian, Windows, Android and FAT forbid in file names or that break ``[[links]]``."""
+"""Characters Obsidian, Windows, Android and FAT refuse in file names, or that break links."""
 
 MAX_TITLE_CHARS = 80
 MAX_TITLE_BYTES = 180
