@@ -78,3 +78,19 @@ class InputError(VaultmemError):
 
 class LockedError(VaultmemError):
     """Another vaultmem process holds the vault's lock (a pass is running)."""
+
+
+class SidecarError(VaultmemError):
+    """The sidecar folder ``.vaultmem/`` or a file in it (index, lock, journal) is unusable.
+
+    ``path`` names it and ``problem`` says why and what to do (one line).
+    """
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+class IndexDamagedError(SidecarError):
+    """``index.db`` is damaged; ``vaultmem index --rebuild`` replaces it (notes are unaffected)."""

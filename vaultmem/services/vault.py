@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -26,6 +27,7 @@ from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import utc_now
 from vaultmem.errors import (
     AmbiguousNoteError,
+    IndexDamagedError,
     InputError,
     NoteChangedError,
     NoteNotFoundError,
@@ -59,7 +61,7 @@ from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.confinement import confined_path, left_in_place_warning
-from vaultmem.store.index_db import IndexDB
+from vaultmem.store.index_db import IndexDB, discard_index
 from vaultmem.store.note_files import read_note, write_note
 from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
@@ -158,8 +160,32 @@ class Vault:
     def sync(
         self, *, rebuild: bool = False, progress: ProgressCallback | None = None
     ) -> SyncReport:
-        """Incremental index sync (spec 5): unchanged notes are not read; ``rebuild`` restarts."""
-        return sync_index(self.root, self.index, self.settings, rebuild=rebuild, progress=progress)
+        """Incremental index sync (spec 5): unchanged notes are not read; ``rebuild`` restarts.
+
+        A read-only sidecar is not synced (a warning says so; the index is used as it is).
+        ``rebuild`` replaces a damaged ``index.db`` with a new one built from the notes.
+        """
+        if rebuild:
+            return self._rebuild(progress)
+        if self.index.read_only:
+            self.warnings.append(
+                f"{self.sidecar} is read-only: the index is used as it is and may miss recent edits"
+            )
+            return SyncReport()
+        return sync_index(self.root, self.index, self.settings, progress=progress)
+
+    def _rebuild(self, progress: ProgressCallback | None) -> SyncReport:
+        with vault_lock(self.sidecar):
+            try:
+                return sync_index(
+                    self.root, self.index, self.settings, rebuild=True, progress=progress
+                )
+            except (IndexDamagedError, sqlite3.DatabaseError):
+                self.close()
+                discard_index(self.sidecar)
+                return sync_index(
+                    self.root, self.index, self.settings, rebuild=True, progress=progress
+                )
 
     def refresh(self, paths: Iterable[str]) -> SyncReport:
         """Re-index just ``paths`` (vault-relative), e.g. after vaultmem wrote them."""
