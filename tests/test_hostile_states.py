@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import shutil
 import signal
 import sqlite3
@@ -297,17 +298,15 @@ def test_watch_against_each_hostile_state(state: str, base_vault: Path, tmp_path
             text=True,
         )
         try:
-            deadline = time.monotonic() + 20
-            started = False
-            while time.monotonic() < deadline and process.poll() is None:
-                started = (root / ".vaultmem").is_dir() and process.poll() is None
-                if started:
-                    break
-                time.sleep(0.05)
+            assert process.stdout is not None
+            ready = selectors.DefaultSelector()
+            ready.register(process.stdout, selectors.EVENT_READ)
+            # the first line is "watching …" once the initial sync is done; or it exits first
+            first = process.stdout.readline() if ready.select(timeout=30) else ""
             if process.poll() is None:
-                time.sleep(0.5)  # let the initial sync run (or fail)
                 process.send_signal(signal.SIGINT)
-            out, err = process.communicate(timeout=20)
+            out, err = process.communicate(timeout=30)
+            out = first + out
         finally:
             if process.poll() is None:
                 process.kill()
