@@ -19,6 +19,7 @@ from vaultmem.core.naming import (
     safe_title,
     title_from_content,
 )
+from vaultmem.errors import InputError
 
 NOW = "2026-11-20T09:00:00"
 DECORATION_BYTES = 60
@@ -81,10 +82,14 @@ def test_every_title_gives_a_visible_findable_note(vault: Path, title: str) -> N
     assert [row["path"] for row in listed] == [data["path"]]
 
 
-def test_a_lone_surrogate_in_a_title_is_dropped(vault: Path) -> None:
+def test_a_lone_surrogate_in_a_title_or_content_is_refused(vault: Path) -> None:
     with Vault.open(vault) as v:
-        memory = v.remember("Surrogates cannot be encoded", title="odd\ud800title")
-    assert memory.path == "STM/oddtitle.md"
+        with pytest.raises(InputError, match="title holds a lone surrogate"):
+            v.remember("Surrogates cannot be encoded", title="odd\ud800title")
+        with pytest.raises(InputError, match="content holds a lone surrogate"):
+            v.remember("bytes \udcff from a bad terminal")
+    assert list((vault / "STM").glob("*.md")) == []
+    assert safe_title("odd\ud800title") == "oddtitle"
 
 
 def test_a_long_title_with_a_clash_counter_stays_within_255_bytes(vault: Path) -> None:

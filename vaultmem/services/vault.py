@@ -344,12 +344,14 @@ class Vault:
 
     def import_jsonl(
         self,
-        lines: Iterable[str],
+        lines: Iterable[str | bytes],
         *,
         now: dt.datetime | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> ImportReport:
-        """Import one memory per JSONL line (see :func:`.remembering.draft_from_json`)."""
+        """Import one memory per JSONL line, text or raw bytes (see
+        :func:`.remembering.import_lines`): bad lines are reported and skipped, lines already
+        in the vault are not imported again."""
         return import_lines(self, lines, now=now or utc_now(), progress=progress)
 
     # ------------------------------------------------------------------ listing
@@ -502,16 +504,22 @@ class Vault:
         self.sync()
         return report
 
-    def unique_title(self, title: str) -> str:
-        """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive)."""
+    def unique_title(self, title: str, taken: set[str] | None = None) -> str:
+        """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive).
+
+        ``taken``: lower-cased file names written but not indexed yet (a batch of imports).
+        """
         n = 1
         while True:
             candidate = numbered(title, n)
-            if not self.index.paths_with_name(note_key(candidate + ".md")):
+            key = note_key(candidate + ".md")
+            if not (taken and key in taken) and not self.index.paths_with_name(key):
                 return candidate
             n += 1
 
-    def _report_title_clash(self, base: str, name: str, *, explicit: bool) -> None:
+    def _report_title_clash(
+        self, base: str, name: str, *, explicit: bool, batch: set[str] | None = None
+    ) -> None:
         """Say why a new memory is named ``name`` and not ``base`` (never silently).
 
         Reported when the title was asked for, or when the note holding it is a person's own
@@ -521,6 +529,8 @@ class Vault:
         owner = taken[0] if taken else base + ".md"
         row = self.index.note_row(owner) if taken else None
         managed = row is not None and row["type"] in ("memory", "box", "trace")
+        if not taken and batch and note_key(base + ".md") in batch:
+            managed = True  # written by this batch, not indexed yet
         if explicit or not managed:
             whose = "a memory" if managed else "a note of yours, not a memory"
             self.title_clashes.append({"requested": base, "taken_by": owner, "saved_as": name})
@@ -536,22 +546,37 @@ class Vault:
         *,
         title: str | None = None,
         folder: str | None = None,
+        taken: set[str] | None = None,
+        refresh: bool = True,
+        explicit_title: bool | None = None,
     ) -> str:
         """Write a new memory note; returns its vault-relative path. ``fields`` in output order.
 
         The caller holds the vault lock and has synced the index (the name must be unique).
+        A batch writer passes ``taken`` (names it wrote, updated here) and ``refresh=False``,
+        and refreshes the index itself once per batch. A clash of the name with a person's note
+        is always reported (:attr:`title_clashes`); one with a memory only when ``title`` was
+        asked for (``explicit_title``, default: whenever ``title`` is given).
         """
         base = safe_title(title) if title else title_from_content(content)
         if not base:
             base = f"Memory {fields.get('id') or new_id()}"
         with vault_lock(self.sidecar):
-            name = self.unique_title(base)
+            name = self.unique_title(base, taken)
             if name != base:
-                self._report_title_clash(base, name, explicit=bool(title))
+                self._report_title_clash(
+                    base,
+                    name,
+                    explicit=bool(title) if explicit_title is None else explicit_title,
+                    batch=taken,
+                )
             rel = f"{folder or self.settings.folders.stm}/{name}.md"
             body = content if content.endswith("\n") else content + "\n"
             write_note(self.root / rel, render_note(fields, body), expected=None)
-        self.refresh([rel])
+        if taken is not None:
+            taken.add(note_key(rel))
+        if refresh:
+            self.refresh([rel])
         return rel
 
 
