@@ -104,3 +104,19 @@ class JournalError(VaultmemError):
 
 class InterruptedRunError(VaultmemError):
     """Ctrl-C (SIGINT) or SIGTERM stopped a pass or an undo between two steps."""
+
+
+class SidecarError(VaultmemError):
+    """The sidecar folder ``.vaultmem/`` or a file in it (index, lock, journal) is unusable.
+
+    ``path`` names it and ``problem`` says why and what to do (one line).
+    """
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+class IndexDamagedError(SidecarError):
+    """``index.db`` is damaged; ``vaultmem index --rebuild`` replaces it (notes are unaffected)."""

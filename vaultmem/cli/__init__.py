@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from vaultmem import __version__
+from vaultmem.cli.common import CommandGroup
 from vaultmem.cli.demo_command import demo
 from vaultmem.cli.index_commands import doctor, graph, index, links
 from vaultmem.cli.lifecycle_commands import expire, gc, lifecycle, promote, prune, seal, undo
@@ -15,7 +16,10 @@ from vaultmem.cli.vault_commands import init, list_, status
 from vaultmem.cli.watch_command import watch
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=CommandGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="vaultmem")
 def main() -> None:
     """vaultmem — a memory for AI assistants that lives in an Obsidian vault.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from typing import TextIO
+from typing import BinaryIO
 
 import click
 
@@ -53,7 +53,14 @@ def remember(
     tags: str | None,
     **options: object,
 ) -> None:
-    """Save TEXT as a new memory note in STM/ (reads stdin when TEXT is absent or "-")."""
+    """Save TEXT as a new memory note in STM/ (reads stdin when TEXT is absent or "-").
+
+    The title is the file name: characters Obsidian, Windows or Android refuse are dropped,
+    leading dots and trailing dots or spaces go, a name Windows reserves (CON, NUL, COM1…) gets
+    a "_", and it is cut to 80 characters and 180 bytes at a word boundary. A default title is
+    the first words of TEXT, never cut inside brackets. When another note already has the name,
+    the memory is saved as "TITLE 2" and a warning (with --json: "title_clash") names that note.
+    """
     if text is None or text == "-":
         if sys.stdin.isatty():
             raise InputError("give TEXT or pipe it on stdin")
@@ -66,6 +73,7 @@ def remember(
                 "path": memory.path,
                 "title": memory.title,
                 "related": list(memory.fields.related),
+                "title_clash": vault.title_clashes[-1] if vault.title_clashes else None,
             }
         )
     else:
@@ -73,16 +81,20 @@ def remember(
 
 
 @click.command("import")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("rb"))
 @json_option
 @now_option
 @vault_command
-def import_(vault: Vault, file: TextIO, as_json: bool, now: dt.datetime) -> None:
+def import_(vault: Vault, file: BinaryIO, as_json: bool, now: dt.datetime) -> None:
     """Import memories from FILE.jsonl, one JSON object per line ("-" for stdin).
 
     Each line needs "content"; the keys of a memory note (created, last_used, use_count,
     strength, importance, tags, …) carry over, so decay histories migrate; other keys become
-    properties as they are. A bad line is reported by its number and skipped.
+    properties as they are (text, numbers, true/false or lists of them). A bad line (not UTF-8,
+    not JSON, a nested object, a bad date…) is reported by its number and skipped; the others
+    are imported. A line whose "id" — or, without one, whose content (compared ignoring case,
+    punctuation and spacing) — is already in the vault is not imported again, so running the
+    same file twice adds nothing. Exit 1 only when no line could be imported or was there.
     """
     lines = file.readlines()
     with progress_bar(len(lines), "importing", as_json=as_json) as bar:
@@ -90,10 +102,14 @@ def import_(vault: Vault, file: TextIO, as_json: bool, now: dt.datetime) -> None
     if as_json:
         print_json(report.as_dict())
     else:
-        click.echo(f"imported {len(report.imported)} memories")
+        click.echo(
+            f"imported {len(report.imported)} memories"
+            + (f"; {len(report.duplicates)} already there" if report.duplicates else "")
+            + (f"; {len(report.errors)} bad lines skipped" if report.errors else "")
+        )
     for number, error in report.errors:
         click.echo(f"line {number}: {error}", err=True)
-    if report.errors and not report.imported:
+    if report.errors and not report.imported and not report.duplicates:
         raise click.ClickException(f"no line of {file.name} could be imported")
 
 

@@ -13,11 +13,24 @@ import unicodedata
 from ulid import ULID
 
 FORBIDDEN_CHARS = '*"\\/<>:|?#^[]'
-"""Characters Obsidian forbids in file names or that break ``[[links]]``."""
+"""Characters Obsidian, Windows, Android and FAT refuse in file names, or that break links."""
 
 MAX_TITLE_CHARS = 80
-_FORBIDDEN = re.compile(r"%%|[" + re.escape(FORBIDDEN_CHARS) + r"]|[\x00-\x1f\x7f]")
+MAX_TITLE_BYTES = 180
+"""UTF-8 bytes of a title: with a clash counter (`` 99999``), ``.md`` and the longest temporary or
+set-aside name made from the note's name (≤ 60 bytes more), a file name stays within the 255
+bytes every common file system allows."""
+
+WINDOWS_RESERVED = frozenset(
+    ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
+    + [f"{name}{n}" for name in ("COM", "LPT") for n in (*"123456789", "¹", "²", "³")]
+)
+"""Base names Windows refuses, whatever the extension (``CON.md``, ``com1.md``)."""
+
+_FORBIDDEN = re.compile(r"%%|[" + re.escape(FORBIDDEN_CHARS) + r"]|[\x00-\x1f\x7f-\x9f]")
 _SPACES = re.compile(r"\s+")
+_OPENERS = {"(": ")", "[": "]", "{": "}", "«": "»", "“": "”", "‘": "’", "「": "」", "（": "）"}
+_TRAILING = " ,;:-–—/&+.…!?'\"(「（{«“‘"
 
 
 def new_id() -> str:
@@ -25,29 +38,79 @@ def new_id() -> str:
     return str(ULID())
 
 
-def safe_title(text: str, *, max_chars: int = MAX_TITLE_CHARS) -> str:
-    """``text`` as a title that is a safe file name and link target.
+def _cut(text: str, max_chars: int, max_bytes: int) -> str:
+    """``text`` cut to ``max_chars`` characters and ``max_bytes`` UTF-8 bytes, on a word boundary
+    when one lies in the second half, never inside a character."""
+    cut = text[:max_chars]
+    encoded = cut.encode("utf-8")
+    if len(encoded) > max_bytes:
+        cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
+    if len(cut) < len(text) and " " in cut[len(cut) // 2 :]:
+        cut = cut[: cut.rfind(" ")]
+    # no dangling joiner, variation selector or combining mark at the cut
+    while cut and unicodedata.category(cut[-1]) in ("Mn", "Me", "Cf"):
+        cut = cut[:-1]
+    return cut
 
-    Removes ``* " \\ / < > : | ? # ^ [ ] %%`` and control characters, collapses whitespace,
-    strips leading dots (hidden files) and trailing dots/spaces, NFC-normalises and cuts at
-    ``max_chars`` on a word boundary. Returns ``""`` when nothing is left; callers fall back.
+
+def _trim_ends(text: str) -> str:
+    """No leading dots or spaces (hidden files), no trailing dots or spaces (Windows)."""
+    text = text.strip()
+    while text.startswith(".") or text.endswith((".", " ")):
+        text = text.lstrip(". ").rstrip(". ")
+    return text
+
+
+def safe_title(
+    text: str, *, max_chars: int = MAX_TITLE_CHARS, max_bytes: int = MAX_TITLE_BYTES
+) -> str:
+    """``text`` as a title that is a safe file name and link target on every synced device.
+
+    Removes ``* " \\ / < > : | ? # ^ [ ] %%``, control characters and lone surrogates, collapses
+    whitespace, strips leading dots (hidden files) and trailing dots/spaces (Windows),
+    NFC-normalises, cuts at ``max_chars`` characters and ``max_bytes`` UTF-8 bytes on a word
+    boundary, and adds ``_`` to a name Windows reserves (``CON`` → ``CON_``, ``nul.txt`` →
+    ``nul_.txt``). Returns ``""``
+    when nothing is left; callers fall back.
     """
+    text = "".join(ch for ch in text if not 0xD800 <= ord(ch) <= 0xDFFF)
     cleaned = _FORBIDDEN.sub(" ", unicodedata.normalize("NFC", text))
-    cleaned = _SPACES.sub(" ", cleaned).strip().lstrip(".").strip()
-    if len(cleaned) > max_chars:
-        cut = cleaned[:max_chars]
-        if " " in cut[max_chars // 2 :]:
-            cut = cut[: cut.rfind(" ")]
-        cleaned = cut
-    return cleaned.rstrip(". ")
+    cleaned = _trim_ends(_SPACES.sub(" ", cleaned))
+    cleaned = _trim_ends(_cut(cleaned, max_chars, max_bytes))
+    stem, dot, rest = cleaned.partition(".")
+    if stem.strip().upper() in WINDOWS_RESERVED:  # Windows ignores what follows the first dot
+        cleaned = stem.rstrip() + "_" + dot + rest
+    return cleaned
+
+
+def _outside_brackets(text: str) -> str:
+    """``text`` up to its first bracket that is not closed in it (a cut must not end inside)."""
+    stack: list[tuple[str, int]] = []
+    for i, ch in enumerate(text):
+        if ch in _OPENERS:
+            stack.append((_OPENERS[ch], i))
+        elif stack and ch == stack[-1][0]:
+            stack.pop()
+    return text[: stack[0][1]] if stack else text
 
 
 def title_from_content(content: str, *, max_words: int = 8) -> str:
-    """A title from the first words of the first non-empty line of ``content``."""
+    """A title from the first words of the first non-empty line of ``content``.
+
+    It ends at a word boundary, never inside brackets or parentheses, and never on a dangling
+    comma, dash or opening bracket: "Promised to send Bob the tart recipe (the one with pears)"
+    gives "Promised to send Bob the tart recipe".
+    """
     for line in content.splitlines():
-        words = safe_title(line.lstrip("#>-*+ \t")).split()
-        if words:
-            return safe_title(" ".join(words[:max_words]))
+        words = safe_title(line.lstrip("#>-*+ \t"), max_chars=10_000).split()
+        if not words:
+            continue
+        text = " ".join(words[:max_words])
+        title = safe_title(text)
+        if len(words) > max_words or len(title) < len(text):  # the line was cut
+            trimmed = _outside_brackets(title).rstrip(_TRAILING)
+            title = safe_title(trimmed) if trimmed else title
+        return title
     return ""
 
 

@@ -8,6 +8,7 @@ file with :mod:`tomllib` and hands the mapping to :func:`parse_settings`.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -153,6 +154,27 @@ def _coerce(section: str, key: str, default: object, value: object) -> object:
     raise SettingsError(f"{where} is not a setting")  # pragma: no cover - defaults are typed
 
 
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def folder_problem(value: str) -> str | None:
+    """Why ``value`` is not a vault-relative folder (``None`` when it is one).
+
+    A folder setting must be relative (no leading ``/`` or drive letter), use ``/`` between
+    parts, and have no empty, ``.``, ``..`` or dot-prefixed (hidden) part.
+    """
+    if value.startswith(("/", "\\")) or _DRIVE.match(value) or "\\" in value:
+        return "must be a folder path relative to the vault, with / between parts"
+    parts = value.strip().rstrip("/").split("/")
+    if any(not part.strip() for part in parts):
+        return "must not have empty parts"
+    if any(part == ".." for part in parts):
+        return "must lie inside the vault (no ..)"
+    if any(part.startswith(".") for part in parts):
+        return "must not be or lie in a hidden (dot) folder, which vaultmem never indexes"
+    return None
+
+
 def _parse_section(name: str, cls: type[Any], raw: object) -> Any:
     if not isinstance(raw, Mapping):
         raise SettingsError(f"[{name}] must be a table")
@@ -165,6 +187,11 @@ def _parse_section(name: str, cls: type[Any], raw: object) -> Any:
                 f"unknown setting [{name}] {key}; known: {', '.join(sorted(known))}"
             )
         changes[key] = _coerce(name, key, getattr(default, key), value)
+        if name == "folders":
+            problem = folder_problem(str(changes[key]))
+            if problem:
+                raise SettingsError(f"[folders] {key} {problem}, not {value!r}")
+            changes[key] = str(changes[key]).strip().rstrip("/")
     try:
         return replace(default, **changes)
     except ValueError as err:  # a range check of the section's own (e.g. DecayParams)

@@ -25,6 +25,7 @@ from vaultmem.core.timestamps import from_epoch, parse_datetime
 from vaultmem.errors import InterruptedRunError, VaultmemError
 from vaultmem.services.placement import HANDS_OFF_SQL
 from vaultmem.services.shared_ids import hold_shared, shared_id_paths
+from vaultmem.store.confinement import left_in_place_warning, linked_notes
 
 if TYPE_CHECKING:
     from vaultmem.services.lifecycle import PassResult, PassSession
@@ -69,6 +70,10 @@ def load_seal_inputs(
         "AND substr(path, 1, ?) = ? ORDER BY path",
         (len(prefix), prefix),
     ).fetchall()
+    linked = linked_notes(vault.root, [row[1] for row in rows])
+    if linked:  # a linked memory is left where it is, never moved into a box
+        vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
+        rows = [row for row in rows if row[1] not in linked]
     targets: dict[int, list[str]] = {}
     for nid, target in db.conn.execute(
         "SELECT l.nid, l.target FROM links l JOIN notes n ON n.nid = l.nid WHERE n.type = 'memory' "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import fnmatch
 import gc
 import json
@@ -32,6 +33,8 @@ from vaultmem.core.links import Link
 from vaultmem.core.note_parse import ParsedNote, parse_note
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import from_epoch
+from vaultmem.errors import NoteError
+from vaultmem.store.confinement import confined_path, is_symlinked, resolves_inside
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
 from vaultmem.store.note_files import content_hash
@@ -92,7 +95,8 @@ def scan_vault(
 
     ``folder`` (vault-relative) limits the walk to the notes below it; paths stay vault-relative
     so ``[index] exclude`` patterns match as they do in a full walk. ``attachments``, when
-    given, receives the path of every attachment the walk passes (never stat'ed).
+    given, receives the path of every attachment the walk passes (never stat'ed). Linked
+    folders are not entered; a linked note is kept only when its target lies inside the vault.
     """
     found: dict[str, tuple[int, int]] = {}
     excludes = settings.index.exclude
@@ -116,6 +120,8 @@ def scan_vault(
                     elif name[-3:].lower() == ".md" and entry.is_file():
                         if excludes and any(fnmatch.fnmatchcase(rel, p) for p in excludes):
                             continue
+                        if entry.is_symlink() and not resolves_inside(root, rel):
+                            continue  # a link out of the vault is never read
                         info = entry.stat()
                         found[rel] = (info.st_size, info.st_mtime_ns)
                     elif attachments is not None and is_attachment(name) and entry.is_file():
@@ -125,6 +131,9 @@ def scan_vault(
                 except OSError:
                     continue
     return found
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,11 +147,19 @@ class _Read:
 
 
 def _read(root: Path, rel: str) -> _Read | None:
+    """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
     try:
-        with open(root / rel, "rb") as handle:
+        try:
+            fd = os.open(root / rel, os.O_RDONLY | _NOFOLLOW)
+        except OSError as err:
+            if err.errno != errno.ELOOP:
+                raise
+            # a symbolic link: followed only to a target inside the vault
+            fd = os.open(confined_path(root, rel), os.O_RDONLY | _NOFOLLOW)
+        with open(fd, "rb") as handle:
             data = handle.read()
             info = os.fstat(handle.fileno())
-    except OSError:
+    except (OSError, NoteError):
         return None
     problems: tuple[str, ...] = ()
     try:
@@ -331,7 +348,12 @@ class _Syncer:
         for rel in gone:
             # second stat: a note the walk missed but that is still there (and not excluded
             # since) stays
-            if os.path.exists(self.root / rel) and not is_ignored(rel, self.settings):
+            if (
+                os.path.exists(self.root / rel)
+                and not is_ignored(rel, self.settings)
+                and resolves_inside(self.root, rel)
+                and not is_symlinked(self.root, rel.rpartition("/")[0])
+            ):
                 continue
             self.edges_changed |= self.db.remove(rel)
             self.dirty_keys.add(note_key(rel))
@@ -488,6 +510,10 @@ def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]
         attachments: set[str] = set()
         for rel in rels:
             full = root / rel
+            if is_symlinked(root, rel.rpartition("/")[0]) or (
+                full.is_dir() and is_symlinked(root, rel)
+            ):
+                continue  # a full walk never enters linked folders either
             if full.is_dir() and not any(p.startswith(".") for p in rel.split("/") if p):
                 present.update(scan_vault(root, settings, folder=rel, attachments=attachments))
                 continue
@@ -501,7 +527,7 @@ def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]
                 info = os.stat(full)
             except OSError:
                 continue
-            if os.path.isfile(full):
+            if os.path.isfile(full) and resolves_inside(root, rel):
                 present[rel] = (info.st_size, info.st_mtime_ns)
         syncer.apply(present, known_all, None)
         syncer.apply_attachments(attachments, db.attachment_paths(under=rels))

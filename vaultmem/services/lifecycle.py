@@ -38,6 +38,7 @@ from vaultmem.services.boxing import plan_box_archival, seal_boxes
 from vaultmem.services.memory_view import MemoryTable, with_moves
 from vaultmem.services.placement import hands_off, plan_repair
 from vaultmem.services.shared_ids import hold_shared, shared_id_paths
+from vaultmem.store.confinement import left_in_place_warning, linked_notes
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.journal_check import MANAGED_TYPES
@@ -252,7 +253,9 @@ def plan_pass(
     else:
         raise ValueError(f"unknown pass {name!r}")
     moves.sort(key=lambda move: move.path)  # the index hands rows over unsorted
-    return PassResult(name, [m for m in moves if m.path not in skip], dry_run=False)
+    linked = linked_notes(vault.root, [m.path for m in moves if m.path not in skip])
+    vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
+    return PassResult(name, [m for m in moves if m.path not in skip | linked], dry_run=False)
 
 
 def on_request_promotion(vault: Vault, path: str, now: dt.datetime) -> Move:

@@ -8,8 +8,11 @@ that carry information are written (``box``/``related`` only when set), and ever
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
+import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -19,6 +22,7 @@ from vaultmem.core.importance import importance_from_level
 from vaultmem.core.naming import new_id
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
+from vaultmem.store.note_files import batched_dir_syncs
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
@@ -113,6 +117,11 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
     """
     if not content or not content.strip():
         raise InputError("nothing to remember: the content is empty")
+    for name, text in (("content", content), ("title", options.get("title"))):
+        if isinstance(text, str) and _SURROGATE.search(text):
+            raise InputError(f"{name} holds a lone surrogate (bytes that are not UTF-8)")
+    if options.get("title") is not None and not isinstance(options["title"], str):
+        raise InputError(f"title must be a string, not {options['title']!r}")
     imp = options.pop("imp", None)
     if imp is not None:
         if options.get("importance") is not None:
@@ -143,7 +152,7 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
         if key in values:
             try:
                 values[key] = parse_datetime(values[key])
-            except ValueError:
+            except (ValueError, OverflowError, OSError):
                 raise InputError(f"{key} is not a datetime: {values[key]!r}") from None
     if "category" in values:
         values["category"] = str(values["category"]).strip() or "fact"
@@ -191,52 +200,188 @@ def draft_from_json(record: object) -> MemoryDraft:
         elif key in DATETIME_KEYS:
             try:
                 extra[key] = parse_datetime(value)
-            except ValueError:
+            except (ValueError, OverflowError, OSError):
                 raise InputError(f"{key} is not a datetime: {value!r}") from None
         else:
-            extra[key] = value
+            extra[key] = _property_value(key, value)
     if options.get("pinned") is not None and not isinstance(options["pinned"], bool):
         raise InputError(f"pinned must be true or false, not {options['pinned']!r}")
     options.setdefault("source", "import")
     return make_draft(content, extra=extra, **options)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PUNCTUATION = re.compile(r"[^\w\s]|_")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _scalar(value: object) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str | int | bool)
+
+
+def _property_value(key: str, value: object) -> object:
+    """``value`` if a note property can hold it (a scalar or a list of scalars), else
+    :class:`InputError` naming ``key``."""
+    if not isinstance(key, str) or not key.strip() or _SURROGATE.search(key):
+        raise InputError(f"{key!r} is not a property name")
+    if isinstance(value, list) and all(_scalar(v) for v in value):
+        items = value
+    elif _scalar(value):
+        items = [value]
+    elif isinstance(value, dict):
+        raise InputError(f"property {key!r}: a nested object is not a note property")
+    else:
+        raise InputError(f"property {key!r}: {value!r} is not a text, number or list of them")
+    if any(isinstance(v, str) and _SURROGATE.search(v) for v in items):
+        raise InputError(f"property {key!r} holds a lone surrogate (bytes that are not UTF-8)")
+    return value
+
+
+def content_key(content: str) -> str:
+    """The normalised content hash that identifies an imported memory without an ``id``.
+
+    Lower-cased, punctuation removed, whitespace collapsed, then SHA-256 (hex): the same words
+    give the same key whatever their case, punctuation or line breaks.
+    """
+    text = _PUNCTUATION.sub(" ", unicodedata.normalize("NFC", content).lower())
+    text = _WHITESPACE.sub(" ", text).strip()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @dataclass(slots=True)
 class ImportReport:
-    """``import`` outcome: paths written, and (line number, problem) of each skipped line."""
+    """``import`` outcome: paths written, lines already there, and bad lines (number, problem)."""
 
     imported: list[str] = field(default_factory=list)
     errors: list[tuple[int, str]] = field(default_factory=list)
+    duplicates: list[tuple[int, str]] = field(default_factory=list)
+    """(line number, path of the memory it repeats) of lines already in the vault or file."""
 
     def as_dict(self) -> dict[str, object]:
         return {
             "imported": len(self.imported),
             "paths": self.imported,
+            "already_there": [{"line": n, "path": p} for n, p in self.duplicates],
             "errors": [{"line": n, "error": e} for n, e in self.errors],
         }
 
 
+IMPORT_BATCH = 500
+"""Notes written between two index updates (one SQLite transaction each) during ``import``."""
+
+
+def _decode(number: int, raw: str | bytes) -> str:
+    if isinstance(raw, str):
+        return raw.lstrip("\ufeff") if number == 1 else raw
+    try:
+        return raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(
+            f"not UTF-8 (byte {err.start + 1}: {raw[err.start : err.start + 1]!r}); "
+            "save the file as UTF-8"
+        ) from None
+
+
+def _parse_line(number: int, raw: str | bytes) -> MemoryDraft | None:
+    """The draft of one JSONL line, ``None`` for a blank line; :class:`InputError` says why not."""
+    line = _decode(number, raw)
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not JSON: {err.msg} at column {err.colno}") from None
+    except RecursionError:
+        raise InputError("not JSON this program reads: nested too deeply") from None
+    return draft_from_json(record)
+
+
+class _Known:
+    """Ids and content keys already in the vault (read from the index once) or in the file."""
+
+    def __init__(self, vault: Vault) -> None:
+        conn = vault.index.conn
+        self.ids: dict[str, str] = dict(
+            conn.execute("SELECT id, path FROM notes WHERE id IS NOT NULL").fetchall()
+        )
+        self.keys: dict[str, str] = {}
+        rows = conn.execute(
+            "SELECT n.path, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid "
+            "WHERE n.type = 'memory'"
+        )
+        for path, body in rows:
+            self.keys.setdefault(content_key(body or ""), path)
+
+    def repeats(self, draft: MemoryDraft) -> str | None:
+        """Path of the memory ``draft`` repeats (same id, else same content key), if any."""
+        if draft.id is not None:
+            return self.ids.get(draft.id)
+        return self.keys.get(content_key(draft.content))
+
+    def add(self, draft: MemoryDraft, note_id: str, path: str) -> None:
+        self.ids[note_id] = path
+        self.keys.setdefault(content_key(draft.content), path)
+
+
 def import_lines(
     vault: Vault,
-    lines: Iterable[str],
+    lines: Iterable[str | bytes],
     *,
     now: dt.datetime,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
-    """Import one memory per JSONL line; a bad line is reported by number and skipped."""
+    """Import one memory per JSONL line (text or raw bytes); never stops at a bad line.
+
+    A bad line (not UTF-8 — a BOM on the first line is fine —, not JSON, not an object, a
+    value a note cannot hold, a bad datetime, a lone surrogate) is reported by number and
+    skipped. A line whose ``id`` — or, without one, whose normalised content (:func:`content_key`)
+    — is already in the vault or earlier in the file is reported as already there and not
+    written again, so importing the same file twice adds nothing. Notes are written with their
+    folder syncs batched and indexed :data:`IMPORT_BATCH` at a time.
+    """
     report = ImportReport()
     with vault_lock(vault.sidecar):
         vault.sync()
-        for number, line in enumerate(lines, 1):
-            if progress is not None:
-                progress(number)
-            if not line.strip():
-                continue
-            try:
-                draft = draft_from_json(json.loads(line))
-                report.imported.append(vault.write_draft(draft, now=now, link=False, synced=True))
-            except json.JSONDecodeError as err:
-                report.errors.append((number, f"not JSON: {err.msg} at column {err.colno}"))
-            except VaultmemError as err:
-                report.errors.append((number, str(err)))
+        known = _Known(vault)
+        pending: list[str] = []
+        taken: set[str] = set()
+        try:
+            with batched_dir_syncs():
+                for number, raw in enumerate(lines, 1):
+                    if progress is not None:
+                        progress(number)
+                    try:
+                        draft = _parse_line(number, raw)
+                        if draft is None:
+                            continue
+                        repeated = known.repeats(draft)
+                        if repeated is not None:
+                            report.duplicates.append((number, repeated))
+                            continue
+                        fields = draft.frontmatter(now)
+                        path = vault.create_memory(
+                            draft.content,
+                            fields,
+                            title=draft.title,
+                            taken=taken,
+                            refresh=False,
+                            explicit_title=False,
+                        )
+                    except VaultmemError as err:
+                        report.errors.append((number, str(err)))
+                        continue
+                    except (TypeError, ValueError, OverflowError, UnicodeError) as err:
+                        report.errors.append((number, f"cannot be written as a note: {err}"))
+                        continue
+                    known.add(draft, str(fields["id"]), path)
+                    report.imported.append(path)
+                    pending.append(path)
+                    if len(pending) >= IMPORT_BATCH:
+                        vault.refresh(pending)
+                        pending, taken = [], set()
+        finally:
+            if pending:
+                vault.refresh(pending)
     return report

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from importlib import resources
@@ -27,6 +28,7 @@ from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import utc_now
 from vaultmem.errors import (
     AmbiguousNoteError,
+    IndexDamagedError,
     InputError,
     NoteChangedError,
     NoteNotFoundError,
@@ -62,7 +64,8 @@ from vaultmem.services.memory_view import (
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.services.undo import UndoReport, undo_last
-from vaultmem.store.index_db import IndexDB
+from vaultmem.store.confinement import confined_path, left_in_place_warning
+from vaultmem.store.index_db import IndexDB, discard_index
 from vaultmem.store.note_files import read_note, recover_interrupted_writes, write_note
 from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
@@ -100,6 +103,9 @@ class Vault:
         self._swept: set[Path] = set()
         self.warnings: list[str] = []
         """Field warnings met while reading notes (one line each, naming note and key)."""
+        self.title_clashes: list[dict[str, str]] = []
+        """New memories named ``title 2`` because ``title`` was taken: requested, taken_by,
+        saved_as."""
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -166,8 +172,32 @@ class Vault:
     def sync(
         self, *, rebuild: bool = False, progress: ProgressCallback | None = None
     ) -> SyncReport:
-        """Incremental index sync (spec 5): unchanged notes are not read; ``rebuild`` restarts."""
-        return sync_index(self.root, self.index, self.settings, rebuild=rebuild, progress=progress)
+        """Incremental index sync (spec 5): unchanged notes are not read; ``rebuild`` restarts.
+
+        A read-only sidecar is not synced (a warning says so; the index is used as it is).
+        ``rebuild`` replaces a damaged ``index.db`` with a new one built from the notes.
+        """
+        if rebuild:
+            return self._rebuild(progress)
+        if self.index.read_only:
+            self.warnings.append(
+                f"{self.sidecar} is read-only: the index is used as it is and may miss recent edits"
+            )
+            return SyncReport()
+        return sync_index(self.root, self.index, self.settings, progress=progress)
+
+    def _rebuild(self, progress: ProgressCallback | None) -> SyncReport:
+        with vault_lock(self.sidecar):
+            try:
+                return sync_index(
+                    self.root, self.index, self.settings, rebuild=True, progress=progress
+                )
+            except (IndexDamagedError, sqlite3.DatabaseError):
+                self.close()
+                discard_index(self.sidecar)
+                return sync_index(
+                    self.root, self.index, self.settings, rebuild=True, progress=progress
+                )
 
     def refresh(self, paths: Iterable[str]) -> SyncReport:
         """Re-index just ``paths`` (vault-relative), e.g. after vaultmem wrote them."""
@@ -199,7 +229,7 @@ class Vault:
         return self._load(path, now or utc_now())
 
     def _load(self, path: str, now: dt.datetime) -> Memory:
-        snapshot = read_note(self.root / path)
+        snapshot = read_note(confined_path(self.root, path))
         mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
         note = parse_note(path, snapshot.text, fallback_time=mtime)
         self.warnings.extend(w.message(path) for w in note.warnings)
@@ -227,10 +257,12 @@ class Vault:
         unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
         """
         with vault_lock(self.sidecar):
-            full = confined(self.root, path)
-            self._sweep(full.parent)
+            confined(self.root, path)
+            # a linked memory is edited in its target (inside the vault), so the link stays
+            target = confined_path(self.root, path)
+            self._sweep(target.parent)
             for attempt in (1, 2):
-                snapshot = read_note(full)
+                snapshot = read_note(target)
                 note = parse_note(path, snapshot.text)
                 if note.problems:
                     raise UnsafeNoteError(path, f"{note.problems[0]}; not written")
@@ -239,12 +271,12 @@ class Vault:
                 except FrontmatterError as err:
                     raise UnsafeNoteError(path, f"{err}; not written") from None
                 try:
-                    write_note(full, text, expected=snapshot.fingerprint)
+                    write_note(target, text, expected=snapshot.fingerprint)
                     break
                 except NoteChangedError:
                     if attempt == 2:
                         raise
-        self.refresh([path])
+        self.refresh([path, target.relative_to(self.root).as_posix()])
         return self._load(path, now or utc_now())
 
     def touch(self, ref: str, *, boost: bool = False, now: dt.datetime | None = None) -> Memory:
@@ -335,12 +367,14 @@ class Vault:
 
     def import_jsonl(
         self,
-        lines: Iterable[str],
+        lines: Iterable[str | bytes],
         *,
         now: dt.datetime | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> ImportReport:
-        """Import one memory per JSONL line (see :func:`.remembering.draft_from_json`)."""
+        """Import one memory per JSONL line, text or raw bytes (see
+        :func:`.remembering.import_lines`): bad lines are reported and skipped, lines already
+        in the vault are not imported again."""
         return import_lines(self, lines, now=now or utc_now(), progress=progress)
 
     # ------------------------------------------------------------------ listing
@@ -419,6 +453,8 @@ class Vault:
         if ref is None:
             return self.lifecycle(("promote",), dry_run=dry_run, now=when).results[0]
         path = self._managed(ref)
+        if os.path.islink(self.root / path):
+            raise InputError(left_in_place_warning(path))
         with PassSession(self, "promote", when, dry_run=dry_run) as session:
             result = plan_pass(self, "promote", when)
             result.planned = [m for m in result.planned if m.path == path]
@@ -524,14 +560,40 @@ class Vault:
                 report.commit_error = f"{err}. The undo was done but not committed"
         return report
 
-    def unique_title(self, title: str) -> str:
-        """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive)."""
+    def unique_title(self, title: str, taken: set[str] | None = None) -> str:
+        """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive).
+
+        ``taken``: lower-cased file names written but not indexed yet (a batch of imports).
+        """
         n = 1
         while True:
             candidate = numbered(title, n)
-            if not self.index.paths_with_name(note_key(candidate + ".md")):
+            key = note_key(candidate + ".md")
+            if not (taken and key in taken) and not self.index.paths_with_name(key):
                 return candidate
             n += 1
+
+    def _report_title_clash(
+        self, base: str, name: str, *, explicit: bool, batch: set[str] | None = None
+    ) -> None:
+        """Say why a new memory is named ``name`` and not ``base`` (never silently).
+
+        Reported when the title was asked for, or when the note holding it is a person's own
+        (not a memory): a warning line and a :attr:`title_clashes` entry.
+        """
+        taken = self.index.paths_with_name(note_key(base + ".md"))
+        owner = taken[0] if taken else base + ".md"
+        row = self.index.note_row(owner) if taken else None
+        managed = row is not None and row["type"] in ("memory", "box", "trace")
+        if not taken and batch and note_key(base + ".md") in batch:
+            managed = True  # written by this batch, not indexed yet
+        if explicit or not managed:
+            whose = "a memory" if managed else "a note of yours, not a memory"
+            self.title_clashes.append({"requested": base, "taken_by": owner, "saved_as": name})
+            self.warnings.append(
+                f"the title {base!r} is taken by {owner} ({whose}); saved as {name!r} "
+                "— give another --title to choose the name"
+            )
 
     def create_memory(
         self,
@@ -540,22 +602,39 @@ class Vault:
         *,
         title: str | None = None,
         folder: str | None = None,
+        taken: set[str] | None = None,
+        refresh: bool = True,
+        explicit_title: bool | None = None,
     ) -> str:
         """Write a new memory note; returns its vault-relative path. ``fields`` in output order.
 
         The caller holds the vault lock and has synced the index (the name must be unique).
+        A batch writer passes ``taken`` (names it wrote, updated here) and ``refresh=False``,
+        and refreshes the index itself once per batch. A clash of the name with a person's note
+        is always reported (:attr:`title_clashes`); one with a memory only when ``title`` was
+        asked for (``explicit_title``, default: whenever ``title`` is given).
         """
         base = safe_title(title) if title else title_from_content(content)
         if not base:
             base = f"Memory {fields.get('id') or new_id()}"
         with vault_lock(self.sidecar):
-            name = self.unique_title(base)
+            name = self.unique_title(base, taken)
+            if name != base:
+                self._report_title_clash(
+                    base,
+                    name,
+                    explicit=bool(title) if explicit_title is None else explicit_title,
+                    batch=taken,
+                )
             rel = f"{folder or self.settings.folders.stm}/{name}.md"
             body = content if content.endswith("\n") else content + "\n"
             full = confined(self.root, rel)
             self._sweep(full.parent)
             write_note(full, render_note(fields, body), expected=None)
-        self.refresh([rel])
+        if taken is not None:
+            taken.add(note_key(rel))
+        if refresh:
+            self.refresh([rel])
         return rel
 
 

@@ -146,6 +146,7 @@ class VaultWatcher:
         self._ready = threading.Event()
         self._stopped = threading.Event()
         self._initial: SyncReport | None = None
+        self._db: IndexDB | None = None  # the worker's index (a new one after a rebuild)
         self._start_error: BaseException | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -340,23 +341,69 @@ class VaultWatcher:
         except BaseException as err:  # handed to start(), which raises it
             self._start_error = err
         self._ready.set()
+        self._db = db
         try:
             if db is not None and self._initial is not None:
                 self._loop(db)
+        except VaultmemError as err:  # e.g. the sidecar cannot be made again
+            logger.error("watch: %s; the index is no longer kept in sync", err)
         except BaseException:  # a bug: say so loudly; `running` turns False
             logger.exception("watch: the worker failed; the index is no longer kept in sync")
         finally:
-            if db is not None:
-                db.close()
+            if self._db is not None:
+                self._db.close()
             self._stopped.set()
 
     def _check_stopping(self, done: int, total: int) -> None:
         if self._stopping:
             raise _Stopping
 
+    def _index_file_id(self, db: IndexDB) -> tuple[int, int] | None:
+        try:
+            info = os.stat(db.path)
+        except OSError:
+            return None
+        return info.st_dev, info.st_ino
+
+    def _reopen_if_gone(self, db: IndexDB, known: tuple[int, int] | None) -> IndexDB:
+        """A new index when ``.vaultmem/`` or ``index.db`` was deleted or replaced meanwhile.
+
+        Writing on into a deleted database would keep an index nobody else sees; instead the
+        sidecar is made again and filled by a full sync. Raises what :meth:`IndexDB.open`
+        raises when it cannot be made again (the worker then stops with that message).
+        """
+        if known is not None and self._index_file_id(db) == known:
+            return db
+        db.close()  # closing twice (after a failed try) is harmless
+        fresh = IndexDB.open(self.vault.sidecar)
+        report = sync_index(self.vault.root, fresh, self.vault.settings)
+        logger.warning("watch: index rebuilt: %d notes", report.added + report.unchanged)
+        return fresh
+
     def _loop(self, db: IndexDB) -> None:
         retry_seconds = 0.5
+        known = self._index_file_id(db)
+        failed = ""
         while True:
+            if known is None or self._index_file_id(db) != known:
+                if not failed:
+                    logger.warning(
+                        "watch: %s was deleted or replaced; rebuilding the index", db.path
+                    )
+                try:
+                    db = self._reopen_if_gone(db, known)
+                except VaultmemError as err:  # e.g. still being deleted: try again soon
+                    if str(err) != failed:
+                        logger.error("watch: %s; trying again", err)
+                    failed = str(err) or "failed"
+                    with self._cond:
+                        self._cond.wait_for(lambda: self._stopping, HEALTH_CHECK_SECONDS)
+                    if self._stopping:
+                        return
+                    continue
+                failed = ""
+                self._db = db
+                known = self._index_file_id(db)
             batch = self._next_batch()
             if batch is None:
                 if self._stopping:

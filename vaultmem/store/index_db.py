@@ -8,6 +8,7 @@ rebuilt from the notes without loss.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -20,9 +21,10 @@ from vaultmem.core.fields import DATETIME_KEYS
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.note_parse import ParsedNote, title_of
 from vaultmem.core.timestamps import to_epoch
+from vaultmem.errors import IndexDamagedError, SidecarError
 from vaultmem.store.index_links import LinkIndex
 from vaultmem.store.index_schema import migrate
-from vaultmem.store.sidecar import ensure_sidecar
+from vaultmem.store.sidecar import ensure_sidecar, is_writable
 
 INDEX_FILE = "index.db"
 PARSER_VERSION = 6
@@ -73,6 +75,103 @@ _INSERT_SQL = (
     f"VALUES ({', '.join('?' * len(_INSERT_COLUMNS))})"
 )
 _UPDATE_SQL = f"UPDATE notes SET {', '.join(f'{c} = ?' for c in _INSERT_COLUMNS)} WHERE nid = ?"
+
+
+_DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "vtable constructor failed")
+
+
+def index_error(path: Path, err: sqlite3.Error) -> SidecarError:
+    """A SQLite error on the index at ``path`` as a one-line :class:`SidecarError`."""
+    message = str(err)
+    code = getattr(err, "sqlite_errorname", "")
+    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
+        sign in message for sign in _DAMAGE_SIGNS
+    ):
+        return IndexDamagedError(
+            path,
+            f"the index is damaged ({message}); run `vaultmem index --rebuild` to rebuild it "
+            "from the notes (no note is affected)",
+        )
+    if "readonly" in message or "read-only" in message:
+        return SidecarError(path, f"{message}; make .vaultmem/ writable")
+    return SidecarError(path, f"the index cannot be used: {message}")
+
+
+class _Cursor(sqlite3.Cursor):
+    r"""A cursor whose SQLite errors are :class:`SidecarError`\ s naming the index file."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def executemany(self, sql: str, parameters: Any, /) -> _Cursor:
+        try:
+            return super().executemany(sql, parameters)
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def executescript(self, script: str, /) -> _Cursor:
+        try:
+            super().executescript(script)
+            return self
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size)
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+
+class _Connection(sqlite3.Connection):
+    """The index's connection: statements run through :class:`_Cursor` (errors mapped).
+
+    Iterating a cursor is left at C speed; a damaged page met only there surfaces as
+    ``sqlite3.DatabaseError``, which :func:`index_error` describes for the CLI's last resort.
+    """
+
+    db_path: Path = Path(INDEX_FILE)
+
+    def cursor(self, factory: Any = _Cursor) -> _Cursor:  # type: ignore[override]
+        cursor: _Cursor = super().cursor(factory)
+        return cursor
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> _Cursor:
+        return self.cursor().executemany(sql, parameters)
+
+    def executescript(self, script: str, /) -> _Cursor:
+        return self.cursor().executescript(script)
+
+
+def _db_path(cursor: sqlite3.Cursor) -> Path:
+    return getattr(cursor.connection, "db_path", Path(INDEX_FILE))
+
+
+def discard_index(sidecar: Path) -> None:
+    """Delete ``index.db`` and its WAL files (a damaged index; it is rebuilt from the notes)."""
+    for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):
+        try:
+            (sidecar / name).unlink(missing_ok=True)
+        except OSError as err:
+            raise SidecarError(sidecar / name, f"cannot remove it: {err.strerror}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,13 +238,29 @@ class IndexDB(LinkIndex):
         self.path = path
         self.recreated = recreated
         """True when the file was missing or corrupt and has just been created empty."""
+        self.read_only = False
+        """True when the sidecar is read-only: the index is read as it is and never synced."""
 
     @classmethod
     def open(cls, sidecar: Path) -> IndexDB:
-        """Open (creating or migrating) ``sidecar/index.db``; a corrupt file is replaced."""
+        """Open (creating or migrating) ``sidecar/index.db``; a corrupt file is replaced.
+
+        A read-only sidecar is opened read-only (:attr:`read_only`; nothing is synced). Raises
+        :class:`SidecarError` when ``index.db`` is a folder or cannot be opened, and — for
+        every later query — :class:`IndexDamagedError` when a page is damaged (the message
+        names ``vaultmem index --rebuild``).
+        """
         ensure_sidecar(sidecar)
         path = sidecar / INDEX_FILE
+        if path.is_dir():
+            raise SidecarError(
+                path,
+                "is a folder, not the index file; remove it (the index is rebuilt from the notes)",
+            )
+        if not is_writable(sidecar):
+            return cls._open_read_only(path)
         existed = path.exists()
+        conn: sqlite3.Connection | None = None
         try:
             conn = cls._connect(path)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -154,19 +269,49 @@ class IndexDB(LinkIndex):
             db = cls(conn, path, recreated=not existed)
             db._check_parser_version()
             return db
-        except sqlite3.DatabaseError:
-            with_suffixes = [
-                path,
-                path.with_name(INDEX_FILE + "-wal"),
-                path.with_name(INDEX_FILE + "-shm"),
-            ]
-            for stale in with_suffixes:
-                stale.unlink(missing_ok=True)
-            conn = cls._connect(path)
-            migrate(conn)
+        except (sqlite3.DatabaseError, SidecarError):
+            if conn is not None:
+                conn.close()
+            discard_index(sidecar)
+            try:
+                conn = cls._connect(path)
+                migrate(conn)
+            except sqlite3.Error as err:
+                raise SidecarError(path, f"cannot create the index: {err}") from None
             db = cls(conn, path, recreated=True)
             db._check_parser_version()
             return db
+
+    @classmethod
+    def _open_read_only(cls, path: Path) -> IndexDB:
+        if not path.is_file():
+            raise SidecarError(
+                path.parent,
+                "is read-only and holds no index; make it writable (vaultmem keeps its index "
+                "there)",
+            )
+        try:
+            conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro&immutable=1",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=_Connection,
+            )
+            conn.db_path = path
+            conn.execute("SELECT count(*) FROM notes").fetchone()
+            row = conn.execute("SELECT value FROM meta WHERE key = 'parser_version'").fetchone()
+        except (sqlite3.Error, SidecarError):
+            raise SidecarError(
+                path, "is read-only and cannot be read; make .vaultmem/ writable"
+            ) from None
+        if row is None or row[0] != str(PARSER_VERSION):
+            raise SidecarError(
+                path, "is read-only and was built by another vaultmem version; make it writable"
+            )
+        db = cls(conn, path, recreated=False)
+        db.read_only = True
+        return db
 
     def _check_parser_version(self) -> None:
         """Rows parsed by another version of the note parser are dropped (re-read on next sync)."""
@@ -184,7 +329,10 @@ class IndexDB(LinkIndex):
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            path, timeout=30.0, isolation_level=None, check_same_thread=False, factory=_Connection
+        )
+        conn.db_path = path
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
@@ -202,7 +350,8 @@ class IndexDB(LinkIndex):
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            with contextlib.suppress(SidecarError):  # a damaged index may refuse even that
+                self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from vaultmem.core.settings import Settings, SettingsError, parse_settings
 from vaultmem.errors import ConfigError
+from vaultmem.store.confinement import resolves_inside
 
 SETTINGS_FILE = "vaultmem.toml"
 
@@ -15,7 +16,7 @@ def load_settings(root: Path) -> Settings:
     """Settings of the vault at ``root``; defaults when it has no ``vaultmem.toml``.
 
     Raises :class:`ConfigError` naming the file and the problem (TOML syntax, unknown key,
-    wrong type).
+    wrong type, a ``[folders]`` value outside the vault — also through a symbolic link).
     """
     path = root / SETTINGS_FILE
     if not path.exists():
@@ -28,6 +29,15 @@ def load_settings(root: Path) -> Settings:
     except OSError as err:
         raise ConfigError(path, f"cannot read: {err.strerror}") from None
     try:
-        return parse_settings(raw)
+        settings = parse_settings(raw)
     except SettingsError as err:
         raise ConfigError(path, str(err)) from None
+    for key in ("stm", "boxes", "ltm", "archive"):
+        folder = getattr(settings.folders, key)
+        if not resolves_inside(root, folder):
+            raise ConfigError(
+                path,
+                f"[folders] {key} must lie inside the vault, not {folder!r} "
+                "(a symbolic link leads outside)",
+            )
+    return settings

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from vaultmem.errors import LockedError
+from vaultmem.errors import LockedError, SidecarError
 from vaultmem.store.sidecar import ensure_sidecar
 
 _LOCKS: dict[str, FileLock] = {}
@@ -20,8 +21,9 @@ def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None
     """Hold the vault's write lock for the ``with`` block.
 
     Raises :class:`LockedError` when another vaultmem process keeps it longer than
-    ``timeout_seconds`` (typically a lifecycle pass; ``0`` = do not wait). Re-entrant within
-    one process.
+    ``timeout_seconds`` (typically a lifecycle pass; ``0`` = do not wait), and
+    :class:`SidecarError` when the lock file cannot be made (a read-only sidecar, a folder in
+    its place). Re-entrant within one process.
     """
     ensure_sidecar(sidecar)
     path = str((sidecar / "lock").resolve())
@@ -33,6 +35,13 @@ def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None
             f"another vaultmem process is writing to this vault (a pass is running); "
             f"lock: {sidecar / 'lock'}"
         ) from None
+    except OSError as err:
+        problem = (
+            "is a folder, not vaultmem's lock file; remove it"
+            if os.path.isdir(path)
+            else f"cannot take the vault lock: {err.strerror} (vaultmem writes only with it)"
+        )
+        raise SidecarError(sidecar / "lock", problem) from None
     try:
         yield
     finally:

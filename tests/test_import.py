@@ -1,0 +1,142 @@
+"""``import`` never stops at a bad line, and importing the same file twice adds nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vaultmem import Vault
+from vaultmem.cli import main
+from vaultmem.services.remembering import IMPORT_BATCH, content_key
+
+NOW = "2026-11-20T09:00:00"
+
+LINES: list[tuple[bytes, str | None]] = [
+    # (line bytes, expected problem: None = imported, "dup" = already there)
+    (
+        b'\xef\xbb\xbf{"content": "First good memory about apples", '
+        b'"id": "01JIMPORTAPPLES00000000000"}',
+        None,
+    ),
+    (b'{"content": "unterminated"', "not JSON"),
+    (b'{"content": "x", "meta": {"a": 1}}', "a nested object is not a note property"),
+    (b'{"content": "y", "title": 42}', "title must be a string"),
+    (b'{"content": "z", "title": ["a", "b"]}', "title must be a string"),
+    (b'{"content": "w", "created": 1e20}', "created is not a datetime"),
+    (b'{"content": "lone \\ud800 surrogate"}', "lone surrogate"),
+    ('{"content": "Caf\xe9 cr\xe8me"}'.encode("latin-1"), "not UTF-8"),
+    (b'{"content": "Second good memory: bananas!", "tags": ["fruit"]}', None),
+    (b"   ", None),
+    (b'{"content": {"nested": 1}}', 'missing "content"'),
+    (b"[1, 2]", "must be a JSON object"),
+    (b'{"content": "second GOOD memory -- bananas"}', "dup"),
+    (b'{"content": "v", "created": "not a date"}', "created is not a datetime"),
+    (b'{"content": "deep", "x": [[1]]}', "is not a text, number or list"),
+    (b'{"content": "nan strength", "strength": NaN}', "strength must be a number"),
+    (b'{"content": "dup id", "id": "01JIMPORTAPPLES00000000000"}', "dup"),
+    (b'{"content": "bad tags", "tags": {"a": 1}}', "tags must be a list"),
+    (b'{"content": "bad pinned", "pinned": "yes"}', "pinned must be true or false"),
+    (b'{"content": "\\ud83d\\ude00 emoji pair is fine"}', None),
+]
+
+
+def run(*args: str, vault: Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, [*args, "--vault", str(vault)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "v"
+    Vault.init(root)
+    return root
+
+
+def _notes(vault: Path) -> set[str]:
+    return {p.relative_to(vault).as_posix() for p in (vault / "STM").glob("*.md")}
+
+
+def test_bad_lines_are_reported_by_number_and_skipped(vault: Path, tmp_path: Path) -> None:
+    jsonl = tmp_path / "memories.jsonl"
+    jsonl.write_bytes(b"\n".join(line for line, _ in LINES) + b"\n")
+    code, out, err = run("import", str(jsonl), "--json", "--now", NOW, vault=vault)
+    assert code == 0, err
+    assert "Traceback" not in err
+    report = json.loads(out)
+    errors = {e["line"]: e["error"] for e in report["errors"]}
+    for number, (_, expected) in enumerate(LINES, 1):
+        if expected in (None, "dup"):
+            assert number not in errors, (number, errors.get(number))
+        else:
+            assert expected in errors[number], (number, errors.get(number))
+            assert f"line {number}: " in err
+    assert report["imported"] == 3
+    assert [d["line"] for d in report["already_there"]] == [13, 17]
+    written = _notes(vault)
+    assert written == set(report["paths"])
+    texts = [(vault / p).read_text(encoding="utf-8") for p in written]
+    assert any("First good memory about apples" in t for t in texts)
+    assert any("😀 emoji pair is fine" in t for t in texts)
+    listed = json.loads(run("list", "--json", vault=vault)[1])
+    assert {row["path"] for row in listed} == written
+
+    code, out, err = run("import", str(jsonl), "--json", "--now", NOW, vault=vault)
+    assert code == 0
+    again = json.loads(out)
+    assert again["imported"] == 0 and again["paths"] == []
+    assert [d["line"] for d in again["already_there"]] == [1, 9, 13, 17, 20]
+    assert _notes(vault) == written
+
+
+def test_a_file_of_only_bad_lines_exits_1_naming_it(vault: Path, tmp_path: Path) -> None:
+    jsonl = tmp_path / "bad.jsonl"
+    jsonl.write_bytes(b'{"content": 1}\nnot json\n')
+    code, out, err = run("import", str(jsonl), vault=vault)
+    assert code == 1
+    assert "line 1: " in err and "line 2: not JSON" in err
+    assert f"no line of {jsonl} could be imported" in err
+
+
+def test_reimport_matches_content_ignoring_case_punctuation_and_spacing(
+    vault: Path, tmp_path: Path
+) -> None:
+    with Vault.open(vault) as v:
+        v.remember("Staging DB is Postgres 16, port 5433.", now=None)
+    jsonl = tmp_path / "m.jsonl"
+    jsonl.write_text(
+        json.dumps({"content": "staging db is postgres 16 port 5433"})
+        + "\n"
+        + json.dumps({"content": "Staging DB is Postgres 16, port 5432."})
+        + "\n"
+    )
+    code, out, err = run("import", str(jsonl), "--json", vault=vault)
+    report = json.loads(out)
+    assert report["imported"] == 1 and [d["line"] for d in report["already_there"]] == [1]
+    assert content_key("A  b,\nC!") == content_key("a b c")
+    assert content_key("a b c") != content_key("a b d")
+
+
+def test_a_large_import_spans_batches_and_names_clashes_apart(vault: Path, tmp_path: Path) -> None:
+    count = IMPORT_BATCH + 20
+    jsonl = tmp_path / "many.jsonl"
+    jsonl.write_text(
+        "".join(
+            json.dumps({"content": f"Weekly note number {i}", "title": "Weekly note"}) + "\n"
+            for i in range(count)
+        )
+    )
+    code, out, err = run("import", str(jsonl), "--json", "--now", NOW, vault=vault)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["imported"] == count and not report["errors"]
+    assert len(set(report["paths"])) == count
+    assert (
+        "STM/Weekly note.md" in report["paths"] and f"STM/Weekly note {count}.md" in report["paths"]
+    )
+    with Vault.open(vault) as v:
+        assert v.sync().any_change is False
+        assert v.index.note_count() >= count

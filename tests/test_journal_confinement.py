@@ -1,0 +1,180 @@
+"""Every path vaultmem writes stays inside the vault; a hostile journal is refused, naming it.
+
+The journal in ``.vaultmem/journal/`` is input like any other: a crafted or damaged line must
+make ``lifecycle`` and ``undo`` refuse with one line naming the file and line, changing nothing
+inside the vault or outside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import snapshot_files
+
+from vaultmem import Vault
+from vaultmem.cli import main
+from vaultmem.errors import UnsafePathError
+from vaultmem.store.vault_paths import confined
+
+MEMORY = "---\nid: M1\ntype: memory\nstatus: active\n---\nA memory.\n"
+PERSONAL = "# My own note\nNot a memory.\n"
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "../outside.md",
+        "STM/../../outside.md",
+        "/etc/passwd",
+        "C:\\Windows\\x.md",
+        "C:x.md",
+        ".git/config",
+        ".obsidian/app.json",
+        ".vaultmem/index.db",
+        "STM/.hidden.md",
+        "",
+        "STM//x.md",
+        "STM/./x.md",
+        "STM/x\x00.md",
+    ],
+)
+def test_confined_refuses_paths_outside_or_hidden(tmp_path: Path, rel: str) -> None:
+    with pytest.raises(UnsafePathError):
+        confined(tmp_path, rel)
+
+
+def test_confined_follows_symlinks(tmp_path: Path) -> None:
+    root, outside = tmp_path / "vault", tmp_path / "outside"
+    (root / "STM").mkdir(parents=True)
+    outside.mkdir()
+    assert confined(root, "STM/a.md") == root.resolve() / "STM" / "a.md"
+    os.symlink(outside, root / "Linked")
+    with pytest.raises(UnsafePathError, match="outside the vault"):
+        confined(root, "Linked/a.md")
+    os.symlink(outside / "secret.md", root / "STM" / "link.md")
+    with pytest.raises(UnsafePathError, match="outside the vault"):
+        confined(root, "STM/link.md")
+    os.symlink(root / ".vaultmem", root / "STM" / "side")
+    with pytest.raises(UnsafePathError, match="dot-folder"):
+        confined(root, "STM/side/x.md")
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Vault:
+    v, _ = Vault.init(tmp_path / "v")
+    (v.root / "STM" / "Memory.md").write_text(MEMORY, encoding="utf-8")
+    (v.root / "Notes").mkdir()
+    (v.root / "Notes" / "Mine.md").write_text(PERSONAL, encoding="utf-8")
+    v.sync()
+    return v
+
+
+def _op(
+    kind: str,
+    target: str,
+    *,
+    source: str | None = None,
+    before: str | None = None,
+    after: str | None = None,
+    seq: object = 1,
+) -> dict[str, object]:
+    return {
+        "op": kind,
+        "seq": seq,
+        "source": source,
+        "target": target,
+        "before": before,
+        "after": after,
+    }
+
+
+HEADER = {
+    "journal": 1,
+    "command": "lifecycle",
+    "now": "2026-12-01T00:00:00+00:00",
+    "started": "2026-12-01T00:00:00+00:00",
+}
+
+
+def _cases(root: Path, outside: Path) -> dict[str, list[str]]:
+    good_move = _op(
+        "move",
+        "Archive/Memory.md",
+        source="STM/Memory.md",
+        before=MEMORY,
+        after=MEMORY.replace("active", "archived"),
+    )
+
+    def lines(*records: object) -> list[str]:
+        return [json.dumps(HEADER)] + [json.dumps(r) for r in records]
+
+    return {
+        "dotdot target": lines(_op("create", "../escape.md", after=MEMORY)),
+        "absolute target": lines(_op("create", str(outside / "evil.md"), after=MEMORY)),
+        "absolute source": lines(
+            _op(
+                "move",
+                "Archive/x.md",
+                source=str(outside / "victim.md"),
+                before=MEMORY,
+                after=MEMORY,
+            )
+        ),
+        "delete outside": lines(_op("delete", "../victim.md", before=MEMORY)),
+        "unmanaged delete": lines(_op("delete", "Notes/Mine.md", before=PERSONAL)),
+        "unmanaged edit": lines(_op("edit", "Notes/Mine.md", before=PERSONAL, after=MEMORY)),
+        "outside folders": lines(_op("create", "Notes/New.md", after=MEMORY)),
+        "dot-folder": lines(_op("create", "STM/.obsidian/x.md", after=MEMORY)),
+        "not json mid-file": [json.dumps(HEADER), "{not json", json.dumps(good_move)],
+        "seq as text": lines(_op("create", "STM/New.md", after=MEMORY, seq="1")),
+        "text as number": lines({**_op("create", "STM/New.md", after=MEMORY), "after": 7}),
+        "unknown op": lines({**_op("create", "STM/New.md", after=MEMORY), "op": "chmod"}),
+        "done of nothing": lines(good_move, {"done": 9}),
+        "not a note": lines(_op("create", "STM/run.sh", after=MEMORY)),
+        "no header": [json.dumps(good_move)],
+    }
+
+
+@pytest.mark.parametrize("command", ["lifecycle", "undo"])
+def test_a_hostile_journal_is_refused_with_one_line_and_nothing_changes(
+    vault: Vault, tmp_path: Path, command: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.md").write_text(MEMORY, encoding="utf-8")
+    folder = vault.sidecar / "journal"
+    folder.mkdir(exist_ok=True)
+    for name, lines in _cases(vault.root, outside).items():
+        journal = folder / f"20260101T000000000000-{name.replace(' ', '-')}.jsonl"
+        journal.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        before, around = snapshot_files(vault.root), snapshot_files(tmp_path / "outside")
+        result = CliRunner().invoke(
+            main,
+            [command, "--vault", str(vault.root), "--now", "2026-12-01"]
+            if command == "lifecycle"
+            else [command, "--vault", str(vault.root)],
+        )
+        assert result.exit_code == 1, name
+        message = result.stderr.strip()
+        assert "\n" not in message and "Traceback" not in result.output, name
+        assert journal.name in message and "refused" in message, (name, message)
+        bad_line = len(lines) if name != "not json mid-file" else 2
+        assert f".jsonl:{bad_line}:" in message, (name, message)
+        assert snapshot_files(vault.root) == before, name
+        assert snapshot_files(tmp_path / "outside") == around, name
+        assert not (vault.root.parent / "escape.md").exists()
+        journal.unlink()
+
+
+def test_a_torn_last_line_is_still_a_killed_append(vault: Vault) -> None:
+    folder = vault.sidecar / "journal"
+    folder.mkdir(exist_ok=True)
+    journal = folder / "20260101T000000000000-lifecycle.jsonl"
+    journal.write_text(json.dumps(HEADER) + '\n{"op": "move", "seq": 1, "sou', encoding="utf-8")
+    result = CliRunner().invoke(main, ["lifecycle", "--vault", str(vault.root)])
+    assert result.exit_code == 0, result.output
+    assert "finished an interrupted pass first" in result.output
