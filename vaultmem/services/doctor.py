@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from vaultmem.services.index_sync import scan_vault, templates_folder
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,7 @@ class DoctorReport:
         }
 
 
-def check_vault(vault: Vault) -> DoctorReport:
+def check_vault(vault: VaultContext) -> DoctorReport:
     """Run every check; the index is synced (repaired) after comparing it with the disk."""
     report = DoctorReport()
     on_disk = scan_vault(vault.root, vault.settings)

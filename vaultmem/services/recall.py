@@ -65,7 +65,7 @@ from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.memory_view import MemoryRow, rows_of
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 BM25_WEIGHTS = (5.0, 1.0, 3.0)
 """``bm25(notes_fts, title, body, tags)`` column weights: a word in the title counts 5×."""
@@ -161,7 +161,7 @@ class RecallFilters:
         return " AND ".join(f"({c})" for c in clauses) or "1", params
 
 
-def _checked_k(vault: Vault, k: object) -> int:
+def _checked_k(vault: VaultContext, k: object) -> int:
     """``k`` (default ``[recall] k``); raises :class:`InputError` unless a whole number ≥ 1."""
     value = vault.settings.recall.k if k is None else k
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -169,7 +169,9 @@ def _checked_k(vault: Vault, k: object) -> int:
     return value
 
 
-def recall_weights(vault: Vault, overrides: Mapping[str, float] | None = None) -> FusionWeights:
+def recall_weights(
+    vault: VaultContext, overrides: Mapping[str, float] | None = None
+) -> FusionWeights:
     """The vault's ``[recall]`` weights with ``overrides``; raises :class:`InputError`."""
     try:
         return FusionWeights.from_settings(vault.settings.recall).with_overrides(overrides)
@@ -178,7 +180,7 @@ def recall_weights(vault: Vault, overrides: Mapping[str, float] | None = None) -
 
 
 def recall_notes(
-    vault: Vault, query: str, *, k: int | None, now: dt.datetime, **options: Any
+    vault: VaultContext, query: str, *, k: int | None, now: dt.datetime, **options: Any
 ) -> list[Hit]:
     """The ``k`` best notes for ``query`` at ``now`` (spec 7), best first.
 
@@ -205,7 +207,7 @@ def recall_notes(
     return hits
 
 
-def _touch(vault: Vault, hits: Sequence[Hit], now: dt.datetime) -> None:
+def _touch(vault: VaultContext, hits: Sequence[Hit], now: dt.datetime) -> None:
     """Reinforce the memories among ``hits`` (spec 3.4: ``recall --touch``).
 
     Goes straight to :meth:`Vault.edit` with the paths recall already resolved (``Vault.touch``
@@ -222,8 +224,8 @@ def _touch(vault: Vault, hits: Sequence[Hit], now: dt.datetime) -> None:
 
 
 def _rank(
-    vault: Vault, terms: Sequence[str], filters: RecallFilters, weights: FusionWeights, k: int,
-    now: dt.datetime,
+    vault: VaultContext, terms: Sequence[str], filters: RecallFilters, weights: FusionWeights,
+    k: int, now: dt.datetime,
 ) -> list[Hit]:
     """Candidates → signals → fused order → blended top ``k`` as :class:`Hit` objects."""
     conn = vault.index.conn
@@ -476,7 +478,7 @@ def _rows_at(
     return [tuple(row) for row in rows]
 
 
-def review_queue(vault: Vault, *, k: int | None, now: dt.datetime) -> list[MemoryRow]:
+def review_queue(vault: VaultContext, *, k: int | None, now: dt.datetime) -> list[MemoryRow]:
     """Active memories in the danger zone, highest review priority first (spec 3.3; seed 001).
 
     Priority = 1 − 4(x − 0.5)² for x the decay score's position inside ``[thresholds]``

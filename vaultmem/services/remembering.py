@@ -22,7 +22,7 @@ from vaultmem.errors import InputError, VaultmemError
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 FIELD_ORDER = (
     "id",
@@ -217,7 +217,7 @@ class ImportReport:
 
 
 def import_lines(
-    vault: Vault,
+    vault: VaultContext,
     lines: Iterable[str],
     *,
     now: dt.datetime,

@@ -10,7 +10,7 @@ from vaultmem.store.journal import last_undoable, recover, undo
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 
 @dataclass(slots=True)
@@ -25,7 +25,7 @@ class UndoReport:
         return {"journal": self.journal, "command": self.command, "restored": self.restored}
 
 
-def undo_last(vault: Vault) -> UndoReport:
+def undo_last(vault: VaultContext) -> UndoReport:
     """Reverse the newest journal not yet undone; an interrupted pass is finished first.
 
     Raises :class:`InputError` when there is nothing to undo, and

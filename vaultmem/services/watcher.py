@@ -31,7 +31,7 @@ from watchdog.observers.api import BaseObserver
 
 from vaultmem.errors import VaultmemError
 from vaultmem.services.index_sync import SyncReport, is_ignored, sync_index, sync_paths
-from vaultmem.services.vault import Vault
+from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.sidecar import SIDECAR_DIR
 
@@ -99,7 +99,7 @@ class VaultWatcher:
 
     def __init__(
         self,
-        vault: Vault,
+        vault: VaultContext,
         *,
         debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS,
         max_delay_seconds: float = MAX_DELAY_SECONDS,
