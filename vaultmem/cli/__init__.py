@@ -7,7 +7,16 @@ import click
 from vaultmem import __version__
 from vaultmem.cli.demo_command import demo
 from vaultmem.cli.index_commands import doctor, graph, index, links
-from vaultmem.cli.lifecycle_commands import expire, gc, lifecycle, promote, prune, seal, undo
+from vaultmem.cli.lifecycle_commands import (
+    expire,
+    forget,
+    gc,
+    lifecycle,
+    promote,
+    prune,
+    seal,
+    undo,
+)
 from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
 from vaultmem.cli.recall_commands import recall, review
 from vaultmem.cli.vault_commands import init, list_, status
@@ -37,6 +46,7 @@ for command in (
     list_,
     status,
     gc,
+    forget,
     promote,
     demo,
     index,

@@ -107,7 +107,7 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
     link as written without #heading and |alias, kind is wikilink, embed, markdown or
     frontmatter.
     """
-    vault.sync()
+    vault.catch_up()
     rows = vault.index.all_links()
     if fmt == "json" or as_json:
         print_json(

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vaultmem.core.excerpts import capped_text
 from vaultmem.core.fields import LAYERS, MANAGED_TYPES, STATUSES
 from vaultmem.core.note_parse import title_of
 from vaultmem.core.recall_fusion import (
@@ -186,8 +187,9 @@ def recall_notes(
 
     ``options``: the filters of :class:`RecallFilters`; ``weights`` (a mapping overriding
     ``relevance``, ``decay``, ``graph``, ``review_blend``); ``touch`` (reinforce the returned
-    memories, spec 3.4); ``sync`` (default True: bring the index up to date first; False when a
-    watcher keeps it current). ``k`` defaults to ``[recall] k`` (10). A query with no words
+    memories, spec 3.4); ``sync`` (default True: bring the index up to date first unless a live
+    watcher keeps it fresh — ``vault.catch_up()``; False: use the index as it is). ``k`` defaults
+    to ``[recall] k`` (10). Each hit carries its note's body as ``text``. A query with no words
     returns ``[]``. Raises :class:`InputError` for unknown options or bad values.
     """
     unknown = sorted(set(options) - set(_OPTIONS))
@@ -198,7 +200,7 @@ def recall_notes(
     weights = recall_weights(vault, options.get("weights"))
     terms = query_terms(query)
     if options.get("sync", True):
-        vault.sync()
+        vault.catch_up()
     if not terms:
         return []
     hits = _rank(vault, terms, filters, weights, k, now)
@@ -254,7 +256,9 @@ def _rank(
     due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE]
     due.sort(key=lambda i: -priority[i])  # stable: equal priorities keep the fused order
     hits: list[Hit] = []
-    for rank, (i, by_review) in enumerate(blend_results(primary, due, k, weights.review_blend), 1):
+    chosen = list(blend_results(primary, due, k, weights.review_blend))
+    bodies = _bodies(conn, [paths[i] for i, _ in chosen])
+    for rank, (i, by_review) in enumerate(chosen, 1):
         via = int(proximity.via[i])
         hits.append(Hit(
             rank=rank, path=paths[i],
@@ -269,8 +273,22 @@ def _rank(
                 review_priority=float(priority[i]),
                 linked_to=title_of(paths[via]) if via >= 0 else None,
             ),
+            text=capped_text(bodies.get(paths[i], "")),
         ))
     return hits
+
+
+def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
+    """The indexed body of each note at ``paths`` (from the FTS table: no file is read)."""
+    if not paths:
+        return {}
+    marks = ", ".join("?" * len(paths))
+    rows = conn.execute(
+        f"SELECT n.path, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid "
+        f"WHERE n.path IN ({marks})",
+        tuple(paths),
+    )
+    return {str(path): str(body or "") for path, body in rows}
 
 
 def _graph(

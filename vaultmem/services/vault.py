@@ -7,7 +7,9 @@ VaultmemError` subclasses with messages fit to show a person.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
 import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmem.core.fields import MemoryFields, normalise_tags
+from vaultmem.core.lifecycle_plan import Move, base_name
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.naming import new_id, numbered, safe_title, title_from_content
 from vaultmem.core.note_parse import parse_note
@@ -30,6 +33,7 @@ from vaultmem.errors import (
     NoteChangedError,
     NoteNotFoundError,
     UnsafeNoteError,
+    VaultmemError,
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
@@ -44,6 +48,7 @@ from vaultmem.services.lifecycle import (
     plan_pass,
     run_passes,
 )
+from vaultmem.services.live_index import index_is_live
 from vaultmem.services.memory_view import (
     Memory,
     MemoryRow,
@@ -94,6 +99,10 @@ class Vault:
         self._index: IndexDB | None = None
         self.warnings: list[str] = []
         """Field warnings met while reading notes (one line each, naming note and key)."""
+        self.lock_wait_seconds = 10.0
+        """How long a write waits for the vault lock (a running pass) before
+        :class:`~vaultmem.errors.LockedError` ("a pass is running, try again"); the MCP server
+        waits less."""
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -157,6 +166,18 @@ class Vault:
         """Incremental index sync (spec 5): unchanged notes are not read; ``rebuild`` restarts."""
         return sync_index(self.root, self.index, self.settings, rebuild=rebuild, progress=progress)
 
+    def catch_up(self) -> SyncReport | None:
+        """Sync the index unless a live watcher keeps it fresh (then ``None``, nothing walked).
+
+        A watcher counts when its heartbeat in the sidecar is fresh
+        (:func:`~vaultmem.services.live_index.index_is_live`): ``vaultmem watch`` or
+        ``vaultmem mcp`` running on this machine. Reads (recall, lookups, listing, planning) call
+        this instead of :meth:`sync`, so they do not walk 100,000 notes per call.
+        """
+        if index_is_live(self.sidecar):
+            return None
+        return self.sync()
+
     def refresh(self, paths: Iterable[str]) -> SyncReport:
         """Re-index just ``paths`` (vault-relative), e.g. after vaultmem wrote them."""
         return sync_paths(self.root, self.index, self.settings, paths)
@@ -167,7 +188,7 @@ class Vault:
 
         Raises :class:`NoteNotFoundError`, or :class:`AmbiguousNoteError` listing the candidates.
         """
-        self.sync()
+        self.catch_up()
         ref = ref.strip()
         paths = self.index.paths_by_id(ref)
         if not paths:
@@ -209,7 +230,7 @@ class Vault:
         computed again from the fresh text once. Raises :class:`UnsafeNoteError` for notes with
         unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
         """
-        with vault_lock(self.sidecar):
+        with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             for attempt in (1, 2):
                 snapshot = read_note(self.root / path)
                 note = parse_note(path, snapshot.text)
@@ -285,9 +306,9 @@ class Vault:
         to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
         synced the index (bulk imports), so it is not synced again.
         """
-        with vault_lock(self.sidecar):
+        with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             if not synced:
-                self.sync()
+                self.catch_up()
             if draft.id is not None:
                 taken = self.index.paths_by_id(draft.id)
                 if taken:
@@ -329,7 +350,7 @@ class Vault:
         params: tuple[object, ...] = (),
     ) -> MemoryTable:
         """Columns and scores of the memories (after a cheap sync), for listing and planning."""
-        self.sync()
+        self.catch_up()
         return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
 
     def memories(
@@ -401,6 +422,49 @@ class Vault:
                 result.planned = [on_request_promotion(self, path, when)]
             return session.run(result)
 
+    def forget(
+        self, ref: str, *, dry_run: bool = False, now: dt.datetime | None = None
+    ) -> PassResult:
+        """Archive one memory now: move it to Archive/, ``status: archived``, ``archived_at``.
+
+        Journaled like a pass, so ``vaultmem undo`` puts it back exactly. Waits up to
+        :attr:`lock_wait_seconds` for a running pass. Raises :class:`NoteNotFoundError`,
+        :class:`AmbiguousNoteError`, :class:`InputError` (not a memory, already archived,
+        pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML) or
+        :class:`LockedError`; nothing is changed then.
+        """
+        when = now or utc_now()
+        path = self._managed(ref)
+        row = self.index.note_row(path) or {}
+        if row.get("type") != "memory":
+            raise InputError(f"{path} is a {row.get('type')} note, not a memory; not archived")
+        if row.get("status") == "archived":
+            raise InputError(f"{path} is archived already")
+        if row.get("pinned"):
+            raise InputError(f"{path} is pinned; unpin it first (`vaultmem unpin`)")
+        problems = row.get("problems")
+        if isinstance(problems, str) and problems not in ("", "[]"):
+            raise UnsafeNoteError(path, f"{json.loads(problems)[0]}; not archived")
+        move = Move(
+            path,
+            str(row["id"]) if row.get("id") else None,
+            "archive",
+            f"{self.settings.folders.archive}/{base_name(path)}",
+            {"status": "archived", "archived_at": when},
+            rule="forget",
+            reason="forgotten on request",
+        )
+        waiting = (
+            contextlib.nullcontext()
+            if dry_run
+            else vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds)
+        )
+        with waiting, PassSession(self, "forget", when, dry_run=dry_run) as session:
+            result = session.run(PassResult("forget", [move], dry_run=dry_run))
+        if result.skipped:
+            raise VaultmemError(result.skipped[0][1])  # "<path>: <why>"; nothing was changed
+        return result
+
     def gc(
         self,
         *,
@@ -447,7 +511,7 @@ class Vault:
         unknown = [p for p in passes if p not in PASS_ORDER]
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
-        self.sync()
+        self.catch_up()
         run = run_passes(
             self,
             tuple(passes),

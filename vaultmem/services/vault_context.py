@@ -44,6 +44,10 @@ class VaultContext(Protocol):
         """Bring the index up to date with the vault (incremental)."""
         ...
 
+    def catch_up(self) -> SyncReport | None:
+        """Sync the index unless a live watcher keeps it fresh."""
+        ...
+
     def refresh(self, paths: Iterable[str]) -> SyncReport:
         """Re-index just ``paths`` (vault-relative)."""
         ...

@@ -12,6 +12,9 @@ deleted and moved folders without a dot part (``sync_paths`` expands them). A te
 save is a move whose destination is the note. vaultmem's own writes re-sync idempotently (same
 hash, nothing re-parsed). A queue overflow, a failing batch or a dead observer thread is logged
 and answered with a full incremental :func:`~vaultmem.services.index_sync.sync_index`.
+
+While the worker runs with a live observer it keeps a heartbeat in the sidecar
+(:mod:`vaultmem.services.live_index`), so other processes know the index is being kept fresh.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from watchdog.observers.api import BaseObserver
 
 from vaultmem.errors import VaultmemError
 from vaultmem.services.index_sync import SyncReport, is_ignored, sync_index, sync_paths
+from vaultmem.services.live_index import Heartbeat
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.sidecar import SIDECAR_DIR
@@ -141,6 +145,8 @@ class VaultWatcher:
         self._stopped = threading.Event()
         self._initial: SyncReport | None = None
         self._start_error: BaseException | None = None
+        self._heartbeat = Heartbeat(vault.sidecar)
+        self._failing = False  # the last batch could not be synced, even fully (worker only)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> SyncReport:
@@ -177,6 +183,7 @@ class VaultWatcher:
 
     def stop(self) -> None:
         """Stop observing; sync the events already seen; join both threads. Safe to call twice."""
+        self._heartbeat.stop()  # from now on, other processes walk the vault themselves
         with self._observer_lock:
             observer, self._observer = self._observer, None
             self._closing = True
@@ -327,6 +334,7 @@ class VaultWatcher:
             self._initial = sync_index(
                 self.vault.root, db, self.vault.settings, progress=self._check_stopping
             )
+            self._heartbeat.beat()
         except _Stopping:
             logger.info("watch: stopped during the initial sync")
         except BaseException as err:  # handed to start(), which raises it
@@ -338,6 +346,7 @@ class VaultWatcher:
         except BaseException:  # a bug: say so loudly; `running` turns False
             logger.exception("watch: the worker failed; the index is no longer kept in sync")
         finally:
+            self._heartbeat.stop()
             if db is not None:
                 db.close()
             self._stopped.set()
@@ -346,9 +355,20 @@ class VaultWatcher:
         if self._stopping:
             raise _Stopping
 
+    def _beat_if_healthy(self) -> None:
+        """Refresh the heartbeat when due, only while the observer and its emitters run."""
+        if self._stopping or self._closing or self._failing or not self._heartbeat.due():
+            return
+        observer = self._observer
+        if observer is None or not observer.is_alive():
+            return
+        if all(emitter.is_alive() for emitter in observer.emitters):
+            self._heartbeat.beat()
+
     def _loop(self, db: IndexDB) -> None:
         retry_seconds = 0.5
         while True:
+            self._beat_if_healthy()
             batch = self._next_batch()
             if batch is None:
                 if self._stopping:
@@ -357,8 +377,11 @@ class VaultWatcher:
                 continue
             paths, full, target = batch
             if self._sync_batch(db, paths, full, target):
+                self._failing = False
                 retry_seconds = 0.5
                 continue
+            self._failing = True
+            self._heartbeat.stop()  # the index is behind: clients walk the vault meanwhile
             if self._stopping:
                 logger.error("watch: stopping with changes not indexed; the next sync adds them")
                 return
