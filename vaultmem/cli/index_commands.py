@@ -7,7 +7,6 @@ from typing import Any
 import click
 
 from vaultmem.cli.common import json_option, print_json, progress_bar, vault_command
-from vaultmem.services.doctor import check_vault
 from vaultmem.services.vault import Vault
 
 
@@ -50,34 +49,18 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
 @vault_command
 def links(vault: Vault, ref: str, as_json: bool) -> None:
     """Links of NOTE (id, title or path): outgoing, backlinks, and unresolved."""
-    path = vault.resolve(ref)
-    outgoing = vault.index.links_from(path)
-    incoming = vault.index.links_into(path)
+    found = vault.links(ref)
     if as_json:
-        print_json(
-            {
-                "path": path,
-                "outgoing": [
-                    {"target": r.target, "kind": r.kind, "resolved": r.resolved}
-                    for r in outgoing
-                    if r.resolved
-                ],
-                "backlinks": [{"source": r.source, "kind": r.kind} for r in incoming],
-                "unresolved": [
-                    {"target": r.target, "kind": r.kind} for r in outgoing if not r.resolved
-                ],
-            }
-        )
+        print_json(found.as_dict())
         return
-    click.echo(path)
+    click.echo(found.path)
     click.echo("  outgoing:")
-    for r in outgoing:
-        if r.resolved:
-            click.echo(f"    → {r.resolved}  ({r.kind} [[{r.target}]])")
+    for r in found.resolved:
+        click.echo(f"    → {r.resolved}  ({r.kind} [[{r.target}]])")
     click.echo("  backlinks:")
-    for r in incoming:
+    for r in found.backlinks:
         click.echo(f"    ← {r.source}  ({r.kind})")
-    unresolved = [r for r in outgoing if not r.resolved]
+    unresolved = found.unresolved
     if unresolved:
         click.echo("  unresolved:")
         for r in unresolved:
@@ -139,7 +122,7 @@ def doctor(vault: Vault, strict: bool, as_json: bool) -> None:
     UTF-8, sync conflict copies, duplicate base names among managed notes. Warnings: values of
     the wrong type, unresolved links. A stale index is reported and repaired.
     """
-    report = check_vault(vault)
+    report = vault.doctor()
     if as_json:
         print_json(report.as_dict())
     else:

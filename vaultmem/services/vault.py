@@ -37,6 +37,7 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
+from vaultmem.services.doctor import DoctorReport, check_vault
 from vaultmem.services.git_commit import commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.lifecycle import (
@@ -60,6 +61,7 @@ from vaultmem.services.memory_view import (
     rows_of,
     vault_status,
 )
+from vaultmem.services.note_links import NoteLinks, note_links
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.services.undo import UndoReport, undo_last
@@ -206,6 +208,14 @@ class Vault:
         """One note with its fields and derived values (score, factors, EI, review priority)."""
         path = self.resolve(ref)
         return self._load(path, now or utc_now())
+
+    def links(self, ref: str) -> NoteLinks:
+        """The note's outgoing links, backlinks and unresolved links (its graph neighbours)."""
+        return note_links(self.index, self.resolve(ref))
+
+    def doctor(self) -> DoctorReport:
+        """Check the notes and the index (repairing a stale index); see ``vaultmem doctor``."""
+        return check_vault(self)
 
     def _load(self, path: str, now: dt.datetime) -> Memory:
         snapshot = read_note(self.root / path)
