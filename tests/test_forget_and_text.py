@@ -161,3 +161,12 @@ def test_capped_text_and_excerpt() -> None:
     assert excerpt("# Heading\n\n- first item\n- second item\n") == "Heading first item second item"
     long_line = excerpt("alpha " * 40, 30)
     assert long_line.endswith("…") and len(long_line) <= 30 and "  " not in long_line
+
+
+@pytest.mark.parametrize("title", ["../../x", "..\\..\\x", ". . .x", " ..x"])
+def test_titles_never_make_hidden_or_outside_files(root: Path, title: str) -> None:
+    # a note named ".. x.md" would be hidden from the index (dot names are ignored)
+    with Vault.open(root) as vault:
+        first = vault.remember("first of two", title=title)
+        second = vault.remember("second of two", title=title)
+    assert (first.path, second.path) == ("STM/x.md", "STM/x 2.md")

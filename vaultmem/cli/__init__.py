@@ -17,6 +17,7 @@ from vaultmem.cli.lifecycle_commands import (
     seal,
     undo,
 )
+from vaultmem.cli.mcp_command import mcp
 from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
 from vaultmem.cli.recall_commands import recall, review
 from vaultmem.cli.vault_commands import init, list_, status
@@ -61,5 +62,6 @@ for command in (
     recall,
     review,
     watch,
+    mcp,
 ):
     main.add_command(command)

@@ -33,7 +33,7 @@ def safe_title(text: str, *, max_chars: int = MAX_TITLE_CHARS) -> str:
     ``max_chars`` on a word boundary. Returns ``""`` when nothing is left; callers fall back.
     """
     cleaned = _FORBIDDEN.sub(" ", unicodedata.normalize("NFC", text))
-    cleaned = _SPACES.sub(" ", cleaned).strip().lstrip(".").strip()
+    cleaned = _SPACES.sub(" ", cleaned).strip().lstrip(". ")  # no hidden name, even ". . x"
     if len(cleaned) > max_chars:
         cut = cleaned[:max_chars]
         if " " in cut[max_chars // 2 :]:

@@ -40,12 +40,17 @@ class NoteLinks:
             "path": self.path,
             "title": title_of(self.path),
             "outgoing": [
-                {"target": r.target, "kind": r.kind, "resolved": r.resolved,
-                 **neighbour(str(r.resolved))}
+                {
+                    "target": r.target,
+                    "kind": r.kind,
+                    "resolved": r.resolved,
+                    **neighbour(str(r.resolved)),
+                }
                 for r in self.resolved
             ],
-            "backlinks": [{"source": r.source, "kind": r.kind, **neighbour(r.source)}
-                          for r in self.backlinks],
+            "backlinks": [
+                {"source": r.source, "kind": r.kind, **neighbour(r.source)} for r in self.backlinks
+            ],
             "unresolved": [{"target": r.target, "kind": r.kind} for r in self.unresolved],
         }
 
@@ -54,8 +59,9 @@ def note_links(index: IndexDB, path: str) -> NoteLinks:
     """The links of the indexed note at ``path`` (vault-relative) and its neighbours' ids."""
     outgoing = index.links_from(path)
     backlinks = index.links_into(path)
-    paths = sorted({str(r.resolved) for r in outgoing if r.resolved}
-                   | {r.source for r in backlinks})
+    paths = sorted(
+        {str(r.resolved) for r in outgoing if r.resolved} | {r.source for r in backlinks}
+    )
     ids: dict[str, str | None] = {}
     for start in range(0, len(paths), 500):
         chunk = paths[start : start + 500]
