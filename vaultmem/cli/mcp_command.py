@@ -8,7 +8,7 @@ import sys
 import click
 
 from vaultmem.cli.common import vault_command
-from vaultmem.mcp.server import LOCK_WAIT_SECONDS, serve
+from vaultmem.mcp import LOCK_WAIT_SECONDS
 from vaultmem.services.vault import Vault
 
 
@@ -32,6 +32,8 @@ def mcp(vault: Vault, lock_wait: float) -> None:
     warnings go to stderr. Register it with a client as the command `vaultmem mcp --vault PATH`
     (see the README).
     """
+    from vaultmem.mcp.server import serve  # the SDK costs ~0.7 s to import: only for this command
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("vaultmem mcp %(levelname)s: %(message)s"))
     package = logging.getLogger("vaultmem")

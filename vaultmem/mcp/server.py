@@ -30,15 +30,13 @@ from pydantic import Field
 from vaultmem import __version__
 from vaultmem.core.timestamps import utc_now
 from vaultmem.errors import VaultmemError
-from vaultmem.mcp import rendering
+from vaultmem.mcp import LOCK_WAIT_SECONDS, rendering
 from vaultmem.services.lifecycle import PASS_ORDER
 from vaultmem.services.vault import Vault
 from vaultmem.services.watcher import VaultWatcher
 
 logger = logging.getLogger(__name__)
 
-LOCK_WAIT_SECONDS = 2.0
-"""How long a write waits for a running pass before the "try again" error (seconds)."""
 MAX_REF_CHARS = 1000
 """Longest id or title a tool accepts."""
 
