@@ -7,6 +7,7 @@ titles of its own so the tests do not see each other's memories.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -313,3 +314,63 @@ def test_ids_and_titles_never_reach_outside_the_vault(served: Client, ref: str) 
     assert hits["hits"] == []
     assert sorted(p.name for p in outside.iterdir()) == before_outside
     assert (outside / "outside.md").read_text().endswith("secret outside\n")
+
+
+def test_server_person_and_a_cli_pass_at_once_lose_nothing(tmp_path: Path) -> None:
+    vault, _ = Vault.init(tmp_path / "busy")
+    vault.close()
+    root = vault.root
+    for i in range(30):  # faded memories: the passes archive them meanwhile
+        (root / f"STM/Old {i}.md").write_text(OLD_NOTE.format(id=f"old{i}", text=f"old fact {i}"))
+    (root / "Notes").mkdir()
+    client = Client(root, tmp_path / "busy-stderr.txt")
+    remembered: dict[str, str] = {}
+    person: dict[str, str] = {}
+    journal_lines: list[str] = []
+    retries = 0
+    try:
+        for round_ in range(3):
+            command = _command()
+            pass_ = subprocess.Popen(
+                [*command, "lifecycle", "--vault", str(root)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            for i in range(8):
+                n = round_ * 8 + i
+                rel = f"Notes/Person {n}.md"  # Obsidian saves a new note, appends to another
+                person[rel] = f"written by the person, note {n}\n"
+                (root / rel).write_text(person[rel])
+                journal_lines.append(f"- line {n}\n")
+                with (root / "Notes/Journal.md").open("a") as journal:
+                    journal.write(journal_lines[-1])
+                for _ in range(50):  # an assistant retries when told a pass is running
+                    result = client.call("remember", content=f"assistant fact number {n}")
+                    if not result.is_error:
+                        break
+                    assert "a pass is running" in text_of(result)
+                    retries += 1
+                    time.sleep(0.05)
+                assert not result.is_error and result.structured_content is not None
+                remembered[str(result.structured_content["id"])] = f"assistant fact number {n}"
+            _, err = pass_.communicate(timeout=60)
+            assert pass_.returncode in (0, 1), err
+            assert pass_.returncode == 0 or b"a pass is running" in err
+    finally:
+        client.close()
+    files = {
+        p.relative_to(root).as_posix(): p.read_text()
+        for p in root.rglob("*.md")
+        if ".vaultmem" not in p.parts
+    }
+    for rel, text in person.items():
+        assert files.get(rel) == text
+    assert files["Notes/Journal.md"] == "".join(journal_lines)
+    for note_id, content in remembered.items():  # every memory exactly once, text intact
+        holders = [rel for rel, text in files.items() if f"id: {note_id}\n" in text]
+        assert len(holders) == 1, (note_id, holders)
+        assert content in files[holders[0]]
+    assert any(rel.startswith("Archive/Old ") for rel in files)  # the passes did run meanwhile
+    for i in range(30):
+        holders = [rel for rel, text in files.items() if f"id: old{i}\n" in text]
+        assert len(holders) == 1 and f"old fact {i}" in files[holders[0]]
