@@ -97,3 +97,29 @@ def test_with_a_watcher_a_saved_note_is_recalled_without_a_walk(tmp_path: Path) 
             hits = reader.recall("wombat")
         assert [h.path for h in hits] == [rel]
         assert hits[0].text == "wombat burrow map"
+
+
+def test_vaultmem_watch_process_writes_the_heartbeat_and_removes_it(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    script = Path(sys.executable).with_name("vaultmem")
+    command = (
+        [str(script)]
+        if script.is_file()
+        else [sys.executable, "-c", "from vaultmem.cli import main; main()"]
+    )
+    watch = subprocess.Popen(
+        [*command, "watch", "--vault", str(vault.root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not index_is_live(vault.sidecar):
+            assert watch.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        assert [b["pid"] for b in live_watchers(vault.sidecar)] == [watch.pid]
+    finally:
+        watch.terminate()  # SIGTERM stops `vaultmem watch` as cleanly as Ctrl-C
+        watch.wait(30)
+    assert not index_is_live(vault.sidecar)
+    assert not list(vault.sidecar.glob("watcher-*"))
