@@ -12,17 +12,15 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from vaultmem.core.fields import DATETIME_KEYS, LAYERS, SOURCES, normalise_tags
 from vaultmem.core.importance import importance_from_level
 from vaultmem.core.naming import new_id
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
+from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.vault_lock import vault_lock
-
-if TYPE_CHECKING:
-    from vaultmem.services.vault_context import VaultContext
 
 FIELD_ORDER = (
     "id",
@@ -216,8 +214,18 @@ class ImportReport:
         }
 
 
+class DraftWriter(VaultContext, Protocol):
+    """A vault that writes drafts as new memory notes (``Vault`` satisfies it)."""
+
+    def write_draft(
+        self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True, synced: bool = False
+    ) -> str:
+        """Write a validated draft as a new memory note; returns its vault-relative path."""
+        ...
+
+
 def import_lines(
-    vault: VaultContext,
+    vault: DraftWriter,
     lines: Iterable[str],
     *,
     now: dt.datetime,

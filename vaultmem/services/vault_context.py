@@ -19,7 +19,6 @@ from vaultmem.store.index_db import IndexDB
 if TYPE_CHECKING:
     from vaultmem.services.index_sync import SyncReport
     from vaultmem.services.memory_view import Memory, MemoryTable
-    from vaultmem.services.remembering import MemoryDraft
 
 
 class VaultContext(Protocol):
@@ -70,12 +69,6 @@ class VaultContext(Protocol):
         params: tuple[object, ...] = (),
     ) -> MemoryTable:
         """Columns and scores of the memories matching ``where``."""
-        ...
-
-    def write_draft(
-        self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True, synced: bool = False
-    ) -> str:
-        """Write a validated draft as a new memory note; returns its vault-relative path."""
         ...
 
 
