@@ -335,7 +335,12 @@ def test_cli_json_shape(garden: Path) -> None:
 
 def test_cli_plain_output_and_no_match(garden: Path) -> None:
     code, out, _ = cli("recall", "basil", "--folder", "LTM", root=garden)
-    assert code == 0 and out.strip().startswith("1.") and out.rstrip().endswith("LTM/Basil B.md")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].strip().startswith("1.") and lines[0].endswith("LTM/Basil B.md")
+    # the hit's one-line excerpt follows, indented under the path
+    body = (garden / "LTM/Basil B.md").read_text().split("---\n", 2)[2]
+    first_words = " ".join(body.split()[:3])
+    assert len(lines) == 2 and lines[1].startswith(" " * 13) and first_words in lines[1]
     code, out, _ = cli("recall", "zucchini", root=garden)
     assert code == 0 and out == "no notes match 'zucchini'\n"
     code, out, err = cli("recall", "basil", "--since", "last week", root=garden)

@@ -8,7 +8,17 @@ from vaultmem import __version__
 from vaultmem.cli.common import CommandGroup
 from vaultmem.cli.demo_command import demo
 from vaultmem.cli.index_commands import doctor, graph, index, links
-from vaultmem.cli.lifecycle_commands import expire, gc, lifecycle, promote, prune, seal, undo
+from vaultmem.cli.lifecycle_commands import (
+    expire,
+    forget,
+    gc,
+    lifecycle,
+    promote,
+    prune,
+    seal,
+    undo,
+)
+from vaultmem.cli.mcp_command import mcp
 from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
 from vaultmem.cli.recall_commands import recall, review
 from vaultmem.cli.sync_commands import merge_driver
@@ -42,6 +52,7 @@ for command in (
     list_,
     status,
     gc,
+    forget,
     promote,
     demo,
     index,
@@ -57,5 +68,6 @@ for command in (
     review,
     watch,
     merge_driver,
+    mcp,
 ):
     main.add_command(command)

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from vaultmem.cli.common import library_errors, now_option
-from vaultmem.services.demo import run_demo
+from vaultmem.services.demo import DemoVault, run_demo
+from vaultmem.services.vault import Vault
 
 
 @click.command()
@@ -27,4 +28,9 @@ def demo(target: Path | None, now: dt.datetime) -> None:
     """
     folder = target or Path(tempfile.mkdtemp(prefix="vaultmem-demo-"))
     with library_errors():
-        run_demo(folder, now, click.echo)
+        run_demo(folder, now, click.echo, _init_vault)
+
+
+def _init_vault(target: Path) -> DemoVault:
+    vault, _ = Vault.init(target)
+    return vault

@@ -8,8 +8,6 @@ from typing import Any
 import click
 
 from vaultmem.cli.common import json_option, now_option, print_json, progress_bar, vault_command
-from vaultmem.services.doctor import check_vault
-from vaultmem.services.shared_ids import fix_vault
 from vaultmem.services.vault import Vault
 
 
@@ -52,34 +50,18 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
 @vault_command
 def links(vault: Vault, ref: str, as_json: bool) -> None:
     """Links of NOTE (id, title or path): outgoing, backlinks, and unresolved."""
-    path = vault.resolve(ref)
-    outgoing = vault.index.links_from(path)
-    incoming = vault.index.links_into(path)
+    found = vault.links(ref)
     if as_json:
-        print_json(
-            {
-                "path": path,
-                "outgoing": [
-                    {"target": r.target, "kind": r.kind, "resolved": r.resolved}
-                    for r in outgoing
-                    if r.resolved
-                ],
-                "backlinks": [{"source": r.source, "kind": r.kind} for r in incoming],
-                "unresolved": [
-                    {"target": r.target, "kind": r.kind} for r in outgoing if not r.resolved
-                ],
-            }
-        )
+        print_json(found.as_dict())
         return
-    click.echo(path)
+    click.echo(found.path)
     click.echo("  outgoing:")
-    for r in outgoing:
-        if r.resolved:
-            click.echo(f"    → {r.resolved}  ({r.kind} [[{r.target}]])")
+    for r in found.resolved:
+        click.echo(f"    → {r.resolved}  ({r.kind} [[{r.target}]])")
     click.echo("  backlinks:")
-    for r in incoming:
+    for r in found.backlinks:
         click.echo(f"    ← {r.source}  ({r.kind})")
-    unresolved = [r for r in outgoing if not r.resolved]
+    unresolved = found.unresolved
     if unresolved:
         click.echo("  unresolved:")
         for r in unresolved:
@@ -109,7 +91,7 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
     link as written without #heading and |alias, kind is wikilink, embed, markdown or
     frontmatter.
     """
-    vault.sync()
+    vault.catch_up()
     rows = vault.index.all_links()
     if fmt == "json" or as_json:
         print_json(
@@ -162,7 +144,7 @@ def doctor(
     merged in; a copy with another name (Obsidian's "Make a copy") gets a new id; conflicted
     properties are merged by the merge driver's rules. Then the checks run.
     """
-    fixed = fix_vault(vault, now) if fix else None
+    fixed = vault.fix(now) if fix else None
     if fixed is not None and not as_json:
         for path, what in fixed.fixed:
             click.echo(f"fixed {path}: {what}")
@@ -170,7 +152,7 @@ def doctor(
             click.echo(f"not fixed {path}: {why}")
         if fixed.journal:
             click.echo(f"journal: .vaultmem/journal/{fixed.journal} (vaultmem undo reverts it)")
-    report = check_vault(vault)
+    report = vault.doctor()
     if as_json and fixed is not None:
         print_json({**report.as_dict(), "fix": fixed.as_dict()})
         as_json, quiet = False, True

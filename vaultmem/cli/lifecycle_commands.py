@@ -1,4 +1,4 @@
-"""Lifecycle commands (spec section 4): lifecycle, seal, promote, expire, gc, prune, undo."""
+"""Lifecycle commands: lifecycle, seal, promote, expire, gc, prune, forget, undo."""
 
 from __future__ import annotations
 
@@ -213,6 +213,22 @@ def promote(vault: Vault, ref: str | None, dry_run: bool, as_json: bool, now: dt
     its creation, or is episodic with importance ≥ 0.7 and 5 accesses.
     """
     print_pass(vault.promote(ref, dry_run=dry_run, now=now), as_json, "promote")
+
+
+@click.command()
+@click.argument("ref", metavar="ID_OR_TITLE")
+@dry_run_option
+@json_option
+@now_option
+@vault_command
+def forget(vault: Vault, ref: str, dry_run: bool, as_json: bool, now: dt.datetime) -> None:
+    """Archive one memory now: to Archive/, status archived, archived_at set.
+
+    Journaled like a pass: `vaultmem undo` puts it back exactly. Refuses pinned and already
+    archived memories, notes that are not memories, and notes with conflict markers or YAML that
+    does not parse. Waits up to 10 s for a running pass.
+    """
+    print_pass(vault.forget(ref, dry_run=dry_run, now=now), as_json, "forget")
 
 
 @click.command()

@@ -7,6 +7,7 @@ import datetime as dt
 import click
 
 from vaultmem.cli.common import fmt_score, json_option, now_option, print_json, vault_command
+from vaultmem.core.excerpts import excerpt
 from vaultmem.core.fields import LAYERS, STATUSES
 from vaultmem.core.recall_fusion import UNRANKED_BM25, FusionWeights, review_period
 from vaultmem.core.timestamps import parse_datetime
@@ -65,6 +66,9 @@ def recall(vault: Vault, query: tuple[str, ...], k: int | None, explain: bool, t
             mark = "  [review]" if hit.review else ""
             mark += "  [conflicted]" if hit.conflicted else ""
             click.echo(f"{hit.rank:>3}. {hit.score:6.3f}  {hit.path}{mark}")
+            line = excerpt(hit.text)
+            if line:
+                click.echo(f"{'':13}{line}")
     if touch:
         touched = sum(1 for hit in hits if hit.signals.decay_score is not None)
         click.echo(f"reinforced {touched} memories", err=True)

@@ -263,7 +263,8 @@ class Hit:
     """One recall result: ``score`` = ``relevance + decay + graph`` (the weighted contributions).
 
     ``review`` is True when review blending (seed 001) placed the memory in its slot; ``id`` is
-    ``None`` for notes vaultmem does not manage. ``rank`` counts from 1.
+    ``None`` for notes vaultmem does not manage. ``rank`` counts from 1. ``text`` is the note's
+    body as indexed, cut past :data:`~vaultmem.core.excerpts.HIT_TEXT_CHARS` with a marker.
     """
 
     rank: int
@@ -278,13 +279,15 @@ class Hit:
     signals: HitSignals
     conflicted: bool = False
     """The note holds git conflict markers; it was read from its "ours" side."""
+    text: str = ""
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready: identity, score, contributions and signals (numbers rounded to 6 places)."""
         s = self.signals
         return {
             "rank": self.rank, "path": self.path, "id": self.id, "title": self.title,
-            "score": _round(self.score), "review": self.review, "conflicted": self.conflicted,
+            "text": self.text, "score": _round(self.score), "review": self.review,
+            "conflicted": self.conflicted,
             "contributions": {"relevance": _round(self.relevance), "decay": _round(self.decay),
                               "graph": _round(self.graph)},
             "signals": {"relevance": _round(s.relevance), "decay": _round(s.decay),

@@ -23,7 +23,7 @@ from vaultmem.core.note_parse import title_of
 from vaultmem.core.text_tokens import content_tokens, fts_any, fts_string, jaccard
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 QUERY_TERMS = 24
 """At most this many of the new memory's words (the rarest in the vault) find candidates."""
@@ -35,7 +35,7 @@ SCORE_BUDGET = 5000
 _ACTIVE_MEMORY = "n.type = 'memory' AND n.status != 'archived'"
 
 
-def related_memories(vault: Vault, content: str, tags: Sequence[str]) -> list[str]:
+def related_memories(vault: VaultContext, content: str, tags: Sequence[str]) -> list[str]:
     """Titles of the memories to write in a new memory's ``related:``, best overlap first.
 
     ``content`` is the new memory's body. ``tags`` are not part of the overlap (seed 000 compares

@@ -29,7 +29,7 @@ from vaultmem.store.confinement import left_in_place_warning, linked_notes
 
 if TYPE_CHECKING:
     from vaultmem.services.lifecycle import PassResult, PassSession
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 
 def _set_trace(trace_title: str, _fields: MemoryFields) -> dict[str, object]:
@@ -59,7 +59,7 @@ def _epoch(value: object, fallback: float) -> float:
 
 
 def load_seal_inputs(
-    vault: Vault, now: dt.datetime
+    vault: VaultContext, now: dt.datetime
 ) -> tuple[list[StmMemory], list[TraceRecord], list[SealedBox], set[str]]:
     """STM memories, traces, lone recent boxes and taken base names, from the index."""
     db = vault.index
@@ -172,7 +172,7 @@ def trace_note(trace: TracePlan, now: dt.datetime) -> str:
     return render_note(fields, body)
 
 
-def seal_boxes(vault: Vault, session: PassSession, now: dt.datetime) -> PassResult:
+def seal_boxes(vault: VaultContext, session: PassSession, now: dt.datetime) -> PassResult:
     """Plan pass 1 and (unless the session is a dry run) apply it; returns its moves."""
     from vaultmem.services.lifecycle import PassResult
 
@@ -316,7 +316,7 @@ def _try(action: Callable[[Move], None], move: Move, result: PassResult) -> bool
 
 
 def plan_box_archival(
-    vault: Vault, leaving: dict[str, Move], now: dt.datetime, sealed: Sequence[Move] = ()
+    vault: VaultContext, leaving: dict[str, Move], now: dt.datetime, sealed: Sequence[Move] = ()
 ) -> list[Move]:
     """Boxes whose members are all archived once ``leaving`` (path → archive/delete move) is done.
 

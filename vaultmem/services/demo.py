@@ -13,10 +13,11 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from vaultmem.errors import InputError
 from vaultmem.services.lifecycle import LifecycleRun
-from vaultmem.services.vault import Vault
+from vaultmem.services.memory_view import Memory, VaultStatus
 
 DAY = dt.timedelta(days=1)
 SPAN_DAYS = 120
@@ -215,14 +216,40 @@ def _echo_run(run: LifecycleRun, day: int, echo: Callable[[str], None]) -> None:
                 )
 
 
-def run_demo(target: Path, now: dt.datetime, echo: Callable[[str], None]) -> DemoReport:
+class DemoVault(Protocol):
+    """The vault the demo tells its story in (``Vault`` satisfies it structurally)."""
+
+    root: Path
+
+    def remember(self, content: str, *, now: dt.datetime | None = None, **options: Any) -> Memory:
+        ...
+
+    def touch(self, ref: str, *, now: dt.datetime | None = None) -> Memory: ...
+
+    def lifecycle(self, *, now: dt.datetime | None = None) -> LifecycleRun: ...
+
+    def status(self, *, now: dt.datetime | None = None) -> VaultStatus: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+def run_demo(
+    target: Path,
+    now: dt.datetime,
+    echo: Callable[[str], None],
+    init_vault: Callable[[Path], DemoVault],
+) -> DemoReport:
     """Build the demo vault at ``target`` (new or empty) and tell its four months.
 
-    Raises :class:`~vaultmem.errors.InputError` when ``target`` holds files already.
+    ``init_vault(target)`` makes ``target`` a vault and opens it (the CLI passes one calling
+    ``Vault.init``; the demo closes it). Raises :class:`~vaultmem.errors.InputError` when
+    ``target`` holds files already.
     """
     if target.exists() and any(target.iterdir()):
         raise InputError(f"{target} is not empty; give --dir a new folder")
-    vault, _ = Vault.init(target)
+    vault = init_vault(target)
     report = DemoReport(vault.root)
     start = (now - SPAN_DAYS * DAY).replace(hour=9, minute=0, second=0, microsecond=0)
     echo(

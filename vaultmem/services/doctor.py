@@ -26,7 +26,7 @@ from vaultmem.services.placement import misplaced
 from vaultmem.services.shared_ids import plan_text, shared_id_groups
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,7 @@ class DoctorReport:
         }
 
 
-def check_vault(vault: Vault) -> DoctorReport:
+def check_vault(vault: VaultContext) -> DoctorReport:
     """Run every check; the index is synced (repaired) after comparing it with the disk."""
     report = DoctorReport()
     on_disk = scan_vault(vault.root, vault.settings)
@@ -153,7 +153,7 @@ SUMMARY_TARGETS = 5
 """How many unresolved targets one note's summary names before "and N more"."""
 
 
-def _unresolved_links(vault: Vault, report: DoctorReport) -> None:
+def _unresolved_links(vault: VaultContext, report: DoctorReport) -> None:
     """One ``unresolved-link`` warning per note; every distinct link in ``report.unresolved``."""
     counts: dict[tuple[str, str, str], int] = {}
     for path, target, kind in vault.index.conn.execute(
@@ -177,7 +177,7 @@ def _unresolved_links(vault: Vault, report: DoctorReport) -> None:
         )
 
 
-def sync_problems(vault: Vault) -> list[Finding]:
+def sync_problems(vault: VaultContext) -> list[Finding]:
     """Notes sharing a memory id (git rename/rename, add/add; Obsidian's "Make a copy")."""
     findings = []
     for note_id, paths in sorted(shared_id_groups(vault.index).items()):
@@ -192,7 +192,7 @@ def sync_problems(vault: Vault) -> list[Finding]:
     return findings
 
 
-def sync_warnings(vault: Vault) -> list[Finding]:
+def sync_warnings(vault: VaultContext) -> list[Finding]:
     """A vault in git whose ``.gitattributes`` use the merge driver this clone lacks."""
     return [Finding("merge-driver", path, detail) for path, detail in git_sync_problems(vault.root)]
 

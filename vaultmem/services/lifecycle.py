@@ -47,7 +47,7 @@ from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 PASS_ORDER = ("seal", "promote", "expire", "forget", "prune")
 
@@ -89,7 +89,9 @@ class PassSession:
     Use as a context manager. With ``dry_run`` nothing is locked, journaled or written.
     """
 
-    def __init__(self, vault: Vault, command: str, now: dt.datetime, *, dry_run: bool) -> None:
+    def __init__(
+        self, vault: VaultContext, command: str, now: dt.datetime, *, dry_run: bool
+    ) -> None:
         self.vault = vault
         self.command = command
         self.now = now
@@ -224,7 +226,7 @@ class PassSession:
 
 
 def plan_pass(
-    vault: Vault,
+    vault: VaultContext,
     name: str,
     now: dt.datetime,
     *,
@@ -258,7 +260,7 @@ def plan_pass(
     return PassResult(name, [m for m in moves if m.path not in skip | linked], dry_run=False)
 
 
-def on_request_promotion(vault: Vault, path: str, now: dt.datetime) -> Move:
+def on_request_promotion(vault: VaultContext, path: str, now: dt.datetime) -> Move:
     """A promotion the person asked for by name (``promote ID``), outside rule 2."""
     row = vault.index.note_row(path) or {}
     category = str(row.get("category") or "fact")
@@ -308,7 +310,7 @@ class LifecycleRun:
 
 
 def run_passes(
-    vault: Vault,
+    vault: VaultContext,
     names: tuple[str, ...],
     now: dt.datetime,
     *,

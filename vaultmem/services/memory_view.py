@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from vaultmem.core.excerpts import SHOW_TEXT_CHARS, capped_text
 from vaultmem.core.fields import DATETIME_KEYS, MemoryFields
 from vaultmem.core.importance import importance_level
 from vaultmem.core.lifecycle_plan import Move
@@ -53,7 +54,11 @@ class Memory:
         return int(importance_level(self.fields.importance))
 
     def as_dict(self) -> dict[str, object]:
-        """JSON-ready: path, title, every field (datetimes as strings), score and its factors."""
+        """JSON-ready: path, title, text (the body, capped), every field, score and its factors.
+
+        Datetimes are strings; ``text`` is cut past
+        :data:`~vaultmem.core.excerpts.SHOW_TEXT_CHARS` characters with a marker.
+        """
         fields: dict[str, object] = {}
         for name in MemoryFields.__slots__:
             value = getattr(self.fields, name)
@@ -66,6 +71,7 @@ class Memory:
             "path": self.path,
             "title": self.title,
             "conflicted": self.conflicted,
+            "text": capped_text(self.body, SHOW_TEXT_CHARS),
             **fields,
             "score": _finite(self.score),
             "factors": {

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 from vaultmem.core.lifecycle_plan import Move, base_name
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 HANDS_OFF_SQL = "(problems != '[]' OR warnings != '[]')"
 """Notes no pass plans to move or edit: unreadable, conflicted, or with wrong-typed values."""
 
 
-def hands_off(vault: Vault) -> frozenset[str]:
+def hands_off(vault: VaultContext) -> frozenset[str]:
     """Paths of managed notes that passes leave as they are (listed by ``doctor``)."""
     rows = vault.index.conn.execute(
         "SELECT path FROM notes WHERE type IN ('memory', 'box', 'trace') AND " + HANDS_OFF_SQL
@@ -48,7 +48,7 @@ class Misplaced:
         return f"in {folder}/ but status: {self.status}; the next pass will {self.fix.reason}"
 
 
-def misplaced(vault: Vault, now: dt.datetime) -> list[Misplaced]:
+def misplaced(vault: VaultContext, now: dt.datetime) -> list[Misplaced]:
     """Every memory whose status contradicts its folder, with the repair the next pass makes."""
     f = vault.settings.folders
     stm, boxes, ltm, archive = (x.strip("/") for x in (f.stm, f.boxes, f.ltm, f.archive))
@@ -98,7 +98,7 @@ def misplaced(vault: Vault, now: dt.datetime) -> list[Misplaced]:
     return found
 
 
-def plan_repair(vault: Vault, now: dt.datetime) -> list[Move]:
+def plan_repair(vault: VaultContext, now: dt.datetime) -> list[Move]:
     """The journaled repairs of :func:`misplaced` notes (reason: what contradicted what)."""
     moves = []
     for item in misplaced(vault, now):

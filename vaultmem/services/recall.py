@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vaultmem.core.excerpts import capped_text
 from vaultmem.core.fields import LAYERS, MANAGED_TYPES, STATUSES
 from vaultmem.core.note_parse import title_of
 from vaultmem.core.recall_fusion import (
@@ -65,7 +66,7 @@ from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.memory_view import MemoryRow, rows_of
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 BM25_WEIGHTS = (5.0, 1.0, 3.0)
 """``bm25(notes_fts, title, body, tags)`` column weights: a word in the title counts 5×."""
@@ -161,7 +162,7 @@ class RecallFilters:
         return " AND ".join(f"({c})" for c in clauses) or "1", params
 
 
-def _checked_k(vault: Vault, k: object) -> int:
+def _checked_k(vault: VaultContext, k: object) -> int:
     """``k`` (default ``[recall] k``); raises :class:`InputError` unless a whole number ≥ 1."""
     value = vault.settings.recall.k if k is None else k
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -169,7 +170,9 @@ def _checked_k(vault: Vault, k: object) -> int:
     return value
 
 
-def recall_weights(vault: Vault, overrides: Mapping[str, float] | None = None) -> FusionWeights:
+def recall_weights(
+    vault: VaultContext, overrides: Mapping[str, float] | None = None
+) -> FusionWeights:
     """The vault's ``[recall]`` weights with ``overrides``; raises :class:`InputError`."""
     try:
         return FusionWeights.from_settings(vault.settings.recall).with_overrides(overrides)
@@ -178,14 +181,15 @@ def recall_weights(vault: Vault, overrides: Mapping[str, float] | None = None) -
 
 
 def recall_notes(
-    vault: Vault, query: str, *, k: int | None, now: dt.datetime, **options: Any
+    vault: VaultContext, query: str, *, k: int | None, now: dt.datetime, **options: Any
 ) -> list[Hit]:
     """The ``k`` best notes for ``query`` at ``now`` (spec 7), best first.
 
     ``options``: the filters of :class:`RecallFilters`; ``weights`` (a mapping overriding
     ``relevance``, ``decay``, ``graph``, ``review_blend``); ``touch`` (reinforce the returned
-    memories, spec 3.4); ``sync`` (default True: bring the index up to date first; False when a
-    watcher keeps it current). ``k`` defaults to ``[recall] k`` (10). A query with no words
+    memories, spec 3.4); ``sync`` (default True: bring the index up to date first unless a live
+    watcher keeps it fresh — ``vault.catch_up()``; False: use the index as it is). ``k`` defaults
+    to ``[recall] k`` (10). Each hit carries its note's body as ``text``. A query with no words
     returns ``[]``. Raises :class:`InputError` for unknown options or bad values.
     """
     unknown = sorted(set(options) - set(_OPTIONS))
@@ -196,7 +200,7 @@ def recall_notes(
     weights = recall_weights(vault, options.get("weights"))
     terms = query_terms(query)
     if options.get("sync", True):
-        vault.sync()
+        vault.catch_up()
     if not terms:
         return []
     hits = _rank(vault, terms, filters, weights, k, now)
@@ -205,7 +209,7 @@ def recall_notes(
     return hits
 
 
-def _touch(vault: Vault, hits: Sequence[Hit], now: dt.datetime) -> None:
+def _touch(vault: VaultContext, hits: Sequence[Hit], now: dt.datetime) -> None:
     """Reinforce the memories among ``hits`` (spec 3.4: ``recall --touch``).
 
     Goes straight to :meth:`Vault.edit` with the paths recall already resolved (``Vault.touch``
@@ -222,8 +226,8 @@ def _touch(vault: Vault, hits: Sequence[Hit], now: dt.datetime) -> None:
 
 
 def _rank(
-    vault: Vault, terms: Sequence[str], filters: RecallFilters, weights: FusionWeights, k: int,
-    now: dt.datetime,
+    vault: VaultContext, terms: Sequence[str], filters: RecallFilters, weights: FusionWeights,
+    k: int, now: dt.datetime,
 ) -> list[Hit]:
     """Candidates → signals → fused order → blended top ``k`` as :class:`Hit` objects."""
     conn = vault.index.conn
@@ -252,7 +256,9 @@ def _rank(
     due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE]
     due.sort(key=lambda i: -priority[i])  # stable: equal priorities keep the fused order
     hits: list[Hit] = []
-    for rank, (i, by_review) in enumerate(blend_results(primary, due, k, weights.review_blend), 1):
+    chosen = list(blend_results(primary, due, k, weights.review_blend))
+    bodies = _bodies(conn, [paths[i] for i, _ in chosen])
+    for rank, (i, by_review) in enumerate(chosen, 1):
         via = int(proximity.via[i])
         hits.append(Hit(
             rank=rank, path=paths[i],
@@ -267,8 +273,22 @@ def _rank(
                 review_priority=float(priority[i]),
                 linked_to=title_of(paths[via]) if via >= 0 else None,
             ),
+            text=capped_text(bodies.get(paths[i], "")),
         ))
     return hits
+
+
+def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
+    """The indexed body of each note at ``paths`` (from the FTS table: no file is read)."""
+    if not paths:
+        return {}
+    marks = ", ".join("?" * len(paths))
+    rows = conn.execute(
+        f"SELECT n.path, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid "
+        f"WHERE n.path IN ({marks})",
+        tuple(paths),
+    )
+    return {str(path): str(body or "") for path, body in rows}
 
 
 def _graph(
@@ -476,7 +496,7 @@ def _rows_at(
     return [tuple(row) for row in rows]
 
 
-def review_queue(vault: Vault, *, k: int | None, now: dt.datetime) -> list[MemoryRow]:
+def review_queue(vault: VaultContext, *, k: int | None, now: dt.datetime) -> list[MemoryRow]:
     """Active memories in the danger zone, highest review priority first (spec 3.3; seed 001).
 
     Priority = 1 − 4(x − 0.5)² for x the decay score's position inside ``[thresholds]``

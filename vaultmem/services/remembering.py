@@ -15,18 +15,16 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from vaultmem.core.fields import DATETIME_KEYS, LAYERS, SOURCES, normalise_tags
 from vaultmem.core.importance import importance_from_level
 from vaultmem.core.naming import new_id
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
+from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.note_files import batched_dir_syncs
 from vaultmem.store.vault_lock import vault_lock
-
-if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
 
 FIELD_ORDER = (
     "id",
@@ -268,6 +266,24 @@ class ImportReport:
         }
 
 
+class DraftWriter(VaultContext, Protocol):
+    """A vault that writes new memory notes (``Vault`` satisfies it)."""
+
+    def create_memory(
+        self,
+        content: str,
+        fields: dict[str, object],
+        *,
+        title: str | None = None,
+        folder: str | None = None,
+        taken: set[str] | None = None,
+        refresh: bool = True,
+        explicit_title: bool | None = None,
+    ) -> str:
+        """Write a new memory note (caller holds the lock); returns its vault-relative path."""
+        ...
+
+
 IMPORT_BATCH = 500
 """Notes written between two index updates (one SQLite transaction each) during ``import``."""
 
@@ -301,7 +317,7 @@ def _parse_line(number: int, raw: str | bytes) -> MemoryDraft | None:
 class _Known:
     """Ids and content keys already in the vault (read from the index once) or in the file."""
 
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vault: VaultContext) -> None:
         conn = vault.index.conn
         self.ids: dict[str, str] = dict(
             conn.execute("SELECT id, path FROM notes WHERE id IS NOT NULL").fetchall()
@@ -326,7 +342,7 @@ class _Known:
 
 
 def import_lines(
-    vault: Vault,
+    vault: DraftWriter,
     lines: Iterable[str | bytes],
     *,
     now: dt.datetime,

@@ -47,7 +47,7 @@ from vaultmem.store.note_files import read_note
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 _COPY_SUFFIX = re.compile(r"^(?P<name>.+?)(?: \d+| copy(?: \d+)?)$", re.IGNORECASE)
 _EXPECTED_STATUS = ("active", "active", "promoted", "archived")
@@ -82,7 +82,7 @@ def hold_shared(
         )  # fmt: skip
 
 
-def stage(vault: Vault, path: str) -> int:
+def stage(vault: VaultContext, path: str) -> int:
     """Lifecycle stage of a path by its top folder: STM 0, Boxes 1, LTM 2, Archive 3, else -1."""
     f = vault.settings.folders
     for n, folder in enumerate((f.stm, f.boxes, f.ltm, f.archive)):
@@ -95,7 +95,7 @@ def _name_key(path: str) -> str:
     return title_of(path).casefold()
 
 
-def plan_text(vault: Vault, paths: list[str]) -> str:
+def plan_text(vault: VaultContext, paths: list[str]) -> str:
     """What ``doctor --fix`` does with one group of paths sharing an id (one line)."""
     by_name: dict[str, list[str]] = defaultdict(list)
     for path in paths:
@@ -114,11 +114,11 @@ def plan_text(vault: Vault, paths: list[str]) -> str:
     return "`vaultmem doctor --fix` " + "; ".join(parts)
 
 
-def _winner(vault: Vault, paths: list[str]) -> str:
+def _winner(vault: VaultContext, paths: list[str]) -> str:
     return sorted(paths, key=lambda p: (-stage(vault, p), p))[0]
 
 
-def _original(vault: Vault, paths: list[str]) -> str:
+def _original(vault: VaultContext, paths: list[str]) -> str:
     titles = {title_of(p).casefold(): p for p in paths}
     copies = set()
     for path in paths:
@@ -162,7 +162,7 @@ def _frontmatter(text: str) -> dict[str, Any] | None:
         return None
 
 
-def _side_score(vault: Vault, keep: str, fm: dict[str, Any]) -> int:
+def _side_score(vault: VaultContext, keep: str, fm: dict[str, Any]) -> int:
     """How well one side's fields fit the path kept (its folder's status and box)."""
     n = stage(vault, keep)
     score = int(0 <= n < len(_EXPECTED_STATUS) and fm.get("status") == _EXPECTED_STATUS[n])
@@ -207,7 +207,7 @@ def resolve_markers(text: str, prefer: Any = None) -> tuple[str | None, str]:
 class _Fixer:
     """Collects the fix's file operations in one journal (opened on the first one)."""
 
-    def __init__(self, vault: Vault, now: dt.datetime, report: FixReport) -> None:
+    def __init__(self, vault: VaultContext, now: dt.datetime, report: FixReport) -> None:
         self.vault, self.now, self.report = vault, now, report
         self.writer: JournalWriter | None = None
         self.touched: list[str] = []
@@ -231,7 +231,9 @@ class _Fixer:
         self.report.fixed.append((path, what))
 
 
-def _merge_group(vault: Vault, fixer: _Fixer, paths: list[str], texts: dict[str, str]) -> str:
+def _merge_group(
+    vault: VaultContext, fixer: _Fixer, paths: list[str], texts: dict[str, str]
+) -> str:
     """One memory at several paths of one base name → the kept path (others merged, deleted)."""
     keep = _winner(vault, paths)
     merged = texts[keep]
@@ -261,7 +263,7 @@ def _id_of(text: str) -> str:
     return str(fm.get("id"))
 
 
-def fix_vault(vault: Vault, now: dt.datetime) -> FixReport:
+def fix_vault(vault: VaultContext, now: dt.datetime) -> FixReport:
     """Resolve shared ids and conflicted properties (module docstring rules), journaled.
 
     Raises :class:`~vaultmem.errors.LockedError` when a pass is running.
@@ -282,7 +284,7 @@ def fix_vault(vault: Vault, now: dt.datetime) -> FixReport:
     return report
 
 
-def _fix(vault: Vault, fixer: _Fixer, report: FixReport) -> None:
+def _fix(vault: VaultContext, fixer: _Fixer, report: FixReport) -> None:
     groups = shared_id_groups(vault.index)
     grouped = {p for paths in groups.values() for p in paths}
     conflicted = [
@@ -312,7 +314,7 @@ def _fix(vault: Vault, fixer: _Fixer, report: FixReport) -> None:
             report.left.append((paths[0], f"{err} (shared id with {', '.join(paths[1:])})"))
 
 
-def _fix_group(vault: Vault, fixer: _Fixer, paths: list[str]) -> None:
+def _fix_group(vault: VaultContext, fixer: _Fixer, paths: list[str]) -> None:
     texts: dict[str, str] = {}
     for path in paths:
         text = read_note(vault.root / path).text

@@ -12,7 +12,7 @@ from vaultmem.store.note_files import batched_dir_syncs
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
-    from vaultmem.services.vault import Vault
+    from vaultmem.services.vault_context import VaultContext
 
 
 @dataclass(slots=True)
@@ -35,7 +35,7 @@ class UndoReport:
         }
 
 
-def undo_last(vault: Vault) -> UndoReport:
+def undo_last(vault: VaultContext) -> UndoReport:
     """Reverse the newest journal not yet undone; an interrupted pass is finished first.
 
     Raises :class:`InputError` when there is nothing to undo, and

@@ -7,7 +7,9 @@ VaultmemError` subclasses with messages fit to show a person.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
 import os
 import shutil
 import sqlite3
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmem.core.fields import MemoryFields, normalise_tags
+from vaultmem.core.lifecycle_plan import Move, base_name
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.naming import new_id, numbered, safe_title, title_from_content
 from vaultmem.core.note_parse import CONFLICT_FIX, CONFLICT_PROBLEM, parse_note
@@ -37,6 +40,7 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
+from vaultmem.services.doctor import DoctorReport, check_vault
 from vaultmem.services.emptied_folders import remove_emptied_folders
 from vaultmem.services.git_commit import commit_paths, commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
@@ -49,6 +53,7 @@ from vaultmem.services.lifecycle import (
     plan_pass,
     run_passes,
 )
+from vaultmem.services.live_index import index_is_live
 from vaultmem.services.memory_view import (
     Memory,
     MemoryRow,
@@ -61,8 +66,10 @@ from vaultmem.services.memory_view import (
     rows_of,
     vault_status,
 )
+from vaultmem.services.note_links import NoteLinks, note_links
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
+from vaultmem.services.shared_ids import FixReport, fix_vault
 from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
@@ -106,6 +113,10 @@ class Vault:
         self.title_clashes: list[dict[str, str]] = []
         """New memories named ``title 2`` because ``title`` was taken: requested, taken_by,
         saved_as."""
+        self.lock_wait_seconds = 10.0
+        """How long a write waits for the vault lock (a running pass) before
+        :class:`~vaultmem.errors.LockedError` ("a pass is running, try again"); the MCP server
+        waits less."""
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -147,6 +158,7 @@ class Vault:
             self._swept.add(folder)
 
     def folders(self) -> list[str]:
+        """The memory folders (vault-relative): STM, boxes, LTM, archive."""
         f = self.settings.folders
         return [f.stm, f.boxes, f.ltm, f.archive]
 
@@ -199,6 +211,18 @@ class Vault:
                     self.root, self.index, self.settings, rebuild=True, progress=progress
                 )
 
+    def catch_up(self) -> SyncReport | None:
+        """Sync the index unless a live watcher keeps it fresh (then ``None``, nothing walked).
+
+        A watcher counts when its heartbeat in the sidecar is fresh
+        (:func:`~vaultmem.services.live_index.index_is_live`): ``vaultmem watch`` or
+        ``vaultmem mcp`` running on this machine. Reads (recall, lookups, listing, planning) call
+        this instead of :meth:`sync`, so they do not walk 100,000 notes per call.
+        """
+        if index_is_live(self.sidecar):
+            return None
+        return self.sync()
+
     def refresh(self, paths: Iterable[str]) -> SyncReport:
         """Re-index just ``paths`` (vault-relative), e.g. after vaultmem wrote them."""
         return sync_paths(self.root, self.index, self.settings, paths)
@@ -209,7 +233,7 @@ class Vault:
 
         Raises :class:`NoteNotFoundError`, or :class:`AmbiguousNoteError` listing the candidates.
         """
-        self.sync()
+        self.catch_up()
         ref = ref.strip()
         paths = self.index.paths_by_id(ref)
         if not paths:
@@ -227,6 +251,22 @@ class Vault:
         """One note with its fields and derived values (score, factors, EI, review priority)."""
         path = self.resolve(ref)
         return self._load(path, now or utc_now())
+
+    def links(self, ref: str) -> NoteLinks:
+        """The note's outgoing links, backlinks and unresolved links (its graph neighbours)."""
+        return note_links(self.index, self.resolve(ref))
+
+    def doctor(self) -> DoctorReport:
+        """Check the notes and the index (repairing a stale index); see ``vaultmem doctor``."""
+        return check_vault(self)
+
+    def fix(self, now: dt.datetime | None = None) -> FixReport:
+        """Resolve notes sharing a memory id and conflicted properties, journaled (undoable).
+
+        See ``vaultmem doctor --fix``. Raises :class:`~vaultmem.errors.LockedError` when a pass
+        is running.
+        """
+        return fix_vault(self, now or utc_now())
 
     def _load(self, path: str, now: dt.datetime) -> Memory:
         snapshot = read_note(confined_path(self.root, path))
@@ -256,7 +296,7 @@ class Vault:
         computed again from the fresh text once. Raises :class:`UnsafeNoteError` for notes with
         unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
         """
-        with vault_lock(self.sidecar):
+        with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             confined(self.root, path)
             # a linked memory is edited in its target (inside the vault), so the link stays
             target = confined_path(self.root, path)
@@ -336,9 +376,9 @@ class Vault:
         to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
         synced the index (bulk imports), so it is not synced again.
         """
-        with vault_lock(self.sidecar):
+        with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             if not synced:
-                self.sync()
+                self.catch_up()
             if draft.id is not None:
                 taken = self.index.paths_by_id(draft.id)
                 if taken:
@@ -386,7 +426,7 @@ class Vault:
         params: tuple[object, ...] = (),
     ) -> MemoryTable:
         """Columns and scores of the memories (after a cheap sync), for listing and planning."""
-        self.sync()
+        self.catch_up()
         return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
 
     def memories(
@@ -462,6 +502,49 @@ class Vault:
                 result.planned = [on_request_promotion(self, path, when)]
             return session.run(result)
 
+    def forget(
+        self, ref: str, *, dry_run: bool = False, now: dt.datetime | None = None
+    ) -> PassResult:
+        """Archive one memory now: move it to Archive/, ``status: archived``, ``archived_at``.
+
+        Journaled like a pass, so ``vaultmem undo`` puts it back exactly. Waits up to
+        :attr:`lock_wait_seconds` for a running pass. Raises :class:`NoteNotFoundError`,
+        :class:`AmbiguousNoteError`, :class:`InputError` (not a memory, already archived,
+        pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML) or
+        :class:`LockedError`; nothing is changed then.
+        """
+        when = now or utc_now()
+        path = self._managed(ref)
+        row = self.index.note_row(path) or {}
+        if row.get("type") != "memory":
+            raise InputError(f"{path} is a {row.get('type')} note, not a memory; not archived")
+        if row.get("status") == "archived":
+            raise InputError(f"{path} is archived already")
+        if row.get("pinned"):
+            raise InputError(f"{path} is pinned; unpin it first (`vaultmem unpin`)")
+        problems = row.get("problems")
+        if isinstance(problems, str) and problems not in ("", "[]"):
+            raise UnsafeNoteError(path, f"{json.loads(problems)[0]}; not archived")
+        move = Move(
+            path,
+            str(row["id"]) if row.get("id") else None,
+            "archive",
+            f"{self.settings.folders.archive}/{base_name(path)}",
+            {"status": "archived", "archived_at": when},
+            rule="forget",
+            reason="forgotten on request",
+        )
+        waiting = (
+            contextlib.nullcontext()
+            if dry_run
+            else vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds)
+        )
+        with waiting, PassSession(self, "forget", when, dry_run=dry_run) as session:
+            result = session.run(PassResult("forget", [move], dry_run=dry_run))
+        if result.skipped:
+            raise VaultmemError(result.skipped[0][1])  # "<path>: <why>"; nothing was changed
+        return result
+
     def gc(
         self,
         *,
@@ -508,7 +591,7 @@ class Vault:
         unknown = [p for p in passes if p not in PASS_ORDER]
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
-        self.sync()
+        self.catch_up()
         run = run_passes(
             self,
             tuple(passes),

@@ -12,6 +12,9 @@ deleted and moved folders without a dot part (``sync_paths`` expands them). A te
 save is a move whose destination is the note. vaultmem's own writes re-sync idempotently (same
 hash, nothing re-parsed). A queue overflow, a failing batch or a dead observer thread is logged
 and answered with a full incremental :func:`~vaultmem.services.index_sync.sync_index`.
+
+While the worker runs with a live observer it keeps a heartbeat in the sidecar
+(:mod:`vaultmem.services.live_index`), so other processes know the index is being kept fresh.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from vaultmem.services.index_sync import (
     sync_index,
     sync_paths,
 )
-from vaultmem.services.vault import Vault
+from vaultmem.services.live_index import Heartbeat
+from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.sidecar import SIDECAR_DIR
 
@@ -105,7 +109,7 @@ class VaultWatcher:
 
     def __init__(
         self,
-        vault: Vault,
+        vault: VaultContext,
         *,
         debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS,
         max_delay_seconds: float = MAX_DELAY_SECONDS,
@@ -148,6 +152,8 @@ class VaultWatcher:
         self._initial: SyncReport | None = None
         self._db: IndexDB | None = None  # the worker's index (a new one after a rebuild)
         self._start_error: BaseException | None = None
+        self._heartbeat = Heartbeat(vault.sidecar)
+        self._failing = False  # the last batch could not be synced, even fully (worker only)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> SyncReport:
@@ -184,6 +190,7 @@ class VaultWatcher:
 
     def stop(self) -> None:
         """Stop observing; sync the events already seen; join both threads. Safe to call twice."""
+        self._heartbeat.stop()  # from now on, other processes walk the vault themselves
         with self._observer_lock:
             observer, self._observer = self._observer, None
             self._closing = True
@@ -336,6 +343,7 @@ class VaultWatcher:
             self._initial = sync_index(
                 self.vault.root, db, self.vault.settings, progress=self._check_stopping
             )
+            self._heartbeat.beat()
         except _Stopping:
             logger.info("watch: stopped during the initial sync")
         except BaseException as err:  # handed to start(), which raises it
@@ -350,6 +358,7 @@ class VaultWatcher:
         except BaseException:  # a bug: say so loudly; `running` turns False
             logger.exception("watch: the worker failed; the index is no longer kept in sync")
         finally:
+            self._heartbeat.stop()
             if self._db is not None:
                 self._db.close()
             self._stopped.set()
@@ -380,6 +389,16 @@ class VaultWatcher:
         logger.warning("watch: index rebuilt: %d notes", report.added + report.unchanged)
         return fresh
 
+    def _beat_if_healthy(self) -> None:
+        """Refresh the heartbeat when due, only while the observer and its emitters run."""
+        if self._stopping or self._closing or self._failing or not self._heartbeat.due():
+            return
+        observer = self._observer
+        if observer is None or not observer.is_alive():
+            return
+        if all(emitter.is_alive() for emitter in observer.emitters):
+            self._heartbeat.beat()
+
     def _loop(self, db: IndexDB) -> None:
         retry_seconds = 0.5
         known = self._index_file_id(db)
@@ -404,6 +423,7 @@ class VaultWatcher:
                 failed = ""
                 self._db = db
                 known = self._index_file_id(db)
+            self._beat_if_healthy()
             batch = self._next_batch()
             if batch is None:
                 if self._stopping:
@@ -412,8 +432,11 @@ class VaultWatcher:
                 continue
             paths, full, target = batch
             if self._sync_batch(db, paths, full, target):
+                self._failing = False
                 retry_seconds = 0.5
                 continue
+            self._failing = True
+            self._heartbeat.stop()  # the index is behind: clients walk the vault meanwhile
             if self._stopping:
                 logger.error("watch: stopping with changes not indexed; the next sync adds them")
                 return

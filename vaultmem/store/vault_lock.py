@@ -32,8 +32,8 @@ def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None
         lock.acquire(timeout=timeout_seconds)
     except Timeout:
         raise LockedError(
-            f"another vaultmem process is writing to this vault (a pass is running); "
-            f"lock: {sidecar / 'lock'}"
+            f"another vaultmem process is writing to this vault (a pass is running), try again "
+            f"in a moment; lock: {sidecar / 'lock'}"
         ) from None
     except OSError as err:
         problem = (

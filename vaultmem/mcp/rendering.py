@@ -1,0 +1,139 @@
+"""Text renderings of the MCP tools' structured results (what a model reads first).
+
+Each function takes the JSON-ready ``dict`` a tool returns as structured content and gives a few
+plain lines: identity (title, id, path), the numbers that matter, and the memory text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_INDENT = "   "
+
+
+def _indented(text: str) -> str:
+    return "\n".join(_INDENT + line if line else "" for line in text.splitlines())
+
+
+def _ident(item: Mapping[str, Any]) -> str:
+    ident = f"id {item['id']}, " if item.get("id") else ""
+    return f"{item.get('title')} ({ident}{item.get('path')})"
+
+
+def memory_text(data: Mapping[str, Any], verb: str | None = None) -> str:
+    """One memory (``show``, ``remember``, ``touch``): header, state line, then its text."""
+    head = f"{verb} {_ident(data)}" if verb else _ident(data)
+    tags = ", ".join(data.get("tags") or []) or "—"
+    state = (
+        f"status {data.get('status')}, layer {data.get('layer')}, category "
+        f"{data.get('category')}, tags {tags}; score {data.get('score')}, use_count "
+        f"{data.get('use_count')}, last_used {data.get('last_used') or '—'}"
+    )
+    return f"{head}\n{state}\n\n{data.get('text', '')}".rstrip()
+
+
+def memories_text(items: Sequence[Mapping[str, Any]], verb: str) -> str:
+    return "\n\n".join(memory_text(item, verb) for item in items) or f"nothing {verb}"
+
+
+def hits_text(query: str, hits: Sequence[Mapping[str, Any]]) -> str:
+    """Recall hits: rank, title, id, path, score (and signals when explained), then the text."""
+    if not hits:
+        return f"no memories match {query!r}"
+    blocks = []
+    for hit in hits:
+        review = " [due for review]" if hit.get("review") else ""
+        lines = [f"{hit['rank']}. {_ident(hit)} score {hit['score']}{review}"]
+        signals = hit.get("signals")
+        if isinstance(signals, Mapping):
+            parts = ", ".join(f"{k} {v}" for k, v in signals.items() if v is not None)
+            lines.append(f"{_INDENT}signals: {parts}")
+        if hit.get("text"):
+            lines.append(_indented(str(hit["text"])))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def rows_text(rows: Sequence[Mapping[str, Any]], empty: str) -> str:
+    """Memory rows (``review``): one line each."""
+    if not rows:
+        return empty
+    return "\n".join(
+        f"{_ident(r)}: score {r['score']}, review priority {r['review_priority']}, "
+        f"use_count {r['use_count']}, last_used {r['last_used'] or '—'}"
+        for r in rows
+    )
+
+
+def status_text(data: Mapping[str, Any]) -> str:
+    folders = ", ".join(f"{k} {v}" for k, v in data["by_folder"].items()) or "—"
+    statuses = ", ".join(f"{k} {v}" for k, v in data["by_status"].items()) or "—"
+    return (
+        f"{data['notes']} notes, {data['memories']} memories\n"
+        f"by folder: {folders}\nby status: {statuses}\n"
+        f"danger zone: {data['danger_zone']}; a pass now would promote "
+        f"{data['would_promote']} and forget {data['would_forget']}"
+    )
+
+
+def links_text(data: Mapping[str, Any]) -> str:
+    lines = [f"{data['title']} ({data['path']})"]
+    for link in data["outgoing"]:
+        lines.append(f"  → {link['title']} ({link['resolved']}, {link['kind']})")
+    for link in data["backlinks"]:
+        lines.append(f"  ← {link['title']} ({link['source']}, {link['kind']})")
+    for link in data["unresolved"]:
+        lines.append(f"  ? [[{link['target']}]] (no such note)")
+    if len(lines) == 1:
+        lines.append("  no links")
+    return "\n".join(lines)
+
+
+def moves_text(passes: Sequence[Mapping[str, Any]], dry_run: bool) -> str:
+    """Lifecycle or forget results: one line per planned or applied move."""
+    lines = []
+    for result in passes:
+        moves = result["planned"] if dry_run else result["applied"]
+        lines.append(f"{result['pass']}: {len(moves)} {'planned' if dry_run else 'applied'}")
+        for move in moves:
+            where = f" → {move['destination']}" if move.get("destination") else ""
+            lines.append(f"  {move['action']} {move['path']}{where} ({move['reason']})")
+        for skipped in result.get("skipped", []):
+            lines.append(f"  skipped {skipped['path']}: {skipped['error']}")
+    if dry_run:
+        lines.append("(dry run: nothing changed; call again with apply: true to carry it out)")
+    return "\n".join(lines)
+
+
+def undo_text(data: Mapping[str, Any]) -> str:
+    lines = [f"undid {data['command']} ({data['journal']})"]
+    for item in data["restored"]:
+        lines.append(f"  {item['operation']}: {item['to']} (was {item['from']})")
+    return "\n".join(lines)
+
+
+def doctor_text(data: Mapping[str, Any]) -> str:
+    lines = [
+        f"{data['notes']} notes checked: {len(data['problems'])} problems, "
+        f"{len(data['warnings'])} warnings, {len(data['stale_index'])} stale index rows repaired"
+    ]
+    for kind in ("problems", "warnings"):
+        for finding in data[kind]:
+            lines.append(
+                f"  {kind[:-1]} [{finding['kind']}] {finding['path']}: {finding['detail']}"
+            )
+    return "\n".join(lines)
+
+
+__all__ = [
+    "doctor_text",
+    "hits_text",
+    "links_text",
+    "memories_text",
+    "memory_text",
+    "moves_text",
+    "rows_text",
+    "status_text",
+    "undo_text",
+]

@@ -1,0 +1,79 @@
+"""What a service needs of an open vault: :class:`VaultContext`, a structural type.
+
+:class:`vaultmem.services.vault.Vault` satisfies it without naming it. Services annotate their
+``vault`` arguments with this Protocol instead of importing ``Vault``, so the services layer has no
+import circle: only the interfaces (CLI, MCP server) and ``vault.py`` itself see ``Vault``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from vaultmem.core.fields import MemoryFields
+from vaultmem.core.settings import Settings
+from vaultmem.store.index_db import IndexDB
+
+if TYPE_CHECKING:
+    from vaultmem.services.index_sync import SyncReport
+    from vaultmem.services.memory_view import Memory, MemoryTable
+
+
+class VaultContext(Protocol):
+    """An open vault as services see it: its root, settings, sidecar, index and write paths.
+
+    ``root`` and ``sidecar`` are absolute folders; ``warnings`` collects one-line field warnings
+    met while reading notes. The methods are :class:`~vaultmem.services.vault.Vault`'s of the
+    same names (see there for their errors).
+    """
+
+    root: Path
+    settings: Settings
+    sidecar: Path
+    warnings: list[str]
+
+    @property
+    def index(self) -> IndexDB:
+        """The sidecar index, opened on first use."""
+        ...
+
+    def folders(self) -> list[str]:
+        """The memory folders (vault-relative): STM, boxes, LTM, archive."""
+        ...
+
+    def sync(self) -> SyncReport:
+        """Bring the index up to date with the vault (incremental)."""
+        ...
+
+    def catch_up(self) -> SyncReport | None:
+        """Sync the index unless a live watcher keeps it fresh."""
+        ...
+
+    def refresh(self, paths: Iterable[str]) -> SyncReport:
+        """Re-index just ``paths`` (vault-relative)."""
+        ...
+
+    def edit(
+        self,
+        path: str,
+        compute: Callable[[MemoryFields], dict[str, object]],
+        *,
+        now: dt.datetime | None = None,
+    ) -> Memory:
+        """Apply ``compute(fields)``'s changes to one note, surgically and atomically."""
+        ...
+
+    def table(
+        self,
+        *,
+        now: dt.datetime | None = None,
+        where: str = "n.type = 'memory'",
+        params: tuple[object, ...] = (),
+    ) -> MemoryTable:
+        """Columns and scores of the memories matching ``where``."""
+        ...
+
+
+__all__ = ["VaultContext"]
