@@ -10,6 +10,7 @@ its row here. ``watch`` runs in a subprocess with a deadline (it runs until stop
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import selectors
 import shutil
@@ -57,11 +58,16 @@ COMMAND_ARGS: dict[str, list[list[str]]] = {
     "recall": [["coffee"], ["passwd", "--json"]],
     "review": [["--now", NOW]],
     "watch": [],  # runs until stopped: see test_watch_against_each_hostile_state
+    "mcp": [],  # serves until stdin closes: see test_mcp_against_each_hostile_state
+    "forget": [["Tea", "--dry-run", "--now", NOW], ["Tea", "--now", NOW]],
+    "merge-driver": [
+        ["{vault}/STM/Tea.md", "{vault}/STM/Tea.md", "{vault}/STM/Tea.md", "STM/Tea.md"]
+    ],
 }
 """Arguments of each command (one list per invocation). ``{vault}``, ``{jsonl}`` and ``{fresh}``
 are filled in; every command but ``init`` and ``demo`` also gets ``--vault``."""
 
-NO_VAULT_OPTION = {"init", "demo"}
+NO_VAULT_OPTION = {"init", "demo", "merge-driver"}
 ALLOWED_EXIT_CODES = {0, 1, 2}
 
 MEMORY = (
@@ -313,3 +319,79 @@ def test_watch_against_each_hostile_state(state: str, base_vault: Path, tmp_path
                 process.communicate()
     assert "Traceback" not in out + err, err
     assert process.returncode in ALLOWED_EXIT_CODES, (process.returncode, err)
+
+
+def _rpc(method: str, rid: int | None, params: dict[str, object]) -> str:
+    message: dict[str, object] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if rid is not None:
+        message["id"] = rid
+    return json.dumps(message) + "\n"
+
+
+@pytest.mark.parametrize("state", list(STATES))
+def test_mcp_against_each_hostile_state(state: str, base_vault: Path, tmp_path: Path) -> None:
+    """``mcp`` either says in one line why it cannot serve, or answers tool calls (errors as
+    tool errors) and exits when its client closes stdin — never a traceback."""
+    root = tmp_path / "vault"
+    shutil.copytree(base_vault, root, symlinks=True)
+    STATES[state](root)
+    guard = read_only(root / READ_ONLY[state]) if state in READ_ONLY else contextlib.nullcontext()
+    initialize = _rpc(
+        "initialize",
+        1,
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "hostile-test", "version": "0"},
+        },
+    )
+    calls = (  # sent once the server answered initialize, as a client does
+        _rpc("notifications/initialized", None, {})
+        + _rpc("tools/call", 2, {"name": "status", "arguments": {}})
+        + _rpc("tools/call", 3, {"name": "recall", "arguments": {"query": "passwd"}})
+        + _rpc("tools/call", 4, {"name": "show", "arguments": {"id_or_title": "Coffee order"}})
+    )
+    with guard:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from vaultmem.cli import main; main()",
+                "mcp",
+                "--vault",
+                str(root),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(initialize)
+            process.stdin.flush()
+            answered: list[str] = []
+            ready = selectors.DefaultSelector()
+            ready.register(process.stdout, selectors.EVENT_READ)
+            deadline = time.monotonic() + 120
+            while len(answered) < 4 and time.monotonic() < deadline:
+                if not ready.select(timeout=deadline - time.monotonic()):
+                    break
+                line = process.stdout.readline()
+                if not line:
+                    break  # it exited (e.g. a one-line error on stderr)
+                answered.append(line)
+                if len(answered) == 1:
+                    process.stdin.write(calls)
+                    process.stdin.flush()
+            out, err = process.communicate(timeout=30)  # closes stdin: the client leaves
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    everything = "".join(answered) + out + err
+    assert "Traceback" not in everything, err
+    assert "SECRET" not in everything and "root:x:" not in everything
+    assert process.returncode in ALLOWED_EXIT_CODES, (process.returncode, err)
+    if process.returncode == 0:
+        assert len(answered) == 4, (answered, err)

@@ -376,8 +376,10 @@ def serve(vault: Vault, *, lock_wait_seconds: float = LOCK_WAIT_SECONDS) -> None
 def _start_watcher(watcher: VaultWatcher) -> None:
     try:
         watcher.start()
-    except Exception:
-        logger.exception("mcp: the watcher could not start; every call syncs the index itself")
+    except (VaultmemError, OSError) as err:  # e.g. a read-only sidecar: one line, serve on
+        logger.error(
+            "mcp: the watcher could not start (%s); every call syncs the index itself", err
+        )
 
 
 __all__ = ["INSTRUCTIONS", "LOCK_WAIT_SECONDS", "VaultTools", "build_server", "serve"]

@@ -20,6 +20,7 @@ import socket
 import time
 from pathlib import Path
 
+from vaultmem.errors import VaultmemError
 from vaultmem.store.sidecar import ensure_sidecar
 
 HEARTBEAT_SECONDS = 2.0
@@ -77,8 +78,9 @@ class Heartbeat:
             temp.write_text(json.dumps(data), encoding="utf-8")
             os.replace(temp, self.path)
             self.last_beat = time.monotonic()
-        except OSError:
-            temp.unlink(missing_ok=True)
+        except (OSError, VaultmemError):  # read-only or full sidecar: clients walk instead
+            with contextlib.suppress(OSError):
+                temp.unlink(missing_ok=True)
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
