@@ -41,6 +41,12 @@ def _split_tags(value: str | None) -> list[str] | None:
     "--pin", "pinned", is_flag=True, default=None, help="Immune to forgetting and pruning."
 )
 @click.option("--no-link", is_flag=True, help="Do not add related: links to similar memories.")
+@click.option(
+    "--supersedes",
+    metavar="ID_OR_TITLE",
+    help="This memory corrects that one: it gets status superseded, leaves recall and is "
+    "archived after a grace period (docs/user-guide.md, Corrections).",
+)
 @json_option
 @now_option
 @vault_command
@@ -66,10 +72,13 @@ def remember(
                 "path": memory.path,
                 "title": memory.title,
                 "related": list(memory.fields.related),
+                "supersedes": memory.fields.supersedes,
             }
         )
     else:
         click.echo(f"remembered {memory.path} (id {memory.fields.id})")
+        if memory.fields.supersedes:
+            click.echo(f"  supersedes {memory.fields.supersedes} (now status superseded)")
 
 
 @click.command("import")

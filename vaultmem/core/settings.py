@@ -40,6 +40,7 @@ class ThresholdSettings:
     promote_min_age_days: float = 3.0
     promote_use_count: int = 5
     promote_window_days: float = 14.0
+    promote_min_use_days: int = 3
     episodic_promote_importance: float = 0.7
     episodic_promote_access_count: int = 5
     danger_zone_min: float = 0.15
@@ -58,6 +59,7 @@ class LifecycleSettings:
     speculative_confidence: float = 0.40
     speculative_ttl_days: float = 30.0
     commitment_ttl_days: float = 90.0
+    superseded_grace_days: float = 14.0
     old_age_days: float = 90.0
     old_retention: float = 0.15
     old_importance: float = 0.3
@@ -86,6 +88,7 @@ class RecallSettings:
     weight_relevance: float = 1.0
     weight_decay: float = 0.3
     weight_graph: float = 0.2
+    weight_episode: float = 0.8
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,14 @@ exactly once at every instant. Notes with problems are skipped and reported, nev
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from vaultmem.core.fields import MemoryFields
 from vaultmem.core.lifecycle_plan import (
@@ -213,7 +216,7 @@ def plan_pass(
     if name == "promote":
         moves = plan_promote(cols, scores, settings, now)
     elif name == "expire":
-        moves = plan_expire(cols, scores, settings, now)
+        moves = plan_expire(cols, scores, settings, now, _superseded_at(vault, cols.path))
     elif name == "forget":
         moves = plan_forget(cols, scores, settings, now, threshold=threshold, hard=hard, skip=skip)
     elif name == "prune":
@@ -222,6 +225,15 @@ def plan_pass(
         raise ValueError(f"unknown pass {name!r}")
     moves.sort(key=lambda move: move.path)  # the index hands rows over unsorted
     return PassResult(name, [m for m in moves if m.path not in skip], dry_run=False)
+
+
+def _superseded_at(vault: Vault, paths: np.ndarray) -> np.ndarray:
+    """``superseded_at`` (epoch seconds, NaN = unknown) of each of ``paths``, from the index."""
+    stamps = dict(vault.index.conn.execute(
+        "SELECT path, superseded_at FROM notes WHERE type = 'memory' AND status = 'superseded'"
+    ).fetchall())
+    return np.array([math.nan if stamps.get(str(p)) is None else float(stamps[str(p)])
+                     for p in paths], dtype=np.float64)
 
 
 def on_request_promotion(vault: Vault, path: str, now: dt.datetime) -> Move:

@@ -44,6 +44,7 @@ from vaultmem.services.lifecycle import (
     plan_pass,
     run_passes,
 )
+from vaultmem.services.corrections import remember_correction
 from vaultmem.services.memory_view import (
     Memory,
     MemoryRow,
@@ -270,9 +271,16 @@ class Vault:
         """Save a new memory in STM (spec 2) and return it.
 
         ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
-        source, layer, pinned, strength, extra (other properties). Raises :class:`InputError`.
+        source, layer, pinned, strength, extra (other properties), supersedes (id or title of
+        the memory this one corrects: see :mod:`vaultmem.services.corrections`). Raises
+        :class:`InputError`.
         """
         when = now or utc_now()
+        supersedes = options.pop("supersedes", None)
+        if supersedes is not None:
+            path = remember_correction(self, content, str(supersedes), now=when, link=link,
+                                       options=options)
+            return self._load(path, when)
         path = self.write_draft(make_draft(content, **options), now=when, link=link)
         return self._load(path, when)
 

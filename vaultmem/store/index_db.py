@@ -25,7 +25,7 @@ from vaultmem.store.index_schema import migrate
 from vaultmem.store.sidecar import ensure_sidecar
 
 INDEX_FILE = "index.db"
-PARSER_VERSION = 5
+PARSER_VERSION = 6
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 
 FIELD_COLUMNS = (
@@ -51,6 +51,12 @@ FIELD_COLUMNS = (
     "archived_at",
     "resolved_at",
     "valid_until",
+    "use_days",
+    "supersedes",
+    "superseded_by",
+    "superseded_at",
+    "episode",
+    "previous",
 )
 """Columns of ``notes`` that hold :class:`~vaultmem.core.fields.MemoryFields` values."""
 
@@ -358,7 +364,7 @@ class IndexDB(LinkIndex):
             f"""
             SELECT n.path, n.id, n.type, n.status, n.layer, n.category, n.source, n.created,
                    n.last_used, n.use_count, n.strength, n.importance, n.confidence, n.pinned,
-                   n.resolved_at, n.edges
+                   n.resolved_at, n.use_days, n.edges
             FROM notes n WHERE {where}
             """,
             tuple(params),
