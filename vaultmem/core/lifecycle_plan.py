@@ -114,7 +114,8 @@ def plan_promote(
             )
         else:
             reason = (
-                f"{days}, episodic, importance {_num(columns.importance[i], th.episodic_promote_importance, 2)} ≥ "
+                f"{days}, episodic, importance "
+                f"{_num(columns.importance[i], th.episodic_promote_importance, 2)} ≥ "
                 f"{th.episodic_promote_importance} and access_count "
                 f"{int(columns.use_count[i]) - 1} ≥ {th.episodic_promote_access_count}"
             )
@@ -221,8 +222,9 @@ def plan_expire(
             reason = (
                 f"speculative (confidence "
                 f"{_num(columns.confidence[i], lc.speculative_confidence, 2)} < "
-                f"{lc.speculative_confidence}), {_num(scores.age_days[i], lc.speculative_ttl_days, 0)}"
-                f" d old > {lc.speculative_ttl_days:g} d, never confirmed"
+                f"{lc.speculative_confidence}), "
+                f"{_num(scores.age_days[i], lc.speculative_ttl_days, 0)} d old > "
+                f"{lc.speculative_ttl_days:g} d, never confirmed"
             )
         else:
             reason = (

@@ -51,9 +51,10 @@ class ThresholdSettings:
 class LifecycleSettings:
     """Parameters of the lifecycle passes (spec section 4; seeds 000, 002, 004)."""
 
-    box_topic_overlap: float = 0.35
-    box_gap_minutes: float = 30.0
+    box_topic_overlap: float = 0.2
+    box_gap_minutes: float = 45.0
     box_max_members: int = 50
+    box_min_members: int = 2
     trace_overlap: float = 0.4
     trace_window_days: float = 7.0
     speculative_confidence: float = 0.40

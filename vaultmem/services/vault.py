@@ -33,6 +33,7 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
+from vaultmem.services.corrections import remember_correction
 from vaultmem.services.git_commit import commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.lifecycle import (
@@ -44,7 +45,6 @@ from vaultmem.services.lifecycle import (
     plan_pass,
     run_passes,
 )
-from vaultmem.services.corrections import remember_correction
 from vaultmem.services.memory_view import (
     Memory,
     MemoryRow,
