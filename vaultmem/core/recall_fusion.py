@@ -71,7 +71,7 @@ class FusionWeights:
     decay: float = 0.3
     graph: float = 0.2
     review_blend: float = 0.3
-    episode: float = 0.8
+    episode: float = 0.5
     """Weight of episode context (:mod:`vaultmem.core.recall_context`); 0 turns it off."""
 
     @classmethod

@@ -89,7 +89,7 @@ class RecallSettings:
     weight_relevance: float = 1.0
     weight_decay: float = 0.3
     weight_graph: float = 0.2
-    weight_episode: float = 0.8
+    weight_episode: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)

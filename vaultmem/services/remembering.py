@@ -11,12 +11,13 @@ import datetime as dt
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.fields import DATETIME_KEYS, LAYERS, SOURCES, normalise_tags
 from vaultmem.core.importance import importance_from_level
 from vaultmem.core.naming import new_id
+from vaultmem.core.note_parse import title_of
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
 from vaultmem.store.vault_lock import vault_lock
@@ -48,6 +49,9 @@ FIELD_ORDER = (
     "archived_at",
     "resolved_at",
     "valid_until",
+    "supersedes",
+    "episode",
+    "previous",
 )
 
 
@@ -181,6 +185,7 @@ def draft_from_json(record: object) -> MemoryDraft:
         raise InputError('missing "content" (a string)')
     options: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    record = conversation_fields(record)
     for key, value in record.items():
         if key == "content":
             continue
@@ -216,6 +221,72 @@ class ImportReport:
         }
 
 
+EPISODE_KEYS = ("episode", "session", "conversation", "session_id", "conversation_id")
+"""Keys of an import line that name the conversation (episode) a turn belongs to, first wins."""
+TIME_KEYS = ("timestamp", "time", "date_time")
+"""Keys of an import line that give a turn's time when it has no ``created``."""
+
+
+def conversation_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """An import line with its conversation keys mapped to memory properties.
+
+    The first of :data:`EPISODE_KEYS` becomes ``episode`` (text) and the others are dropped; the
+    first of :data:`TIME_KEYS` becomes ``created`` when the line has none. Other keys (e.g.
+    ``speaker``) are kept as they are. The record given is not changed.
+    """
+    out = dict(record)
+    episode = next((out[k] for k in EPISODE_KEYS if out.get(k) not in (None, "")), None)
+    for key in EPISODE_KEYS:
+        out.pop(key, None)
+    if episode is not None:
+        if isinstance(episode, bool) or not isinstance(episode, str | int | float):
+            raise InputError(f"episode must be text, not {episode!r}")
+        out["episode"] = str(episode).strip()
+    if "created" not in out:
+        when = next((out[k] for k in TIME_KEYS if out.get(k) not in (None, "")), None)
+        if when is not None:
+            out["created"] = when
+    for key in TIME_KEYS:
+        if key in out and "created" in out and out[key] == out["created"]:
+            out.pop(key)
+    return out
+
+
+def conversation_order(drafts: list[tuple[int, MemoryDraft]]) -> list[tuple[int, MemoryDraft]]:
+    """``(line number, draft)`` pairs in the order to write them: each episode's turns sorted
+    by ``created`` (ties, and turns without a time, keep their line order), placed where the
+    episode's first line is; lines without an episode stay where they are."""
+    groups: dict[str, list[tuple[int, MemoryDraft]]] = {}
+    slots: list[tuple[int, MemoryDraft] | str] = []
+    for number, draft in drafts:
+        episode = draft.extra.get("episode")
+        if not isinstance(episode, str):
+            slots.append((number, draft))
+            continue
+        if episode not in groups:
+            groups[episode] = []
+            slots.append(episode)
+        groups[episode].append((number, draft))
+    ordered: list[tuple[int, MemoryDraft]] = []
+    for slot in slots:
+        if isinstance(slot, str):
+            turns = groups[slot]
+            timed = all(d.created is not None for _, d in turns)
+            ordered += sorted(turns, key=lambda t: (t[1].created, t[0])) if timed else turns
+        else:
+            ordered.append(slot)
+    return ordered
+
+
+def linked_turn(draft: MemoryDraft, previous_title: str | None) -> MemoryDraft:
+    """``draft`` with ``previous: "[[previous_title]]"`` when it follows a turn of its episode."""
+    if previous_title is None:
+        return draft
+    extra = dict(draft.extra)
+    extra["previous"] = f"[[{previous_title}]]"
+    return replace(draft, extra=extra)
+
+
 def import_lines(
     vault: Vault,
     lines: Iterable[str],
@@ -223,20 +294,40 @@ def import_lines(
     now: dt.datetime,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
-    """Import one memory per JSONL line; a bad line is reported by number and skipped."""
+    """Import one memory per JSONL line; a bad line is reported by number and skipped.
+
+    Turns of one conversation (an ``episode``/``session``/``conversation`` key) are written in
+    time order and each links the turn before it (``previous``, :func:`linked_turn`).
+    """
     report = ImportReport()
+    drafts: list[tuple[int, MemoryDraft]] = []
+    for number, line in enumerate(lines, 1):
+        if progress is not None:
+            progress(number)
+        if not line.strip():
+            continue
+        try:
+            drafts.append((number, draft_from_json(json.loads(line))))
+        except json.JSONDecodeError as err:
+            report.errors.append((number, f"not JSON: {err.msg} at column {err.colno}"))
+        except VaultmemError as err:
+            report.errors.append((number, str(err)))
+    last_turn: dict[str, str] = {}
     with vault_lock(vault.sidecar):
         vault.sync()
-        for number, line in enumerate(lines, 1):
-            if progress is not None:
-                progress(number)
-            if not line.strip():
-                continue
+        for number, draft in conversation_order(drafts):
+            episode = draft.extra.get("episode")
+            key = episode if isinstance(episode, str) else None
             try:
-                draft = draft_from_json(json.loads(line))
-                report.imported.append(vault.write_draft(draft, now=now, link=False, synced=True))
-            except json.JSONDecodeError as err:
-                report.errors.append((number, f"not JSON: {err.msg} at column {err.colno}"))
+                path = vault.write_draft(
+                    linked_turn(draft, last_turn.get(key) if key else None),
+                    now=now, link=False, synced=True,
+                )
             except VaultmemError as err:
                 report.errors.append((number, str(err)))
+                continue
+            report.imported.append(path)
+            if key:
+                last_turn[key] = title_of(path)
+    report.errors.sort()
     return report
