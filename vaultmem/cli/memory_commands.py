@@ -108,6 +108,12 @@ def import_(vault: Vault, file: TextIO, as_json: bool, now: dt.datetime) -> None
 
 def _describe(memory: Memory) -> str:
     f = memory.fields
+    if f.type not in ("memory", "box", "trace"):
+        return (
+            f"{memory.title}\n  path        {memory.path}\n"
+            "  not a memory: a note of your own (no `type: memory` in its frontmatter); vaultmem "
+            "searches it but never decays, moves or reinforces it"
+        )
     lines = [
         f"{memory.title}",
         f"  path        {memory.path}",
@@ -135,7 +141,10 @@ def _describe(memory: Memory) -> str:
 @now_option
 @vault_command
 def show(vault: Vault, ref: str, as_json: bool, now: dt.datetime) -> None:
-    """Show a memory (by id, title or path): fields, score and its factors, EI, review priority."""
+    """Show a memory (by id, title or path): fields, score and its factors, EI, review priority.
+
+    A note of your own (no `type: memory`) is shown as not a memory ("memory": false in JSON).
+    """
     memory = vault.memory(ref, now=now)
     if as_json:
         print_json(memory.as_dict())
@@ -173,7 +182,7 @@ def touch(vault: Vault, ref: str, boost: bool, as_json: bool, now: dt.datetime) 
 def observe(
     vault: Vault, refs: tuple[str, ...], context_tags: str, as_json: bool, now: dt.datetime
 ) -> None:
-    """Record that memories were used (seed 001): a touch plus review bookkeeping.
+    """Record that memories were used: a touch plus review bookkeeping (docs/user-guide.md).
 
     When the memory's tags overlap the context tags by less than 30 % (Jaccard), the use is
     cross-domain: cross_domain_count + 1 and strength + 0.1.

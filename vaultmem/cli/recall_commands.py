@@ -118,7 +118,7 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
 @now_option
 @vault_command
 def review(vault: Vault, k: int | None, as_json: bool, now: dt.datetime) -> None:
-    """List active memories in the danger zone, most urgent first (spec 3.3; seed 001).
+    """List active memories in the danger zone, most urgent first (docs/user-guide.md, Scores).
 
     A memory is in the danger zone while its decay score is between 0.15 and 0.35; priority
     peaks at 0.25. Reinforce one with `vaultmem touch ID` or `vaultmem observe ID`.

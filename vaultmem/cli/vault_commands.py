@@ -28,12 +28,15 @@ def init(path: Path, as_json: bool) -> None:
 
     An empty or new folder gets the whole template (folders, vaultmem.toml, .gitignore,
     .obsidian/types.json, a note template, a dashboard). In an existing Obsidian vault only the
-    missing files are added; none of its notes or settings files is changed.
+    missing files are added, and vaultmem's property types missing from .obsidian/types.json;
+    a type the vault declares otherwise is kept and named in a warning. No note is changed.
     """
     with library_errors():
         vault, created = Vault.init(path)
+    for warning in vault.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
-        print_json({"vault": str(vault.root), "created": created})
+        print_json({"vault": str(vault.root), "created": created, "warnings": vault.warnings})
         return
     click.echo(f"vault ready at {vault.root}")
     for rel in created:

@@ -63,6 +63,7 @@ class Memory:
         return {
             "path": self.path,
             "title": self.title,
+            "memory": self.fields.type == "memory",
             **fields,
             "score": _finite(self.score),
             "factors": {

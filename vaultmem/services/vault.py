@@ -8,6 +8,8 @@ VaultmemError` subclasses with messages fit to show a person.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
+import json
 import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
@@ -56,6 +58,7 @@ from vaultmem.services.memory_view import (
     rows_of,
     vault_status,
 )
+from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.services.undo import UndoReport, undo_last
@@ -116,12 +119,18 @@ class Vault:
 
         A new or empty folder gets the whole template. In an existing Obsidian vault only the
         template's files it lacks are added (``vaultmem.toml``, the memory folders, the template
-        note, the dashboard); no existing file is changed — the sidecar ignores itself for git.
+        note, the dashboard) and vaultmem's property types missing from ``.obsidian/types.json``;
+        a type the vault declares otherwise is kept, with a line in ``vault.warnings``. No other
+        existing file is changed — the sidecar ignores itself for git.
         """
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
         created = _copy_missing(template_root(), root)
+        types = merge_property_types(root, template_types(template_root()))
         vault = cls.open(root)
+        if types.added:
+            created.append(f"{TYPES_FILE}: {', '.join(types.added)}")
+        vault.warnings.extend(types.warnings)
         for folder in vault.folders():
             target = root / folder
             if not target.exists():
@@ -177,7 +186,9 @@ class Vault:
                 return as_path
             paths = self.index.paths_by_title(ref.removesuffix(".md"))
         if not paths:
-            raise NoteNotFoundError(ref)
+            raise NoteNotFoundError(ref, close_titles(
+                ref, [str(t) for (t,) in self.index.conn.execute("SELECT title FROM notes")]
+            ))
         if len(paths) > 1:
             raise AmbiguousNoteError(ref, paths)
         return paths[0]
@@ -338,6 +349,12 @@ class Vault:
     ) -> MemoryTable:
         """Columns and scores of the memories (after a cheap sync), for listing and planning."""
         self.sync()
+        rows = self.index.conn.execute(
+            f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
+            "ORDER BY n.path", params,
+        )
+        for path, text in rows:
+            self.warnings.extend(f"{path}: {w}" for w in json.loads(text))
         return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
 
     def memories(
@@ -507,6 +524,20 @@ class Vault:
             write_note(self.root / rel, render_note(fields, body), expected=None)
         self.refresh([rel])
         return rel
+
+
+def close_titles(ref: str, titles: Sequence[str], limit: int = 3) -> list[str]:
+    """Up to ``limit`` titles close to ``ref`` for a "did you mean": titles holding ``ref`` as a
+    word or prefix (case-insensitive) first, shortest first, then difflib's close matches."""
+    key = ref.strip().removesuffix(".md").lower()
+    if not key:
+        return []
+    unique = sorted(set(titles), key=lambda t: (len(t), t))
+    holding = [t for t in unique if any(w.startswith(key) for w in t.lower().split())
+               or t.lower().startswith(key)]
+    folded = {t.lower(): t for t in unique}
+    close = [folded[m] for m in difflib.get_close_matches(key, list(folded), n=limit, cutoff=0.6)]
+    return list(dict.fromkeys([*holding, *close]))[:limit]
 
 
 def _copy_missing(template: Path, root: Path) -> list[str]:
