@@ -33,7 +33,8 @@ PREVIOUS_SHARE = 0.0
 EPISODE_WEIGHT = 0.5
 """Default weight of the episode signal in the fused score (``[recall] weight_episode``)."""
 SUPERSEDED_GAP = 1e-6
-"""A superseded memory's score is capped this far below its successor's."""
+"""A superseded memory's score is capped this far below its successor's (and a plain note's
+decay bound this far below a relevant memory's, so ties go to the memory)."""
 
 
 def plain_note_decay(
@@ -58,8 +59,8 @@ def plain_note_decay(
     count = np.searchsorted(-relevance[order], -relevance[notes], side="right")
     has = count > 0
     bound = np.full(len(notes), np.inf)
-    bound[has] = running[count[has] - 1] - relevance[notes][has] * ratio
-    out[notes] = np.minimum(neutral, bound)
+    bound[has] = running[count[has] - 1] - relevance[notes][has] * ratio - SUPERSEDED_GAP
+    out[notes] = np.clip(np.minimum(neutral, bound), 0.0, None)
     return out
 
 
