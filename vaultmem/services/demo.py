@@ -259,7 +259,7 @@ def run_demo(target: Path, now: dt.datetime, echo: Callable[[str], None]) -> Dem
                         confidence=memory.confidence,
                         source="agent",
                         now=morning + dt.timedelta(minutes=memory.minute),
-                        **({"supersedes": refs[memory.supersedes]} if memory.supersedes else {}),
+                        supersedes=refs[memory.supersedes] if memory.supersedes else None,
                     )
                     if memory.supersedes:
                         echo(f"day {day:>3}  correct  {memory.title}.md supersedes "
