@@ -20,7 +20,6 @@ from click.testing import CliRunner
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.core.lifecycle_plan import _num
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `pytest` does not put the repository root on sys.path
@@ -280,6 +279,8 @@ def test_help_and_settings_point_at_docs_not_at_documents_that_do_not_ship() -> 
 
 
 def test_numbers_print_with_the_precision_that_makes_the_comparison_true() -> None:
+    from vaultmem.core.lifecycle_plan import _num
+
     assert _num(0.149996, 0.15, 4) == "0.149996"
     assert _num(0.1499, 0.15, 2) == "0.1499"
     assert _num(0.5, 0.15, 2) == "0.50"

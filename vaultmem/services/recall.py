@@ -294,7 +294,8 @@ def _warn_wrong_types(vault: Vault, paths: Sequence[str]) -> None:
         "ORDER BY path", tuple(paths),
     )
     for path, text in rows:
-        vault.warnings.extend(f"{path}: {w}" for w in json.loads(text))
+        vault.warnings.extend(line for w in json.loads(text)
+                              if (line := f"{path}: {w}") not in vault.warnings)
 
 
 def touched_hits(hits: Sequence[Hit], touch: object) -> list[Hit]:

@@ -353,8 +353,9 @@ class Vault:
             f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
             "ORDER BY n.path", params,
         )
-        for path, text in rows:
-            self.warnings.extend(f"{path}: {w}" for w in json.loads(text))
+        for path, text in rows:  # once per note and key, however often the table is read
+            self.warnings.extend(line for w in json.loads(text)
+                                 if (line := f"{path}: {w}") not in self.warnings)
         return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
 
     def memories(
