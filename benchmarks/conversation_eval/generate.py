@@ -164,7 +164,24 @@ EXCHANGES: tuple[Exchange, ...] = (
              ("what is {p} building", "{p}'s weekend project in the garage")),
 )
 
+ASK_OPENERS = ("", "", "By the way, ", "Oh, random question: ", "Hey, ", "Before I forget, ",
+               "Totally unrelated, but ", "So, ")
+REPLY_OPENERS = ("", "", "", "Ha, ", "Oh! ", "Well, ", "Honestly? ", "Ah, ", "Right, so ")
+REPLY_CLOSERS = ("", "", "", " Long story.", " You'd love it.", " Don't ask.", " Finally.",
+                 " More on that later.", " We'll see how it goes.", " I'll send pictures.")
+SMALL_TALK_TAILS = ("", "", "", " Anyway.", " Ugh.", " How about you?", " Such is life.",
+                    " Can't complain.", " Same old.", " Talk later?")
 SMALL_TALK = (
+    "The kids have a cold again, so the house is a sick ward.", "Just got back from a run.",
+    "I finally fixed the leaking tap, very proud.", "Our internet was down all morning.",
+    "Did you try that new bakery on the corner?", "I slept ten hours last night.",
+    "My phone screen cracked, of course.", "It's been raining all week here.",
+    "Mum called, she says hi.", "I'm on the train, signal is bad.",
+    "We binged that detective show all weekend.", "The cat knocked over my coffee.",
+    "Payday can't come soon enough.", "I started journaling, we'll see if it sticks.",
+    "My manager is on holiday so it's quiet.", "Finally cleaned out the garage.",
+    "Made pancakes this morning.", "The neighbours are renovating, drilling since 7.",
+    "Is it Friday yet?", "I'm trying to drink less coffee. It's going badly.",
     "Hey, how's it going?", "Haha, that's great.", "Oh no, sorry to hear that.",
     "Long week, honestly.", "Same here.", "Did you see the weather today?",
     "I'm so tired, the baby kept us up.", "Anyway, enough about me.", "Talk soon!",
@@ -211,6 +228,26 @@ def _say(turns: list[Turn], n: int, s: int, speaker: str, text: str,
     return turn
 
 
+def _ask(rng: random.Random, ex: Exchange) -> str:
+    text = rng.choice(ex.asks)
+    opener = rng.choice(ASK_OPENERS)
+    return opener + (text[0].lower() + text[1:] if opener else text)
+
+
+def _reply(rng: random.Random, template: str, value: str) -> str:
+    text = template.format(v=value)
+    opener = rng.choice(REPLY_OPENERS)
+    first = text.split(" ", 1)[0]
+    if opener and not text.startswith(value) and first != "I" and not first.startswith("I'"):
+        text = text[0].lower() + text[1:]
+    return opener + text + rng.choice(REPLY_CLOSERS)
+
+
+def _small_talk(rng: random.Random) -> str:
+    text = rng.choice(SMALL_TALK)
+    return text + (rng.choice(SMALL_TALK_TAILS) if text.endswith((".", "!")) else "")
+
+
 def generate(seed: int = 11) -> tuple[list[Turn], list[Question]]:
     """All turns (in conversation and time order) and the questions about them."""
     rng = random.Random(seed)
@@ -235,14 +272,14 @@ def generate(seed: int = 11) -> tuple[list[Turn], list[Question]]:
             speaker = rng.choice(pair)
             for _ in range(rng.randint(1, 3)):
                 clock += dt.timedelta(seconds=rng.randint(20, 240))
-                _say(session_turns, n, s, speaker, rng.choice(SMALL_TALK), clock)
+                _say(session_turns, n, s, speaker, _small_talk(rng), clock)
                 speaker = pair[1] if speaker == pair[0] else pair[0]
             if pending_updates and rng.random() < 0.7:
                 ex, person, old = pending_updates.pop(0)
                 value = rng.choice([v for v in ex.values if v != old])
                 clock += dt.timedelta(seconds=rng.randint(30, 300))
-                said = _say(session_turns, n, s, person, rng.choice(ex.updates).format(v=value),
-                            clock)
+                said = _say(session_turns, n, s, person,
+                            _reply(rng, rng.choice(ex.updates), value), clock)
                 other = pair[1] if person == pair[0] else pair[0]
                 questions += [Question(q.format(p=person, o=other), (said.id,), "updated", n)
                               for q in ex.questions]
@@ -251,14 +288,14 @@ def generate(seed: int = 11) -> tuple[list[Turn], list[Question]]:
                 value = rng.choice(ex.values)
                 clock += dt.timedelta(seconds=rng.randint(30, 400))
                 if rng.random() < 0.65:
-                    _say(session_turns, n, s, other, rng.choice(ex.asks), clock)
+                    _say(session_turns, n, s, other, _ask(rng, ex), clock)
                     clock += dt.timedelta(seconds=rng.randint(10, 90))
                     said = _say(session_turns, n, s, person,
-                                rng.choice(ex.replies).format(v=value), clock)
+                                _reply(rng, rng.choice(ex.replies), value), clock)
                     kind = "asked"
                 else:
                     said = _say(session_turns, n, s, person,
-                                rng.choice(ex.tells).format(v=value), clock)
+                                _reply(rng, rng.choice(ex.tells), value), clock)
                     kind = "told"
                 ask = rng.choice(ex.questions).format(p=person, o=other)
                 if ex.updates:
@@ -272,7 +309,7 @@ def generate(seed: int = 11) -> tuple[list[Turn], list[Question]]:
                                               (said.id,), kind, n))
                 for _ in range(rng.randint(0, 2)):
                     clock += dt.timedelta(seconds=rng.randint(20, 200))
-                    _say(session_turns, n, s, rng.choice(pair), rng.choice(SMALL_TALK), clock)
+                    _say(session_turns, n, s, rng.choice(pair), _small_talk(rng), clock)
             turns += session_turns
     return turns, questions
 

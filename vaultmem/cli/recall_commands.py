@@ -104,9 +104,14 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
                   else f"decay score {fmt_score(s.decay_score)}")
         click.echo(f"       decay     {hit.decay:6.3f} = {weights.decay:g} × {s.decay:.3f}   "
                    f"({source})")
-        linked = f"linked with {s.linked_to!r}" if s.linked_to else "no link to a strong hit"
-        click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}   "
-                   f"({linked})")
+        episode = hit.graph - weights.graph * s.graph
+        if episode > 1e-9:  # the turn after a strong hit in its conversation
+            click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}"
+                       f" + episode {episode:.3f}   (the turn after {s.linked_to!r})")
+        else:
+            linked = f"linked with {s.linked_to!r}" if s.linked_to else "no link to a strong hit"
+            click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}   "
+                       f"({linked})")
         if s.review_priority > 0:
             click.echo(f"       review priority {s.review_priority:.3f} (danger zone)")
 
