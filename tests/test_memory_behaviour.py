@@ -285,3 +285,34 @@ def test_numbers_print_with_the_precision_that_makes_the_comparison_true() -> No
     assert _num(0.1499, 0.15, 2) == "0.1499"
     assert _num(0.5, 0.15, 2) == "0.50"
     assert f"{_num(0.1499, 0.15, 4)} < 0.15" == "0.1499 < 0.15"
+
+
+def test_a_superseded_memory_is_not_promoted_on_request_either(vault: Vault) -> None:
+    vault.remember("Old fact", title="Old fact", now=T0)
+    vault.remember("New fact", supersedes="Old fact", now=T0 + DAY)
+    code, _, err = cli(vault.root, "promote", "Old fact")
+    assert code == 1 and "is superseded by [[New fact]]" in err
+    assert (vault.root / "STM" / "Old fact.md").exists()
+
+
+def test_a_correction_of_a_note_that_breaks_meanwhile_is_taken_back(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    old = vault.remember("Old fact", title="Old fact", now=T0)
+    # another writer leaves conflict markers in the old note after the check: the edit refuses
+    import vaultmem.services.corrections as corrections
+    from vaultmem.errors import UnsafeNoteError
+
+    checked = corrections.superseded_target
+
+    def then_broken(v: Vault, ref: str) -> str:
+        path = checked(v, ref)
+        target = v.root / path
+        target.write_text(target.read_text() + "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> x\n")
+        return path
+
+    monkeypatch.setattr(corrections, "superseded_target", then_broken)
+    with pytest.raises(UnsafeNoteError, match="conflict markers"):
+        vault.remember("New fact", title="New fact", supersedes="Old fact", now=T0 + DAY)
+    assert not (vault.root / "STM" / "New fact.md").exists()
+    assert "status: active" in (vault.root / old.path).read_text()

@@ -13,7 +13,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.note_parse import parse_note, title_of
-from vaultmem.errors import InputError, UnsafeNoteError
+from vaultmem.errors import InputError, UnsafeNoteError, VaultmemError
 from vaultmem.services.remembering import make_draft
 from vaultmem.store.note_files import read_note
 from vaultmem.store.vault_lock import vault_lock
@@ -63,15 +63,22 @@ def remember_correction(
             options["category"] = "correction"
         draft = make_draft(content, extra=extra, **options)
         new = vault.write_draft(draft, now=now, link=link, synced=True)
-        vault.edit(
-            old,
-            lambda fields: {
-                "status": "superseded",
-                "superseded_by": f"[[{title_of(new)}]]",
-                "superseded_at": now,
-            },
-            now=now,
-        )
+        try:
+            vault.edit(
+                old,
+                lambda fields: {
+                    "status": "superseded",
+                    "superseded_by": f"[[{title_of(new)}]]",
+                    "superseded_at": now,
+                },
+                now=now,
+            )
+        except (VaultmemError, OSError):
+            # the old note changed into something vaultmem must not write in the meantime:
+            # take the correction back (we made it a moment ago, under the lock) and report
+            (vault.root / new).unlink(missing_ok=True)
+            vault.refresh([new])
+            raise
     return new
 
 

@@ -420,6 +420,10 @@ class Vault:
         if ref is None:
             return self.lifecycle(("promote",), dry_run=dry_run, now=when).results[0]
         path = self._managed(ref)
+        row = self.index.note_row(path) or {}
+        if row.get("status") == "superseded":
+            raise InputError(f"{path} is superseded by {row.get('superseded_by') or 'a correction'}"
+                             "; a superseded memory is never promoted (promote its successor)")
         with PassSession(self, "promote", when, dry_run=dry_run) as session:
             result = plan_pass(self, "promote", when)
             result.planned = [m for m in result.planned if m.path == path]
