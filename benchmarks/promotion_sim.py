@@ -50,8 +50,9 @@ def history(kind: str, rng: random.Random) -> list[dt.datetime]:
         return [_at(rng.randint(1, 10), rng)]
     if kind == "one sitting":
         first = _at(rng.randint(1, 10), rng)
-        return sorted(first + dt.timedelta(minutes=rng.uniform(0, 120))
-                      for _ in range(rng.randint(2, 8)))
+        return sorted(
+            first + dt.timedelta(minutes=rng.uniform(0, 120)) for _ in range(rng.randint(2, 8))
+        )
     days = rng.sample(range(1, 15), 2 if kind == "two days" else rng.randint(3, 6))
     return sorted(_at(day, rng) for day in days)
 
@@ -71,19 +72,24 @@ def promoted(uses: list[dt.datetime], source: str, settings: Settings) -> bool:
     return False
 
 
-def simulate(seed: int = 3, per_kind: int = PER_KIND,
-             rules: tuple[int, ...] = RULES) -> dict[int, dict[str, float]]:
+def simulate(
+    seed: int = 3, per_kind: int = PER_KIND, rules: tuple[int, ...] = RULES
+) -> dict[int, dict[str, float]]:
     """``result[min_use_days][kind]`` = share promoted (0..1)."""
     rng = random.Random(seed)
-    cases = [(kind, history(kind, rng), rng.choice(("human", "agent")))
-             for kind in KINDS for _ in range(per_kind)]
+    cases = [
+        (kind, history(kind, rng), rng.choice(("human", "agent")))
+        for kind in KINDS
+        for _ in range(per_kind)
+    ]
     result: dict[int, dict[str, float]] = {}
     for days in rules:
-        settings = Settings(thresholds=dataclasses.replace(Settings().thresholds,
-                                                           promote_min_use_days=days))
+        settings = Settings(
+            thresholds=dataclasses.replace(Settings().thresholds, promote_min_use_days=days)
+        )
         result[days] = {
-            kind: sum(promoted(uses, source, settings) for k, uses, source in cases
-                      if k == kind) / per_kind
+            kind: sum(promoted(uses, source, settings) for k, uses, source in cases if k == kind)
+            / per_kind
             for kind in KINDS
         }
     return result

@@ -22,11 +22,11 @@ def test_conversations_sessions_questions_and_evidence() -> None:
     by_id = {t.id: t for t in turns}
     conversations = {t.conversation for t in turns}
     assert len(conversations) >= 5
-    sessions = Counter(t.conversation for t in {(t.conversation, t.session): t
-                                                 for t in turns}.values())
+    sessions = Counter(
+        t.conversation for t in {(t.conversation, t.session): t for t in turns}.values()
+    )
     assert all(sessions[c] >= 15 for c in conversations)
-    assert all(len({t.speaker for t in turns if t.conversation == c}) == 2
-               for c in conversations)
+    assert all(len({t.speaker for t in turns if t.conversation == c}) == 2 for c in conversations)
     assert len(questions) >= 300
     assert all(e in by_id for q in questions for e in q.evidence)
     asked = [q for q in questions if q.kind == "asked"]

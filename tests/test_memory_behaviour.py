@@ -50,27 +50,50 @@ def _iso(when: dt.datetime) -> str:
 def test_remember_supersedes_marks_both_notes_and_edits_the_old_one_surgically(
     vault: Vault,
 ) -> None:
-    old = vault.remember("Staging DB is Postgres 16, port 5433", title="Staging DB port",
-                         tags=["staging"], now=T0)
+    old = vault.remember(
+        "Staging DB is Postgres 16, port 5433", title="Staging DB port", tags=["staging"], now=T0
+    )
     subprocess.run(["git", "init", "-q"], cwd=vault.root, check=True)
     subprocess.run(["git", "add", "-A"], cwd=vault.root, check=True)
-    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x"],
-                   cwd=vault.root, check=True)
-    code, out, err = cli(vault.root, "remember", "Correction: the staging port is 5432",
-                         "--title", "Staging DB port fixed", "--supersedes", "Staging DB port",
-                         "--now", _iso(T0 + 4 * DAY))
+    subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x"],
+        cwd=vault.root,
+        check=True,
+    )
+    code, out, err = cli(
+        vault.root,
+        "remember",
+        "Correction: the staging port is 5432",
+        "--title",
+        "Staging DB port fixed",
+        "--supersedes",
+        "Staging DB port",
+        "--now",
+        _iso(T0 + 4 * DAY),
+    )
     assert code == 0, err
     assert "supersedes [[Staging DB port]]" in out
     new = vault.memory("Staging DB port fixed")
     assert new.fields.supersedes == "[[Staging DB port]]" and new.fields.category == "correction"
     assert 'supersedes: "[[Staging DB port]]"' in (vault.root / new.path).read_text()
-    diff = subprocess.run(["git", "diff", "-U0", "--", old.path], cwd=vault.root,
-                          capture_output=True, text=True, check=True).stdout
-    changed = sorted(ln for ln in diff.splitlines()
-                     if ln[:1] in "+-" and not ln.startswith(("+++", "---")))
-    assert changed == sorted(['-status: active', '+status: superseded',
-                              '+superseded_by: "[[Staging DB port fixed]]"',
-                              f"+superseded_at: {_iso(T0 + 4 * DAY)}"])
+    diff = subprocess.run(
+        ["git", "diff", "-U0", "--", old.path],
+        cwd=vault.root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    changed = sorted(
+        ln for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
+    )
+    assert changed == sorted(
+        [
+            "-status: active",
+            "+status: superseded",
+            '+superseded_by: "[[Staging DB port fixed]]"',
+            f"+superseded_at: {_iso(T0 + 4 * DAY)}",
+        ]
+    )
     # a superseded memory cannot be superseded again, and nothing is written then
     before = sorted(p.name for p in (vault.root / "STM").iterdir())
     code, _, err = cli(vault.root, "remember", "again", "--supersedes", "Staging DB port")
@@ -79,12 +102,17 @@ def test_remember_supersedes_marks_both_notes_and_edits_the_old_one_surgically(
 
 
 def test_a_superseded_memory_leaves_recall_and_ranks_below_its_successor(vault: Vault) -> None:
-    old = vault.remember("Staging DB is Postgres 16, port 5433 on the staging host",
-                         title="Staging DB port", now=T0)
+    old = vault.remember(
+        "Staging DB is Postgres 16, port 5433 on the staging host", title="Staging DB port", now=T0
+    )
     for day in range(1, 4):  # the wrong fact was used a lot: it would outrank the correction
         vault.touch(old.path, now=T0 + day * DAY)
-    vault.remember("Correction: staging DB port is 5432", title="Staging port correction",
-                   supersedes=old.fields.id, now=T0 + 4 * DAY)
+    vault.remember(
+        "Correction: staging DB port is 5432",
+        title="Staging port correction",
+        supersedes=old.fields.id,
+        now=T0 + 4 * DAY,
+    )
     later = T0 + 365 * DAY
     hits = vault.recall("staging db port", now=later)
     assert [h.title for h in hits] == ["Staging port correction"]
@@ -101,11 +129,14 @@ def test_a_superseded_memory_is_never_promoted_and_is_archived_after_the_grace_p
     old = vault.remember("The office wifi is CorpNet", title="Office wifi", now=T0)
     for day in range(1, 6):
         vault.touch(old.path, now=T0 + day * DAY)
-    vault.remember("The office wifi is now CorpNet-5G", supersedes="Office wifi",
-                   now=T0 + 6 * DAY)
+    vault.remember("The office wifi is now CorpNet-5G", supersedes="Office wifi", now=T0 + 6 * DAY)
     run = vault.lifecycle(now=T0 + 7 * DAY)
-    assert not any(m.path.endswith("Office wifi.md") for r in run.results for m in r.applied
-                   if r.name == "promote")
+    assert not any(
+        m.path.endswith("Office wifi.md")
+        for r in run.results
+        for m in r.applied
+        if r.name == "promote"
+    )
     assert vault.memory("Office wifi").fields.status == "superseded"
     run = vault.lifecycle(now=T0 + 6 * DAY + 15 * DAY)
     expired = [m for r in run.results if r.name == "expire" for m in r.applied]
@@ -133,17 +164,33 @@ def test_one_touch_of_an_old_memory_does_not_promote_it(vault: Vault) -> None:
 
 # ------------------------------------------------------------------------------ 4. episodes
 def test_import_links_the_turns_of_a_conversation_and_recall_lifts_the_reply(
-    vault: Vault, tmp_path: Path,
+    vault: Vault,
+    tmp_path: Path,
 ) -> None:
     lines = [  # out of order on purpose: the timestamps give the conversation's order
-        {"content": "Maya: We called him Biscuit!", "session": "s1",
-         "timestamp": "2026-10-01T18:02:00", "speaker": "Maya"},
-        {"content": "Tom: What did you name the new puppy?", "session": "s1",
-         "timestamp": "2026-10-01T18:01:00", "speaker": "Tom"},
-        {"content": "Tom: Nice. Ours chews every shoe in the house.", "session": "s1",
-         "timestamp": "2026-10-01T18:03:00", "speaker": "Tom"},
-        {"content": "Priya: the new puppy class starts on Monday", "session": "s2",
-         "timestamp": "2026-10-02T09:00:00"},
+        {
+            "content": "Maya: We called him Biscuit!",
+            "session": "s1",
+            "timestamp": "2026-10-01T18:02:00",
+            "speaker": "Maya",
+        },
+        {
+            "content": "Tom: What did you name the new puppy?",
+            "session": "s1",
+            "timestamp": "2026-10-01T18:01:00",
+            "speaker": "Tom",
+        },
+        {
+            "content": "Tom: Nice. Ours chews every shoe in the house.",
+            "session": "s1",
+            "timestamp": "2026-10-01T18:03:00",
+            "speaker": "Tom",
+        },
+        {
+            "content": "Priya: the new puppy class starts on Monday",
+            "session": "s2",
+            "timestamp": "2026-10-02T09:00:00",
+        },
     ]
     source = tmp_path / "talk.jsonl"
     source.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
@@ -167,40 +214,47 @@ def test_import_links_the_turns_of_a_conversation_and_recall_lifts_the_reply(
     hits = [h.title for h in vault.recall("her puppy's name", now=now)]
     assert reply.title in hits[:3]
     assert hits.index(reply.title) == hits.index(question.title) + 1
-    without = [h.title for h in vault.recall("her puppy's name", now=now,
-                                             weights={"episode": 0})]
+    without = [h.title for h in vault.recall("her puppy's name", now=now, weights={"episode": 0})]
     assert without.index(reply.title) > hits.index(reply.title)  # only the link's graph lift
 
 
 # ------------------------------------------------------------------------------ 5. clean recall
 def test_templates_dashboard_and_boxes_take_no_slot_from_a_memory(vault: Vault) -> None:
     (vault.root / "Templates" / "Coffee Template.md").write_text(
-        "---\ntype: memory\n---\n# Coffee\nCoffee order: {{order}}, coffee shop {{shop}}\n")
+        "---\ntype: memory\n---\n# Coffee\nCoffee order: {{order}}, coffee shop {{shop}}\n"
+    )
     (vault.root / "Boxes" / "box-coffee.md").write_text(
-        "---\ntype: box\ntopics: [coffee]\n---\nMemory box about coffee, coffee and coffee.\n")
+        "---\ntype: box\ntopics: [coffee]\n---\nMemory box about coffee, coffee and coffee.\n"
+    )
     (vault.root / "Coffee notes.md").write_text("My coffee grinder notes: coffee coffee.\n")
-    memory = vault.remember("Coffee order: flat white with oat milk", title="Coffee order",
-                            now=T0 - 20 * DAY)  # faded: decay signal well below 0.5
+    memory = vault.remember(
+        "Coffee order: flat white with oat milk", title="Coffee order", now=T0 - 20 * DAY
+    )  # faded: decay signal well below 0.5
     dashboard = vault.root / "Memory dashboard.md"
     dashboard.write_text(dashboard.read_text() + "\ncoffee coffee coffee\n")
     hits = [h.path for h in vault.recall("coffee", now=T0)]
     assert memory.path in hits
-    assert not {"Templates/Coffee Template.md", "Boxes/box-coffee.md",
-                "Memory dashboard.md"} & set(hits)
+    assert not {"Templates/Coffee Template.md", "Boxes/box-coffee.md", "Memory dashboard.md"} & set(
+        hits
+    )
     everything = [h.path for h in vault.recall("coffee", now=T0, include_notes=True)]
     assert {"Templates/Coffee Template.md", "Boxes/box-coffee.md"} <= set(everything)
     assert {h.path for h in vault.recall("coffee", now=T0, kind="template")} == {
-        "Templates/Coffee Template.md", "Memory dashboard.md"}
+        "Templates/Coffee Template.md",
+        "Memory dashboard.md",
+    }
     assert [h.path for h in vault.recall("coffee", now=T0, kind="note")] == ["Coffee notes.md"]
     # asking for a template by name brings templates back
     assert "Templates/Coffee Template.md" in [
-        h.path for h in vault.recall("coffee template", now=T0)]
+        h.path for h in vault.recall("coffee template", now=T0)
+    ]
 
 
 def test_a_plain_note_cannot_beat_a_relevant_memory_on_decay(vault: Vault) -> None:
     (vault.root / "Kyoto.md").write_text("Kyoto trip ideas: temples.\n")
-    memory = vault.remember("Kyoto trip ideas: temples.", title="Kyoto trip memory",
-                            now=T0 - 10 * DAY)  # same words, a faded memory
+    memory = vault.remember(
+        "Kyoto trip ideas: temples.", title="Kyoto trip memory", now=T0 - 10 * DAY
+    )  # same words, a faded memory
     hits = vault.recall("kyoto trip ideas temples", now=T0)
     ranks = {h.path: h for h in hits}
     assert ranks[memory.path].signals.decay < 0.5
@@ -226,9 +280,11 @@ def test_a_one_item_list_is_its_item_and_wrong_types_warn_once_per_note_and_key(
     vault: Vault,
 ) -> None:
     (vault.root / "STM" / "Old idea.md").write_text(
-        "---\nid: A1\ntype: memory\nstatus: [archived]\ncreated: 2026-11-01T09:00:00\n---\nx\n")
+        "---\nid: A1\ntype: memory\nstatus: [archived]\ncreated: 2026-11-01T09:00:00\n---\nx\n"
+    )
     (vault.root / "STM" / "Strong one.md").write_text(
-        "---\nid: A2\ntype: memory\nstrength: lots\ncreated: 2026-11-01T09:00:00\n---\ny\n")
+        "---\nid: A2\ntype: memory\nstrength: lots\ncreated: 2026-11-01T09:00:00\n---\ny\n"
+    )
     code, out, err = cli(vault.root, "list", "--status", "active", "--json")
     assert code == 0 and [r["title"] for r in json.loads(out)] == ["Strong one"]
     assert err.count("STM/Strong one.md: strength: 'lots' is not a number") == 1
@@ -268,10 +324,13 @@ def test_lookups_suggest_close_titles(vault: Vault) -> None:
 
 
 def test_help_and_settings_point_at_docs_not_at_documents_that_do_not_ship() -> None:
-    shipped = [ROOT / "docs" / "cli.md", ROOT / "vault-template" / "vaultmem.toml",
-               ROOT / "vault-template" / "Memory dashboard.md",
-               ROOT / "vault-template" / "Memories.base",
-               ROOT / "vault-template" / "Templates" / "Memory.md"]
+    shipped = [
+        ROOT / "docs" / "cli.md",
+        ROOT / "vault-template" / "vaultmem.toml",
+        ROOT / "vault-template" / "Memory dashboard.md",
+        ROOT / "vault-template" / "Memories.base",
+        ROOT / "vault-template" / "Templates" / "Memory.md",
+    ]
     for path in shipped:
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"\bspec\b|\bseeds? \d|§", text), path.name
@@ -296,7 +355,8 @@ def test_a_superseded_memory_is_not_promoted_on_request_either(vault: Vault) -> 
 
 
 def test_a_correction_of_a_note_that_breaks_meanwhile_is_taken_back(
-    vault: Vault, monkeypatch: pytest.MonkeyPatch,
+    vault: Vault,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     old = vault.remember("Old fact", title="Old fact", now=T0)
     # another writer leaves conflict markers in the old note after the check: the edit refuses

@@ -49,21 +49,37 @@ def run(seed: int = 11) -> dict[str, object]:
                 answers = {path_of[e] for e in question.evidence}
                 for name, weights in CONFIGS.items():
                     start = time.perf_counter()
-                    hits = vault.recall(question.query, k=max(CUTOFFS), now=now, sync=False,
-                                        weights=None if weights is None else dict(weights))
+                    hits = vault.recall(
+                        question.query,
+                        k=max(CUTOFFS),
+                        now=now,
+                        sync=False,
+                        weights=None if weights is None else dict(weights),
+                    )
                     seconds[name] += time.perf_counter() - start
                     rank = next((h.rank for h in hits if h.path in answers), None)
                     ranks[name].append(rank)
     return {
-        "seed": seed, "conversations": len({t.conversation for t in turns}),
-        "sessions": len({t.session for t in turns}), "turns": len(turns),
+        "seed": seed,
+        "conversations": len({t.conversation for t in turns}),
+        "sessions": len({t.session for t in turns}),
+        "turns": len(turns),
         "questions": len(questions),
         "kinds": {k: sum(1 for q in questions if q.kind == k) for k in _kinds(questions)},
         "ms_per_query": {n: 1000 * s / max(1, len(questions)) for n, s in seconds.items()},
-        "recall": {scope: {name: _recall([r for r, q in zip(rs, questions, strict=True)
-                                           if scope == "all" or q.kind == scope])
-                           for name, rs in ranks.items()}
-                   for scope in ["all", *_kinds(questions)]},
+        "recall": {
+            scope: {
+                name: _recall(
+                    [
+                        r
+                        for r, q in zip(rs, questions, strict=True)
+                        if scope == "all" or q.kind == scope
+                    ]
+                )
+                for name, rs in ranks.items()
+            }
+            for scope in ["all", *_kinds(questions)]
+        },
     }
 
 
@@ -103,9 +119,11 @@ def format_report(result: Mapping[str, object]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.conversation_eval",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.conversation_eval",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--seed", type=int, default=11, help="data seed (default 11)")
     args = parser.parse_args(argv)

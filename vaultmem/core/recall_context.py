@@ -38,8 +38,14 @@ decay bound this far below a relevant memory's, so ties go to the memory)."""
 
 
 def plain_note_decay(
-    decay: FloatArray, decays: BoolArray, relevance: FloatArray, ratio: float,
-    *, plain: BoolArray, relevant: float = 0.5, neutral: float = 0.5,
+    decay: FloatArray,
+    decays: BoolArray,
+    relevance: FloatArray,
+    ratio: float,
+    *,
+    plain: BoolArray,
+    relevant: float = 0.5,
+    neutral: float = 0.5,
 ) -> FloatArray:
     """``decay`` with each non-memory entry set to ``neutral``, lowered just enough that the
     plain note cannot outrank, on relevance plus decay, a *relevant* memory (``decays`` marks
@@ -65,7 +71,11 @@ def plain_note_decay(
 
 
 def episode_signal(
-    relevance: FloatArray, seeds: BoolArray, hits: IntArray, nexts: IntArray, previous: IntArray,
+    relevance: FloatArray,
+    seeds: BoolArray,
+    hits: IntArray,
+    nexts: IntArray,
+    previous: IntArray,
 ) -> tuple[FloatArray, IntArray]:
     """Episode signal of n candidates and the hit that gave it (−1: none).
 
@@ -112,6 +122,11 @@ def cap_superseded(score: FloatArray, successor: IntArray) -> FloatArray:
 
 
 __all__ = [
-    "EPISODE_WEIGHT", "NEXT_SHARE", "PREVIOUS_SHARE", "cap_superseded", "episode_contribution",
-    "episode_signal", "plain_note_decay",
+    "EPISODE_WEIGHT",
+    "NEXT_SHARE",
+    "PREVIOUS_SHARE",
+    "cap_superseded",
+    "episode_contribution",
+    "episode_signal",
+    "plain_note_decay",
 ]

@@ -47,7 +47,12 @@ def superseded_target(vault: Vault, ref: str) -> str:
 
 
 def remember_correction(
-    vault: Vault, content: str, supersedes: str, *, now: dt.datetime, link: bool,
+    vault: Vault,
+    content: str,
+    supersedes: str,
+    *,
+    now: dt.datetime,
+    link: bool,
     options: dict[str, Any],
 ) -> str:
     """Write a new memory that supersedes ``supersedes``; returns the new memory's path.

@@ -50,7 +50,7 @@ def merge_property_types(root: Path, wanted: dict[str, str]) -> TypesReport:
     snapshot = read_note(path)
     data = json.loads(snapshot.text) if _types_of(snapshot.text) is not None else None
     if data is None:
-        report.warnings.append(f"{TYPES_FILE} is not JSON with a \"types\" object; left as it is")
+        report.warnings.append(f'{TYPES_FILE} is not JSON with a "types" object; left as it is')
         return report
     types: dict[str, object] = data["types"]
     for key, kind in wanted.items():
@@ -64,8 +64,11 @@ def merge_property_types(root: Path, wanted: dict[str, str]) -> TypesReport:
                 f"(a one-item list is read as its item)"
             )
     if report.added:
-        write_note(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-                   expected=snapshot.fingerprint)
+        write_note(
+            path,
+            json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+            expected=snapshot.fingerprint,
+        )
     return report
 
 
