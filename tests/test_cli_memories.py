@@ -101,7 +101,8 @@ def test_touch_changes_exactly_two_lines_in_git(vault: Path) -> None:
         cwd=vault,
         check=True,
     )
-    code, out, err = run("touch", str(data["id"]), "--now", "2026-11-21T10:00:00", vault=vault)
+    # a use later the same day: exactly two lines
+    code, out, err = run("touch", str(data["id"]), "--now", "2026-11-20T21:00:00", vault=vault)
     assert code == 0, err
     diff = subprocess.run(
         ["git", "diff", "-U0", "--", str(data["path"])],
@@ -116,10 +117,24 @@ def test_touch_changes_exactly_two_lines_in_git(vault: Path) -> None:
     assert sorted(changed) == sorted(
         [
             "-last_used: 2026-11-20T09:00:00",
-            "+last_used: 2026-11-21T10:00:00",
+            "+last_used: 2026-11-20T21:00:00",
             "-use_count: 1",
             "+use_count: 2",
         ]
+    )
+    # a use on a later day also counts the day (the promotion rule needs repeated use)
+    code, out, err = run("touch", str(data["id"]), "--now", "2026-11-21T10:00:00", vault=vault)
+    assert code == 0, err
+    diff = subprocess.run(
+        ["git", "diff", "-U0", "--", str(data["path"])],
+        cwd=vault, capture_output=True, text=True, check=True,
+    ).stdout
+    changed = [
+        ln for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
+    ]
+    assert sorted(changed) == sorted(
+        ["-last_used: 2026-11-20T09:00:00", "+last_used: 2026-11-21T10:00:00",
+         "-use_count: 1", "+use_count: 3", "+use_days: 2"]
     )
 
 
@@ -299,12 +314,17 @@ def test_gc_dry_run_archive_keep_and_hard(vault: Path) -> None:
 def test_promote_by_use_and_on_request(vault: Path) -> None:
     busy = remember(vault, "busy memory")
     quiet = remember(vault, "quiet memory", "--category", "skill")
-    for hour in range(10, 14):
+    for hour in range(10, 14):  # four uses in one sitting: not repeated use
         run("touch", str(busy["id"]), "--now", f"2026-11-20T{hour}:00:00", vault=vault)
     code, out, err = run("promote", "--now", "2026-11-21T00:00:00", vault=vault)
+    assert code == 0 and "nothing to promote" in out
+    for when in ("2026-11-21T09:00:00", "2026-11-22T09:00:00"):  # used on two more days
+        run("touch", str(busy["id"]), "--now", when, vault=vault)
+    code, out, err = run("promote", "--now", "2026-11-22T10:00:00", vault=vault)
     assert code == 0, err
     assert "promoted STM/busy memory.md → LTM/busy memory.md" in out
-    assert "use_count 5 ≥ 5" in out
+    assert "used on 3 days ≥ 3" in out
+    assert "use_count 7 ≥ 5" in out
     text = (vault / "LTM" / "busy memory.md").read_text()
     assert "status: promoted\n" in text and "layer: semantic\n" in text
     code, out, _ = run("promote", str(quiet["id"]), "--dry-run", vault=vault)

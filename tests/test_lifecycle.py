@@ -23,8 +23,14 @@ DAY = dt.timedelta(days=1)
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Vault:
-    v, _ = Vault.init(tmp_path / "v")
-    return v
+    """A new vault where a lone memory is boxed too (``box_min_members = 1``): these tests
+    follow single memories through the passes; episodes are tested in test_boxes.py."""
+    Vault.init(tmp_path / "v")[0].close()
+    settings = tmp_path / "v" / "vaultmem.toml"
+    text = settings.read_text(encoding="utf-8")
+    settings.write_text(text.replace("box_min_members = 2", "box_min_members = 1"),
+                        encoding="utf-8")
+    return Vault.open(tmp_path / "v")
 
 
 def cli(vault: Vault, *args: str, input: str | None = None) -> tuple[int, str, str]:

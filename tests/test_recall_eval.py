@@ -262,7 +262,8 @@ def test_parse_weights_and_subset(questions: list[Question]) -> None:
             runner.parse_weights(bad)
     configs = runner.configurations({"decay": 0.5})
     assert [c.name for c in configs] == ["keyword", "fusion", "custom"]
-    assert configs[0].weights == {"decay": 0.0, "graph": 0.0, "review_blend": 0.0}
+    assert configs[0].weights == {"decay": 0.0, "graph": 0.0, "review_blend": 0.0,
+                                  "episode": 0.0}
     assert configs[1].weights is None
     picked = runner.subset(questions, 20)
     assert len(picked) == 20

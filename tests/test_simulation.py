@@ -101,8 +101,8 @@ def test_sixty_days_on_the_srd(copy_vault: Callable[[str], Path]) -> None:
             importance=0.1,
             now=START,
         )
-        for k in range(5):
-            vault.touch(burst.path, now=START + dt.timedelta(hours=k + 1))
+        for k in range(5):  # five uses on three separate days (promotion needs repeated use)
+            vault.touch(burst.path, now=START + dt.timedelta(hours=10 * k + 1))
         ids = [json.loads(line) for line in []]
         del ids
         last_snapshot: dict[str, bytes] = {}
@@ -143,7 +143,7 @@ def test_sixty_days_on_the_srd(copy_vault: Callable[[str], Path]) -> None:
         # used every day: promoted on score (≥ 0.65, ≥ 3 days old)
         rel, fields = by_id[daily.fields.id]
         assert rel == "LTM/Game night.md" and fields.status == "promoted"
-        # five uses in its first hours: promoted by the use rule on the first pass
+        # five uses on three days: promoted by the use rule on the first pass after them
         rel, fields = by_id[burst.fields.id]
         assert rel == "LTM/Archmage favour.md"
         assert fields.promoted_at == START + DAY

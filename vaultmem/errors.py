@@ -48,9 +48,13 @@ class NoteChangedError(NoteError):
 class NoteNotFoundError(VaultmemError):
     """No note matches the given id or title."""
 
-    def __init__(self, ref: str) -> None:
+    def __init__(self, ref: str, suggestions: Sequence[str] = ()) -> None:
         self.ref = ref
-        super().__init__(f"no memory with id or title {ref!r}")
+        self.suggestions = tuple(suggestions)
+        hint = ""
+        if self.suggestions:
+            hint = "; did you mean " + " or ".join(repr(s) for s in self.suggestions) + "?"
+        super().__init__(f"no memory with id or title {ref!r}{hint}")
 
 
 class AmbiguousNoteError(VaultmemError):

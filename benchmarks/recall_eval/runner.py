@@ -43,8 +43,9 @@ ASPECTS = ("current", "history", "old", "lookup", "linked")
 asked for on purpose (``history``), a long-unused memory (``old``), a plain fact (``lookup``), or
 the rules note a campaign memory links to (``linked``)."""
 
-WEIGHT_KEYS = ("relevance", "decay", "graph", "review_blend")
-KEYWORD_ONLY: Mapping[str, float] = {"decay": 0.0, "graph": 0.0, "review_blend": 0.0}
+WEIGHT_KEYS = ("relevance", "decay", "graph", "review_blend", "episode")
+KEYWORD_ONLY: Mapping[str, float] = {"decay": 0.0, "graph": 0.0, "review_blend": 0.0,
+                                     "episode": 0.0}
 
 
 class RecallNotReady(RuntimeError):

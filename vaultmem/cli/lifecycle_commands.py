@@ -141,22 +141,24 @@ def _single_pass(name: str, doc: str) -> click.Command:
 
 seal = _single_pass(
     "seal",
-    """Seal memory boxes (spec 4, pass 1; seed 002).
+    """Seal memory boxes: episodes of STM memories become boxes (docs/user-guide.md, Lifecycle).
 
-STM memories are replayed in created order through one open box; it seals before a memory whose
-topics overlap it by less than 0.35, after a gap of 30 minutes, or at 50 members. Members move to
-Boxes/YYYY-MM-DD/<box>/ (layer episodic); boxes with shared topics are woven into traces.""",
+Memories made at most 45 minutes apart are one episode (a conversation or work session); once it
+is over it becomes a box, split only where the topics change entirely (never into a box of one).
+A memory alone in its episode stays in STM. Members move into the box's folder (layer
+episodic); boxes with shared topics are woven into traces.""",
 )
 expire = _single_pass(
     "expire",
-    """Archive expired memories (spec 4, pass 3; seed 002).
+    """Archive expired memories: speculative, resolved, superseded (docs/user-guide.md, Lifecycle).
 
-Speculative memories (confidence < 0.40) older than 30 days that were never confirmed, and
-commitments resolved more than 90 days ago.""",
+Speculative memories (confidence < 0.40) older than 30 days that were never confirmed,
+commitments resolved more than 90 days ago, and memories a correction superseded more than 14
+days ago.""",
 )
 prune = _single_pass(
     "prune",
-    """Prune to the cap (spec 4, pass 5; seed 000).
+    """Prune to the cap of active memories (docs/user-guide.md, Lifecycle).
 
 When active memories exceed max_active (1000), archive the lowest effective importance, 10 per
 batch; never pinned or immune memories, never one younger than 24 hours.""",
@@ -189,7 +191,7 @@ def gc(
     as_json: bool,
     now: dt.datetime,
 ) -> None:
-    """Forget faded memories: archive those scoring below the threshold (spec 4, pass 4).
+    """Forget faded memories: archive those scoring below the threshold (docs/user-guide.md).
 
     Pinned memories, importance level ≥ 4, access_count ≥ 3 and semantic/procedural memories are
     immune. Archived notes keep their name and id in Archive/; --hard deletes them.
@@ -207,7 +209,7 @@ def gc(
 @now_option
 @vault_command
 def promote(vault: Vault, ref: str | None, dry_run: bool, as_json: bool, now: dt.datetime) -> None:
-    """Move memories that earned it to LTM/ (spec 4, pass 2) — or just memory ID.
+    """Move memories used on several days to LTM/ (docs/user-guide.md, Promotion) — or just ID.
 
     A candidate scores ≥ 0.65 and is at least 3 days old, or was used 5 times within 14 days of
     its creation, or is episodic with importance ≥ 0.7 and 5 accesses.

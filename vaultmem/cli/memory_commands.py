@@ -41,6 +41,12 @@ def _split_tags(value: str | None) -> list[str] | None:
     "--pin", "pinned", is_flag=True, default=None, help="Immune to forgetting and pruning."
 )
 @click.option("--no-link", is_flag=True, help="Do not add related: links to similar memories.")
+@click.option(
+    "--supersedes",
+    metavar="ID_OR_TITLE",
+    help="This memory corrects that one: it gets status superseded, leaves recall and is "
+    "archived after a grace period (docs/user-guide.md, Corrections).",
+)
 @json_option
 @now_option
 @vault_command
@@ -74,10 +80,13 @@ def remember(
                 "title": memory.title,
                 "related": list(memory.fields.related),
                 "title_clash": vault.title_clashes[-1] if vault.title_clashes else None,
+                "supersedes": memory.fields.supersedes,
             }
         )
     else:
         click.echo(f"remembered {memory.path} (id {memory.fields.id})")
+        if memory.fields.supersedes:
+            click.echo(f"  supersedes {memory.fields.supersedes} (now status superseded)")
 
 
 @click.command("import")
@@ -115,6 +124,12 @@ def import_(vault: Vault, file: BinaryIO, as_json: bool, now: dt.datetime) -> No
 
 def _describe(memory: Memory) -> str:
     f = memory.fields
+    if f.type not in ("memory", "box", "trace"):
+        return (
+            f"{memory.title}\n  path        {memory.path}\n"
+            "  not a memory: a note of your own (no `type: memory` in its frontmatter); vaultmem "
+            "searches it but never decays, moves or reinforces it"
+        )
     lines = [
         f"{memory.title}",
         f"  path        {memory.path}",
@@ -142,7 +157,10 @@ def _describe(memory: Memory) -> str:
 @now_option
 @vault_command
 def show(vault: Vault, ref: str, as_json: bool, now: dt.datetime) -> None:
-    """Show a memory (by id, title or path): fields, score and its factors, EI, review priority."""
+    """Show a memory (by id, title or path): fields, score and its factors, EI, review priority.
+
+    A note of your own (no `type: memory`) is shown as not a memory ("memory": false in JSON).
+    """
     memory = vault.memory(ref, now=now)
     if as_json:
         print_json(memory.as_dict())
@@ -180,7 +198,7 @@ def touch(vault: Vault, ref: str, boost: bool, as_json: bool, now: dt.datetime) 
 def observe(
     vault: Vault, refs: tuple[str, ...], context_tags: str, as_json: bool, now: dt.datetime
 ) -> None:
-    """Record that memories were used (seed 001): a touch plus review bookkeeping.
+    """Record that memories were used: a touch plus review bookkeeping (docs/user-guide.md).
 
     When the memory's tags overlap the context tags by less than 30 % (Jaccard), the use is
     cross-domain: cross_domain_count + 1 and strength + 0.1.

@@ -11,7 +11,7 @@ from vaultmem.core.excerpts import excerpt
 from vaultmem.core.fields import LAYERS, STATUSES
 from vaultmem.core.recall_fusion import UNRANKED_BM25, FusionWeights, review_period
 from vaultmem.core.timestamps import parse_datetime
-from vaultmem.services.recall import Hit, recall_weights
+from vaultmem.services.recall import KINDS, Hit, recall_weights, touched_hits
 from vaultmem.services.vault import Vault
 
 
@@ -39,20 +39,33 @@ def _parse_since(
 @click.option("--since", callback=_parse_since, metavar="DATETIME",
               help="Only notes used or created at or after DATETIME.")
 @click.option("--include-archived", is_flag=True, help="Also search archived memories.")
+@click.option("--include-superseded", is_flag=True,
+              help="Also show memories a correction superseded (ranked below their successor).")
+@click.option("--include-notes", is_flag=True,
+              help="Also let box, trace, template and dashboard notes take slots.")
+@click.option("--kind", type=click.Choice(KINDS),
+              help="Only this kind of note: memory, note (a person's own), box, trace, template.")
 @click.option("--explain", is_flag=True, help="Show each signal's contribution to every score.")
-@click.option("--touch", is_flag=True, help="Reinforce the memories returned (use_count + 1).")
+@click.option("--touch", is_flag=True,
+              help="Reinforce the first memory returned (use_count + 1), the one you used.")
+@click.option("--touch-hit", "touch_hit", multiple=True, metavar="RANK_OR_ID",
+              help="Reinforce this hit (its rank, id or title) instead. Repeatable.")
 @json_option
 @now_option
 @vault_command
 def recall(vault: Vault, query: tuple[str, ...], k: int | None, explain: bool, touch: bool,
-           as_json: bool, now: dt.datetime, **filters: object) -> None:
+           touch_hit: tuple[str, ...], as_json: bool, now: dt.datetime,
+           **filters: object) -> None:
     """Find the notes that best answer QUERY (words; quotes and operators are plain text).
 
     Ranks by keyword relevance (BM25, title above body), memory strength (decay score), links to
-    the strongest hits, and blends in memories due for review (seed 001: every third result).
+    the strongest hits, episode context (the turn after a matching turn of a conversation), and
+    blends in memories due for review (every third result). Superseded memories, boxes, traces,
+    templates and the dashboard are left out unless asked for (docs/user-guide.md, "Recall").
     """
     text = " ".join(query)
-    hits = vault.recall(text, k=k, now=now, touch=touch, **filters)
+    chosen: object = list(touch_hit) if touch_hit else touch
+    hits = vault.recall(text, k=k, now=now, touch=chosen, **filters)
     if as_json:
         print_json([hit.as_dict() for hit in hits])
         return
@@ -69,9 +82,10 @@ def recall(vault: Vault, query: tuple[str, ...], k: int | None, explain: bool, t
             line = excerpt(hit.text)
             if line:
                 click.echo(f"{'':13}{line}")
-    if touch:
-        touched = sum(1 for hit in hits if hit.signals.decay_score is not None)
-        click.echo(f"reinforced {touched} memories", err=True)
+    if chosen:
+        touched = touched_hits(hits, chosen)
+        names = ", ".join(hit.title for hit in touched) or "none"
+        click.echo(f"reinforced {len(touched)} memories: {names}", err=True)
 
 
 def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> None:
@@ -96,9 +110,14 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
                   else f"decay score {fmt_score(s.decay_score)}")
         click.echo(f"       decay     {hit.decay:6.3f} = {weights.decay:g} × {s.decay:.3f}   "
                    f"({source})")
-        linked = f"linked with {s.linked_to!r}" if s.linked_to else "no link to a strong hit"
-        click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}   "
-                   f"({linked})")
+        episode = hit.graph - weights.graph * s.graph
+        if episode > 1e-9:  # the turn after a strong hit in its conversation
+            click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}"
+                       f" + episode {episode:.3f}   (the turn after {s.linked_to!r})")
+        else:
+            linked = f"linked with {s.linked_to!r}" if s.linked_to else "no link to a strong hit"
+            click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}   "
+                       f"({linked})")
         if s.review_priority > 0:
             click.echo(f"       review priority {s.review_priority:.3f} (danger zone)")
 
@@ -110,7 +129,7 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
 @now_option
 @vault_command
 def review(vault: Vault, k: int | None, as_json: bool, now: dt.datetime) -> None:
-    """List active memories in the danger zone, most urgent first (spec 3.3; seed 001).
+    """List active memories in the danger zone, most urgent first (docs/user-guide.md, Scores).
 
     A memory is in the danger zone while its decay score is between 0.15 and 0.35; priority
     peaks at 0.25. Reinforce one with `vaultmem touch ID` or `vaultmem observe ID`.

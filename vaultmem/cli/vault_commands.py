@@ -36,15 +36,21 @@ def init(path: Path, use_git: bool, as_json: bool) -> None:
 
     An empty or new folder gets the whole template (folders, vaultmem.toml, .gitignore,
     .obsidian/types.json, a note template, a dashboard). In an existing Obsidian vault only the
-    missing files are added; none of its notes or settings files is changed.
+    missing files are added, and vaultmem's property types missing from .obsidian/types.json;
+    a type the vault declares otherwise is kept and named in a warning. No note is changed.
     """
     git_done: list[str] = []
     with library_errors():
         vault, created = Vault.init(path)
         if use_git:
             git_done = setup_git(vault.root, vault.settings)
+    for warning in vault.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
-        print_json({"vault": str(vault.root), "created": created, "git": git_done})
+        print_json(
+            {"vault": str(vault.root), "created": created, "git": git_done,
+             "warnings": vault.warnings}
+        )
         return
     click.echo(f"vault ready at {vault.root}")
     for rel in created:

@@ -41,6 +41,7 @@ DATETIME_KEYS = (
     "archived_at",
     "resolved_at",
     "valid_until",
+    "superseded_at",
 )
 """Keys whose values are datetimes (Obsidian property type ``datetime``)."""
 
@@ -90,6 +91,13 @@ class MemoryFields:
     archived_at: dt.datetime | None = None
     resolved_at: dt.datetime | None = None
     valid_until: dt.datetime | None = None
+    use_days: int = 1
+    """Distinct UTC days the memory was used on, its creation day included (promotion rule)."""
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    superseded_at: dt.datetime | None = None
+    episode: str | None = None
+    previous: str | None = None
 
     @property
     def managed(self) -> bool:
@@ -191,7 +199,32 @@ _CONVERTERS: dict[str, Callable[[object], object]] = {
     "related": _link_list,
     "review_count": lambda v: _count(v, 0),
     "cross_domain_count": lambda v: _count(v, 0),
+    "use_days": lambda v: _count(v, 1),
+    "supersedes": lambda v: None if v is None else _text(v),
+    "superseded_by": lambda v: None if v is None else _text(v),
+    "episode": lambda v: None if v is None else _text(v),
+    "previous": lambda v: None if v is None else _text(v),
 }
+
+_LIST_KEYS = frozenset({"tags", "related"})
+"""Keys whose Obsidian type is a list; every other key reads a one-item list as its item."""
+
+
+def _unwrapped(key: str, value: object) -> object:
+    """A one-item list (``status: [archived]``, written by Obsidian where a vault declares the
+    property a list) read as its item for keys that hold one value; other values as they are."""
+    if key not in _LIST_KEYS and isinstance(value, list) and len(value) == 1:
+        return value[0]
+    return value
+
+
+def default_use_days(use_count: int, created: dt.datetime | None,
+                     last_used: dt.datetime | None) -> int:
+    """``use_days`` of a note that does not record it: 1, or 2 when it was used again on a later
+    UTC day than its creation (the most its fields can prove)."""
+    if use_count <= 1 or created is None or last_used is None:
+        return 1
+    return 2 if last_used.date() > created.date() else 1
 
 
 def read_fields(
@@ -210,18 +243,24 @@ def read_fields(
         if key not in raw or (raw[key] is None and key not in ("box", "trace", "id", "type")):
             continue
         try:
-            values[key] = convert(raw[key])
+            values[key] = convert(_unwrapped(key, raw[key]))
         except ValueError as err:
             warnings.append(FieldWarning(key, raw[key], str(err)))
     for key in DATETIME_KEYS:
         if raw.get(key) is None:
             continue
         try:
-            values[key] = parse_datetime(raw[key])
+            values[key] = parse_datetime(_unwrapped(key, raw[key]))
         except ValueError:
             warnings.append(FieldWarning(key, raw[key], "is not a datetime"))
     if "created" not in values and fallback_time is not None:
         values["created"] = parse_datetime(fallback_time)
     if "last_used" not in values and "created" in values:
         values["last_used"] = values["created"]
+    if "use_days" not in values:
+        values["use_days"] = default_use_days(
+            int(values.get("use_count", 1)),  # type: ignore[call-overload]
+            values.get("created"),  # type: ignore[arg-type]
+            values.get("last_used"),  # type: ignore[arg-type]
+        )
     return MemoryFields(**values), warnings  # type: ignore[arg-type]

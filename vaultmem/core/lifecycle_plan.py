@@ -18,6 +18,7 @@ from vaultmem.core.scoring import MemoryColumns, Scores
 from vaultmem.core.settings import Settings
 
 BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
 
 PROCEDURAL_CATEGORIES = ("principle", "skill", "decision")
 """Categories promoted to the procedural layer; the rest go to semantic (spec 4, rule 2)."""
@@ -73,14 +74,20 @@ def plan_promote(
 ) -> list[Move]:
     """Spec 4, rule 2 (seeds 001, 003, 004): STM or box memories that earned long-term memory.
 
-    The score rule uses :attr:`Scores.promotion_score` (the working-layer curve the threshold was
-    calibrated on), so a box member must have been reinforced to promote on score.
+    Promotion means repeated use (docs/user-guide.md, "Promotion"): every path needs uses on at
+    least ``promote_min_use_days`` distinct UTC days (``use_days``, the creation day included),
+    so a memory used once — or many times in one sitting — is not promoted. Then: score ≥
+    ``promote`` at ``promote_min_age_days`` or older; or ``promote_use_count`` uses within
+    ``promote_window_days`` of creation; or episodic with high importance and access. Only
+    ``status: active`` memories are eligible (a superseded one never is). The score rule uses
+    :attr:`Scores.promotion_score` (the working-layer curve the threshold was calibrated on).
     """
     th = settings.thresholds
     folders = settings.folders
     eligible = _managed_active(columns) & (
         in_folder(columns, folders.stm) | in_folder(columns, folders.boxes)
     )
+    repeated = np.nan_to_num(columns.use_days, nan=1.0) >= th.promote_min_use_days
     by_score = (scores.promotion_score >= th.promote) & (scores.age_days >= th.promote_min_age_days)
     by_use = (columns.use_count >= th.promote_use_count) & (
         scores.age_days <= th.promote_window_days
@@ -91,21 +98,24 @@ def plan_promote(
         & (columns.use_count - 1 >= th.episodic_promote_access_count)
     )
     moves: list[Move] = []
-    for i in np.flatnonzero(eligible & (by_score | by_use | by_episode)):
+    for i in np.flatnonzero(eligible & repeated & (by_score | by_use | by_episode)):
         path = str(columns.path[i])
+        days = f"used on {int(columns.use_days[i])} days ≥ {th.promote_min_use_days}"
         if by_score[i]:
             reason = (
-                f"score {scores.promotion_score[i]:.3f} ≥ {th.promote} and age "
-                f"{scores.age_days[i]:.1f} d ≥ {th.promote_min_age_days:g} d"
+                f"{days}, score {_num(scores.promotion_score[i], th.promote, 3)} ≥ "
+                f"{th.promote} and age {_num(scores.age_days[i], th.promote_min_age_days, 1)} d"
+                f" ≥ {th.promote_min_age_days:g} d"
             )
         elif by_use[i]:
             reason = (
-                f"use_count {int(columns.use_count[i])} ≥ {th.promote_use_count} within "
+                f"{days}, use_count {int(columns.use_count[i])} ≥ {th.promote_use_count} within "
                 f"{th.promote_window_days:g} d of creation (age {scores.age_days[i]:.1f} d)"
             )
         else:
             reason = (
-                f"episodic, importance {columns.importance[i]:.2f} ≥ "
+                f"{days}, episodic, importance "
+                f"{_num(columns.importance[i], th.episodic_promote_importance, 2)} ≥ "
                 f"{th.episodic_promote_importance} and access_count "
                 f"{int(columns.use_count[i]) - 1} ≥ {th.episodic_promote_access_count}"
             )
@@ -122,6 +132,16 @@ def plan_promote(
             )
         )
     return moves
+
+
+def _num(value: float, limit: float, decimals: int) -> str:
+    """``value`` with ``decimals`` digits, more when rounding would make it look equal to
+    ``limit`` (so "0.1499 < 0.15" never prints as "0.150 < 0.15"); at most 6 digits."""
+    text = f"{value:.{decimals}f}"
+    while float(value) != float(limit) and float(text) == float(limit) and decimals < 6:
+        decimals += 1
+        text = f"{value:.{decimals}f}"
+    return text
 
 
 def _archive(
@@ -162,9 +182,13 @@ def _movable(columns: MemoryColumns, settings: Settings) -> BoolArray:
 
 
 def plan_expire(
-    columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime
+    columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime,
+    superseded_at: FloatArray | None = None,
 ) -> list[Move]:
-    """Spec 4, rule 3 (seed 002): unconfirmed speculative memories, long-resolved commitments."""
+    """Spec 4, rule 3 (seed 002): unconfirmed speculative memories, long-resolved commitments,
+    and corrected memories: ``status: superseded`` for more than ``superseded_grace_days``
+    (counted from ``superseded_at``, epoch seconds per row, NaN = unknown; then from the later
+    of ``last_used`` and ``created``). Pinned memories stay."""
     lc = settings.lifecycle
     now_epoch = now.timestamp()
     movable = _movable(columns, settings) & ~columns.pinned
@@ -176,17 +200,36 @@ def plan_expire(
     resolved_days = (now_epoch - columns.resolved_at) / 86_400.0
     with np.errstate(invalid="ignore"):
         commitment = (columns.category == "commitment") & (resolved_days > lc.commitment_ttl_days)
+    since = np.fmax(columns.last_used, columns.created)
+    if superseded_at is not None:
+        since = np.where(np.isnan(superseded_at), since, superseded_at)
+    superseded_days = (now_epoch - since) / 86_400.0
+    f = settings.folders
+    with np.errstate(invalid="ignore"):
+        superseded = (
+            (columns.type == "memory") & (columns.status == "superseded") & ~columns.pinned
+            & (in_folder(columns, f.stm) | in_folder(columns, f.boxes) | in_folder(columns, f.ltm))
+            & (superseded_days > lc.superseded_grace_days)
+        )
     moves: list[Move] = []
-    for i in np.flatnonzero(movable & (speculative | commitment)):
-        if speculative[i]:
+    for i in np.flatnonzero((movable & (speculative | commitment)) | superseded):
+        if superseded[i]:
             reason = (
-                f"speculative (confidence {columns.confidence[i]:.2f} < "
-                f"{lc.speculative_confidence}), {scores.age_days[i]:.0f} d old "
-                f"> {lc.speculative_ttl_days:g} d, never confirmed"
+                f"superseded {_num(superseded_days[i], lc.superseded_grace_days, 1)} d ago > "
+                f"{lc.superseded_grace_days:g} d grace"
+            )
+        elif speculative[i]:
+            reason = (
+                f"speculative (confidence "
+                f"{_num(columns.confidence[i], lc.speculative_confidence, 2)} < "
+                f"{lc.speculative_confidence}), "
+                f"{_num(scores.age_days[i], lc.speculative_ttl_days, 0)} d old > "
+                f"{lc.speculative_ttl_days:g} d, never confirmed"
             )
         else:
             reason = (
-                f"commitment resolved {resolved_days[i]:.0f} d ago > {lc.commitment_ttl_days:g} d"
+                f"commitment resolved {_num(resolved_days[i], lc.commitment_ttl_days, 0)} d ago "
+                f"> {lc.commitment_ttl_days:g} d"
             )
         moves.append(_archive(str(columns.path[i]), columns.id[i], settings, now, "expire", reason))
     return moves
@@ -226,11 +269,16 @@ def plan_forget(
         if path in skip:
             continue
         if low[i]:
-            reason = f"score {scores.score[i]:.3f} < {limit:g} (idle {scores.idle_days[i]:.1f} d)"
+            reason = (
+                f"score {_num(scores.score[i], limit, 3)} < {limit:g} "
+                f"(idle {scores.idle_days[i]:.1f} d)"
+            )
         else:
             reason = (
-                f"{scores.age_days[i]:.0f} d old, retention {scores.retention[i]:.4f} < "
-                f"{lc.old_retention}, importance {columns.importance[i]:.2f} < {lc.old_importance}"
+                f"{_num(scores.age_days[i], lc.old_age_days, 0)} d old, retention "
+                f"{_num(scores.retention[i], lc.old_retention, 2)} < {lc.old_retention}, "
+                f"importance {_num(columns.importance[i], lc.old_importance, 2)} < "
+                f"{lc.old_importance}"
             )
         moves.append(_archive(path, columns.id[i], settings, now, "forget", reason, hard=hard))
     return moves

@@ -55,7 +55,7 @@ UNRANKED_BM25 = -1.0
 """The ``bm25`` of a match that was not ranked by BM25 (every query word is a stopword found in
 too many notes: BM25 weighs such words at about 0 and costs a scan of each word's notes)."""
 
-WEIGHT_NAMES = ("relevance", "decay", "graph", "review_blend")
+WEIGHT_NAMES = ("relevance", "decay", "graph", "review_blend", "episode")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +71,15 @@ class FusionWeights:
     decay: float = 0.3
     graph: float = 0.2
     review_blend: float = 0.3
+    episode: float = 0.5
+    """Weight of episode context (:mod:`vaultmem.core.recall_context`); 0 turns it off."""
 
     @classmethod
     def from_settings(cls, recall: RecallSettings) -> FusionWeights:
         return cls(
             relevance=recall.weight_relevance, decay=recall.weight_decay,
             graph=recall.weight_graph, review_blend=recall.review_blend,
+            episode=recall.weight_episode,
         ).checked()
 
     def with_overrides(self, overrides: Mapping[str, float] | None) -> FusionWeights:
@@ -100,7 +103,7 @@ class FusionWeights:
 
     def checked(self) -> FusionWeights:
         """``self``, after checking every value is finite and in range (raises ``ValueError``)."""
-        for name in ("relevance", "decay", "graph"):
+        for name in ("relevance", "decay", "graph", "episode"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"recall weight {name} must be a number ≥ 0, not {value!r}")

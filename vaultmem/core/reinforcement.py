@@ -36,8 +36,18 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
 def touch_changes(
     fields: MemoryFields, now: dt.datetime, *, boost: bool = False
 ) -> dict[str, object]:
-    """``touch``: ``last_used = now``, ``use_count += 1``; ``boost`` adds 0.1 strength (cap 2.0)."""
-    changes: dict[str, object] = {"last_used": now, "use_count": fields.use_count + 1}
+    """``touch``: ``last_used = now``, ``use_count += 1``; ``boost`` adds 0.1 strength (cap 2.0).
+
+    ``last_used`` never moves backwards: a ``now`` earlier than the recorded ``last_used`` (or
+    ``created``) counts the use but keeps the later time. A use on a later UTC day than the last
+    one also adds 1 to ``use_days`` (written only then, so a same-day touch is a two-line diff);
+    promotion needs uses on several days (docs/user-guide.md, "Promotion").
+    """
+    latest = max((t for t in (fields.last_used, fields.created) if t is not None), default=None)
+    when = now if latest is None or now >= latest else latest
+    changes: dict[str, object] = {"last_used": when, "use_count": fields.use_count + 1}
+    if latest is not None and when.date() > latest.date():
+        changes["use_days"] = fields.use_days + 1
     if boost:
         changes["strength"] = _boosted(fields.strength)
     return changes

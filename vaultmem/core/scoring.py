@@ -49,6 +49,8 @@ class MemoryColumns:
     confidence: FloatArray
     pinned: npt.NDArray[np.bool_]
     resolved_at: FloatArray
+    use_days: FloatArray
+    """Distinct UTC days of use, the creation day included (the promotion rule)."""
     edges: FloatArray
     top_folder: ObjArray
     """The first folder of each path ("" for notes at the top of the vault)."""
@@ -98,6 +100,7 @@ class MemoryColumns:
             fields.confidence,
             fields.pinned,
             epoch(fields.resolved_at),
+            fields.use_days,
             edges,
         )
         return cls.from_rows([row])
@@ -119,6 +122,7 @@ COLUMN_ORDER = (
     "confidence",
     "pinned",
     "resolved_at",
+    "use_days",
     "edges",
 )
 _TEXT_COLUMNS = {"path", "id", "type", "status", "layer", "category", "source"}

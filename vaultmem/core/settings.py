@@ -41,6 +41,7 @@ class ThresholdSettings:
     promote_min_age_days: float = 3.0
     promote_use_count: int = 5
     promote_window_days: float = 14.0
+    promote_min_use_days: int = 3
     episodic_promote_importance: float = 0.7
     episodic_promote_access_count: int = 5
     danger_zone_min: float = 0.15
@@ -51,14 +52,16 @@ class ThresholdSettings:
 class LifecycleSettings:
     """Parameters of the lifecycle passes (spec section 4; seeds 000, 002, 004)."""
 
-    box_topic_overlap: float = 0.35
-    box_gap_minutes: float = 30.0
+    box_topic_overlap: float = 0.2
+    box_gap_minutes: float = 45.0
     box_max_members: int = 50
+    box_min_members: int = 2
     trace_overlap: float = 0.4
     trace_window_days: float = 7.0
     speculative_confidence: float = 0.40
     speculative_ttl_days: float = 30.0
     commitment_ttl_days: float = 90.0
+    superseded_grace_days: float = 14.0
     old_age_days: float = 90.0
     old_retention: float = 0.15
     old_importance: float = 0.3
@@ -87,6 +90,7 @@ class RecallSettings:
     weight_relevance: float = 1.0
     weight_decay: float = 0.3
     weight_graph: float = 0.2
+    weight_episode: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """``vaultmem demo``: a new vault with four believable months of memories, and the whole flow.
 
 The story is fixed (same memories, same history every run) and told relative to ``now``: the
-first memory is made 120 days before ``now``. Memories arrive in sessions (so they seal into
-memory boxes by topic), some are used again and again (and promote to LTM), some are never used
-(and fade to the Archive), one is speculative (and expires). The lifecycle runs every simulated
-evening; the demo prints what moved where and why.
+first memory is made 120 days before ``now``. Memories arrive in sessions (each session is an
+episode and seals into one memory box, even when its topics differ somewhat; a memory alone in
+its session stays in STM), some are used on several days (and promote to LTM: one use never
+does), some are never used (and fade to the Archive), one is speculative (and expires), and one
+is corrected (the correction supersedes it, and the old memory is archived after the grace
+period). The lifecycle runs every simulated evening; the demo prints what moved where and why.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from vaultmem.core.settings import Settings
 from vaultmem.errors import InputError
 from vaultmem.services.lifecycle import LifecycleRun
-from vaultmem.services.memory_view import Memory, VaultStatus
+from vaultmem.services.memory_view import Memory, MemoryRow, VaultStatus
 
 DAY = dt.timedelta(days=1)
 SPAN_DAYS = 120
@@ -36,6 +39,8 @@ class DemoMemory:
     minute: int
     uses: tuple[int, ...] = ()
     confidence: float = 1.0
+    supersedes: str | None = None
+    """Title of the memory this one corrects (``remember --supersedes``)."""
 
 
 MEMORIES: tuple[DemoMemory, ...] = (
@@ -131,6 +136,17 @@ MEMORIES: tuple[DemoMemory, ...] = (
         (7, 8, 9, 12, 13),
     ),
     DemoMemory(
+        "Standup moved to ten",
+        "Correction: the daily standup moved to 10:00, same video link.",
+        ("work", "team"),
+        "correction",
+        0.4,
+        14,
+        0,
+        (15, 16, 19),
+        supersedes="Standup time",
+    ),
+    DemoMemory(
         "Maybe switch to Neovim",
         "Mentioned maybe switching to Neovim one day.",
         ("editor",),
@@ -220,6 +236,11 @@ class DemoVault(Protocol):
     """The vault the demo tells its story in (``Vault`` satisfies it structurally)."""
 
     root: Path
+    settings: Settings
+
+    def memories(
+        self, *, status: str | None = None, now: dt.datetime | None = None
+    ) -> list[MemoryRow]: ...
 
     def remember(self, content: str, *, now: dt.datetime | None = None, **options: Any) -> Memory:
         ...
@@ -271,7 +292,11 @@ def run_demo(
                         confidence=memory.confidence,
                         source="agent",
                         now=morning + dt.timedelta(minutes=memory.minute),
+                        supersedes=refs[memory.supersedes] if memory.supersedes else None,
                     )
+                    if memory.supersedes:
+                        echo(f"day {day:>3}  correct  {memory.title}.md supersedes "
+                             f"{memory.supersedes}.md (now status superseded)")
                     refs[memory.title] = made.fields.id or made.path
                     report.remembered += 1
                 if day in memory.uses:
@@ -280,6 +305,11 @@ def run_demo(
             report.runs.append(run)
             _echo_run(run, day, echo)
         status = vault.status(now=now)
+        once = [row for row in vault.memories(status="active", now=now)
+                if row.use_count == 2 and not row.path.startswith(vault.settings.folders.ltm)]
+    for row in once:
+        echo(f"\n{row.title}: used once more after the day it was made, so not promoted "
+             "(promotion needs uses on 3 separate days).")
     echo("\nWhere the memories are now:")
     for folder, count in status.by_folder.items():
         echo(f"  {folder:<10} {count}")

@@ -14,11 +14,14 @@ Ctrl-C finishes the step in hand and stops (the journal lets the next command fi
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from vaultmem.core.fields import MemoryFields
 from vaultmem.core.lifecycle_plan import (
@@ -247,7 +250,7 @@ def plan_pass(
     if name == "promote":
         moves = plan_promote(cols, scores, settings, now)
     elif name == "expire":
-        moves = plan_expire(cols, scores, settings, now)
+        moves = plan_expire(cols, scores, settings, now, _superseded_at(vault, cols.path))
     elif name == "forget":
         moves = plan_forget(cols, scores, settings, now, threshold=threshold, hard=hard, skip=skip)
     elif name == "prune":
@@ -258,6 +261,15 @@ def plan_pass(
     linked = linked_notes(vault.root, [m.path for m in moves if m.path not in skip])
     vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
     return PassResult(name, [m for m in moves if m.path not in skip | linked], dry_run=False)
+
+
+def _superseded_at(vault: VaultContext, paths: np.ndarray) -> np.ndarray:
+    """``superseded_at`` (epoch seconds, NaN = unknown) of each of ``paths``, from the index."""
+    stamps = dict(vault.index.conn.execute(
+        "SELECT path, superseded_at FROM notes WHERE type = 'memory' AND status = 'superseded'"
+    ).fetchall())
+    return np.array([math.nan if stamps.get(str(p)) is None else float(stamps[str(p)])
+                     for p in paths], dtype=np.float64)
 
 
 def on_request_promotion(vault: VaultContext, path: str, now: dt.datetime) -> Move:

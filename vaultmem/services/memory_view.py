@@ -72,6 +72,7 @@ class Memory:
             "title": self.title,
             "conflicted": self.conflicted,
             "text": capped_text(self.body, SHOW_TEXT_CHARS),
+            "memory": self.fields.type == "memory",
             **fields,
             "score": _finite(self.score),
             "factors": {

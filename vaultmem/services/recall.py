@@ -26,10 +26,11 @@ fusion with the default weights 0.650/0.908/0.927/0.746.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,8 +38,15 @@ import numpy as np
 from vaultmem.core.excerpts import capped_text
 from vaultmem.core.fields import LAYERS, MANAGED_TYPES, STATUSES
 from vaultmem.core.note_parse import title_of
+from vaultmem.core.recall_context import (
+    cap_superseded,
+    episode_contribution,
+    episode_signal,
+    plain_note_decay,
+)
 from vaultmem.core.recall_fusion import (
     REVIEW_MIN_RELEVANCE,
+    STRONG_HIT,
     UNRANKED_BM25,
     FusionWeights,
     Hit,
@@ -63,6 +71,7 @@ from vaultmem.core.text_tokens import (
 )
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, UnsafeNoteError
+from vaultmem.services.index_sync import templates_folder
 from vaultmem.services.memory_view import MemoryRow, rows_of
 
 if TYPE_CHECKING:
@@ -88,7 +97,14 @@ _LINK_ROWS_MAX = 2000
 _MANAGED_SQL = "COALESCE(n.type, '') IN (" + ", ".join(f"'{t}'" for t in MANAGED_TYPES) + ")"
 _COLUMNS_SQL = ", ".join(f"n.{c}" for c in COLUMN_ORDER if c != "edges") + ", 0"
 _OPTIONS = ("status", "layer", "tag", "folder", "since", "include_archived", "weights", "touch",
-            "sync")
+            "sync", "include_superseded", "include_notes", "kind")
+KINDS = ("memory", "note", "box", "trace", "template")
+"""``kind`` filter values: vaultmem's memories, a person's own notes, boxes, traces, and the
+scaffolding notes (templates and the dashboard)."""
+DASHBOARD = "Memory dashboard.md"
+"""vaultmem's dashboard note (vault-relative path), scaffolding rather than knowledge."""
+DEFAULT_TEMPLATES = "Templates"
+"""vaultmem's own template folder; Obsidian's (``.obsidian/templates.json``) counts too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +113,12 @@ class RecallFilters:
 
     ``tag`` matches the tag or a nested one (``project`` matches ``project/alpha``), case-
     insensitively; ``folder`` a vault folder prefix; ``since`` notes used or created at or after
-    it. Archived memories are left out unless ``include_archived`` (or ``status="archived"``);
-    a person's own notes are always searchable.
+    it. Archived memories are left out unless ``include_archived`` (or ``status="archived"``),
+    superseded ones unless ``include_superseded`` (or ``status="superseded"``). Scaffolding —
+    box and trace notes, templates (``templates`` folders) and the dashboard — never takes a
+    slot unless ``include_notes`` or a ``kind`` (one of :data:`KINDS`) asks for it; templates
+    and the dashboard also compete when the query names them (``asks_for_scaffolding``: a word
+    of :data:`SCAFFOLDING_WORDS`). A person's own notes are always searchable.
     """
 
     status: str | None = None
@@ -107,15 +127,26 @@ class RecallFilters:
     folder: str | None = None
     since: dt.datetime | None = None
     include_archived: bool = False
+    include_superseded: bool = False
+    include_notes: bool = False
+    kind: str | None = None
+    templates: tuple[str, ...] = (DEFAULT_TEMPLATES,)
+    asks_for_scaffolding: bool = False
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> RecallFilters:
+    def from_options(
+        cls, options: Mapping[str, Any], templates: tuple[str, ...] = (DEFAULT_TEMPLATES,),
+        *, asks_for_scaffolding: bool = False,
+    ) -> RecallFilters:
         """Validate ``recall``'s filter options; raises :class:`InputError`."""
         status, layer = options.get("status"), options.get("layer")
         if status is not None and status not in STATUSES:
             raise InputError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
         if layer is not None and layer not in LAYERS:
             raise InputError(f"layer must be one of {', '.join(LAYERS)}, not {layer!r}")
+        kind = options.get("kind")
+        if kind is not None and kind not in KINDS:
+            raise InputError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
         since = options.get("since")
         if since is not None:
             try:
@@ -127,13 +158,26 @@ class RecallFilters:
         folder = options.get("folder")
         folder = str(folder).strip().strip("/") or None if folder is not None else None
         return cls(status=status, layer=layer, tag=tag, folder=folder, since=since,
-                   include_archived=bool(options.get("include_archived", False)))
+                   include_archived=bool(options.get("include_archived", False)),
+                   include_superseded=bool(options.get("include_superseded", False)),
+                   include_notes=bool(options.get("include_notes", False)), kind=kind,
+                   templates=templates, asks_for_scaffolding=asks_for_scaffolding)
 
     @property
     def narrows(self) -> bool:
-        """True when a filter besides the archive rule is set."""
+        """True when a filter besides the archive and scaffolding rules is set."""
         return any(v is not None for v in (self.status, self.layer, self.tag, self.folder,
-                                           self.since))
+                                           self.since, self.kind))
+
+    def _template_sql(self) -> tuple[str, list[object]]:
+        """Condition over ``notes n``: a template or the dashboard."""
+        clauses = ["n.path = ?"]
+        params: list[object] = [DASHBOARD]
+        for folder in self.templates:
+            prefix = folder + "/"
+            clauses.append("substr(n.path, 1, ?) = ?")
+            params += [len(prefix), prefix]
+        return " OR ".join(clauses), params
 
     def sql(self) -> tuple[str, list[object]]:
         """A condition over ``notes n`` and its parameters."""
@@ -141,6 +185,22 @@ class RecallFilters:
         params: list[object] = []
         if not self.include_archived and self.status != "archived":
             clauses.append(f"NOT ({_MANAGED_SQL} AND n.status = 'archived')")
+        if not self.include_superseded and self.status != "superseded":
+            clauses.append(f"NOT ({_MANAGED_SQL} AND n.status = 'superseded')")
+        template, template_params = self._template_sql()
+        if self.kind == "template":
+            clauses.append(template)
+            params += template_params
+        elif self.kind is not None:
+            clauses.append(f"NOT ({template})")
+            params += template_params
+            clauses.append("COALESCE(n.type, '') = ?")
+            params.append("" if self.kind == "note" else self.kind)
+        elif not self.include_notes:
+            clauses.append("COALESCE(n.type, '') NOT IN ('box', 'trace')")
+            if not self.asks_for_scaffolding:
+                clauses.append(f"NOT ({template})")
+                params += template_params
         for column in ("status", "layer"):
             value = getattr(self, column)
             if value is not None:
@@ -160,6 +220,20 @@ class RecallFilters:
             clauses.append("(n.last_used >= ? OR n.created >= ?)")
             params += [self.since.timestamp()] * 2
         return " AND ".join(f"({c})" for c in clauses) or "1", params
+
+
+SCAFFOLDING_WORDS = frozenset({"template", "templates", "dashboard"})
+"""A query with one of these words asks for scaffolding: templates and the dashboard compete."""
+
+
+def _asks_for_scaffolding(terms: Sequence[str]) -> bool:
+    return any(t.lower() in SCAFFOLDING_WORDS for t in terms)
+
+
+def template_folders(vault: VaultContext) -> tuple[str, ...]:
+    """vaultmem's template folder and Obsidian's (``.obsidian/templates.json``), if set."""
+    obsidian = templates_folder(vault.root)
+    return tuple(dict.fromkeys(f for f in (DEFAULT_TEMPLATES, obsidian) if f))
 
 
 def _checked_k(vault: VaultContext, k: object) -> int:
@@ -196,21 +270,73 @@ def recall_notes(
     if unknown:
         raise InputError(f"unknown recall option {unknown[0]!r}; known: {', '.join(_OPTIONS)}")
     k = _checked_k(vault, k)
-    filters = RecallFilters.from_options(options)
     weights = recall_weights(vault, options.get("weights"))
     terms = query_terms(query)
+    filters = RecallFilters.from_options(
+        options, template_folders(vault), asks_for_scaffolding=_asks_for_scaffolding(terms)
+    )
     if options.get("sync", True):
         vault.catch_up()
     if not terms:
         return []
     hits = _rank(vault, terms, filters, weights, k, now)
-    if options.get("touch"):
-        _touch(vault, hits, now)
+    _warn_wrong_types(vault, [hit.path for hit in hits])
+    touch = options.get("touch")
+    if touch:
+        _touch(vault, touched_hits(hits, touch), now)
     return hits
 
 
+def _warn_wrong_types(vault: VaultContext, paths: Sequence[str]) -> None:
+    """Add the index's field warnings of ``paths`` to ``vault.warnings`` (one line per note and
+    key: the CLI prints each once)."""
+    if not paths:
+        return
+    marks = ", ".join("?" * len(paths))
+    rows = vault.index.conn.execute(
+        f"SELECT path, warnings FROM notes WHERE path IN ({marks}) AND warnings != '[]' "
+        "ORDER BY path", tuple(paths),
+    )
+    for path, text in rows:
+        vault.warnings.extend(line for w in json.loads(text)
+                              if (line := f"{path}: {w}") not in vault.warnings)
+
+
+def touched_hits(hits: Sequence[Hit], touch: object) -> list[Hit]:
+    """The hits ``recall --touch`` reinforces: ``True`` = the first memory among ``hits``; an int
+    or a list of ranks (from 1), ids, titles or paths = those hits.
+
+    Raises :class:`InputError` naming a rank or name that is not among ``hits`` (nothing is
+    touched then).
+    """
+    memories = [hit for hit in hits if hit.signals.decay_score is not None]
+    if touch is True:
+        return memories[:1]
+    wanted = touch if isinstance(touch, list | tuple) else [touch]
+    chosen: list[Hit] = []
+    for item in wanted:
+        found = None
+        if isinstance(item, int) and not isinstance(item, bool):
+            found = next((h for h in hits if h.rank == item), None)
+        elif isinstance(item, str):
+            key = item.strip().lower()
+            if key.isdigit():
+                found = next((h for h in hits if h.rank == int(key)), None)
+            found = found or next(
+                (h for h in hits if key in {str(h.id).lower(), h.title.lower(), h.path.lower()}),
+                None,
+            )
+        if found is None:
+            raise InputError(f"--touch {item!r} is not among the {len(hits)} hits; nothing touched")
+        if found.signals.decay_score is None:
+            raise InputError(f"--touch {item!r}: {found.path} is not a memory; nothing touched")
+        if found not in chosen:
+            chosen.append(found)
+    return chosen
+
+
 def _touch(vault: VaultContext, hits: Sequence[Hit], now: dt.datetime) -> None:
-    """Reinforce the memories among ``hits`` (spec 3.4: ``recall --touch``).
+    """Reinforce ``hits`` (spec 3.4: ``recall --touch``), chosen by :func:`touched_hits`.
 
     Goes straight to :meth:`Vault.edit` with the paths recall already resolved (``Vault.touch``
     would sync the whole index once per hit). A memory vaultmem must not write (conflict
@@ -243,14 +369,37 @@ def _rank(
         rows += extra
         paths += [str(row[0]) for row in extra]
         relevance = np.concatenate([relevance, np.zeros(len(extra))])
+    seeds = strong_hits(relevance, paths)
+    context = _Episodes()
+    if weights.episode > 0:
+        context = _episodes(conn, filters, paths, seeds)
+        rows += context.extra
+        paths += [str(row[0]) for row in context.extra]
+        relevance = np.concatenate([relevance, np.zeros(len(context.extra))])
+        seeds = np.concatenate([seeds, np.zeros(len(context.extra), dtype=bool)])
     bm25 = np.concatenate([bm25_values, np.zeros(len(paths) - len(bm25_values))])
     columns = MemoryColumns.from_rows(rows)
     scores = score_columns(columns, now.timestamp(), vault.settings)
     decays = np.asarray(columns.type == "memory", dtype=bool)
-    decay = decay_signal(scores.score, decays)
-    proximity = graph_signal(relevance, strong_hits(relevance, paths),
+    ratio = weights.relevance / weights.decay if weights.decay > 0 else math.inf
+    alive = decays & (scores.score >= vault.settings.thresholds.forget)
+    decay = plain_note_decay(decay_signal(scores.score, decays), alive, relevance, ratio,
+                             plain=~decays, relevant=STRONG_HIT)
+    proximity = graph_signal(relevance, seeds,
                              np.array(sources, dtype=np.intp), np.array(targets, dtype=np.intp))
+    index = {p: i for i, p in enumerate(paths)}
+    pairs = [(index[h], index[j], before) for h, j, before in context.pairs
+             if h in index and j in index]
+    episode, episode_via = episode_signal(
+        relevance, seeds, np.array([p[0] for p in pairs], dtype=np.intp),
+        np.array([p[1] for p in pairs], dtype=np.intp),
+        np.array([p[2] for p in pairs], dtype=np.intp),
+    )
+    lift = episode_contribution(episode, relevance, weights.episode)
     fused = fuse(relevance, decay, proximity.signal, weights)
+    fused = replace(fused, graph=fused.graph + lift, score=fused.score + lift)
+    capped = cap_superseded(fused.score, _successors(conn, columns, index))
+    fused = replace(fused, score=capped)
     priority = np.where(decays & (columns.status == "active"), scores.review_priority, 0.0)
     primary = [int(i) for i in ranking(fused.score, paths)]
     due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE]
@@ -259,7 +408,7 @@ def _rank(
     chosen = list(blend_results(primary, due, k, weights.review_blend))
     bodies = _bodies(conn, [paths[i] for i, _ in chosen])
     for rank, (i, by_review) in enumerate(chosen, 1):
-        via = int(proximity.via[i])
+        via = int(episode_via[i]) if lift[i] > 0 else int(proximity.via[i])
         hits.append(Hit(
             rank=rank, path=paths[i],
             id=columns.id[i] if columns.type[i] in MANAGED_TYPES else None,
@@ -289,6 +438,73 @@ def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
         tuple(paths),
     )
     return {str(path): str(body or "") for path, body in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class _Episodes:
+    """Episode neighbours of the strong hits: rows to add, and (hit, neighbour, before) paths."""
+
+    extra: list[tuple[object, ...]] = field(default_factory=list)
+    pairs: list[tuple[str, str, int]] = field(default_factory=list)
+
+
+def _episodes(
+    conn: sqlite3.Connection, filters: RecallFilters, paths: Sequence[str], seeds: np.ndarray,
+) -> _Episodes:
+    """The turns right after and right before each strong hit in its episode.
+
+    A turn's ``previous: "[[…]]"`` property is a frontmatter link (spec 6), so the turn after a
+    hit is a note whose ``previous`` link resolves to the hit, and the turn before is where the
+    hit's own ``previous`` link resolves. Neighbours that are not candidates yet join (filters
+    applied); ``before`` is 1 for the turn before.
+    """
+    hits = [paths[int(i)] for i in np.flatnonzero(seeds)]
+    if not hits:
+        return _Episodes()
+    marks = ", ".join("?" * len(hits))
+    rows = conn.execute(
+        f"""
+        SELECT l.resolved, s.path, 0 FROM links l JOIN notes s ON s.nid = l.nid
+        WHERE l.kind = 'frontmatter' AND l.resolved IN ({marks}) AND s.previous IS NOT NULL
+          AND instr(lower(s.previous), lower(l.target)) > 0
+        UNION
+        SELECT s.path, l.resolved, 1 FROM links l JOIN notes s ON s.nid = l.nid
+        WHERE l.kind = 'frontmatter' AND s.path IN ({marks}) AND s.previous IS NOT NULL
+          AND l.resolved IS NOT NULL AND instr(lower(s.previous), lower(l.target)) > 0
+        ORDER BY 1, 2 LIMIT {_LINK_ROWS_MAX}
+        """,
+        (*hits, *hits),
+    ).fetchall()
+    pairs = [(str(h), str(j), int(b)) for h, j, b in rows if h != j]
+    known = set(paths)
+    wanted = sorted({j for _, j, _ in pairs} - known)[:EXPAND_MAX]
+    where, params = filters.sql()
+    extra = _rows_at(conn, wanted, where, params) if wanted else []
+    return _Episodes(extra, pairs)
+
+
+def _successors(
+    conn: sqlite3.Connection, columns: MemoryColumns, index: Mapping[str, int]
+) -> np.ndarray:
+    """Per candidate, the candidate index of its successor (``superseded_by``), else −1."""
+    out = np.full(len(columns), -1, dtype=np.intp)
+    superseded = [str(p) for p, st in zip(columns.path, columns.status, strict=True)
+                  if st == "superseded"]
+    if not superseded:
+        return out
+    marks = ", ".join("?" * len(superseded))
+    rows = conn.execute(
+        f"""
+        SELECT s.path, l.resolved FROM links l JOIN notes s ON s.nid = l.nid
+        WHERE l.kind = 'frontmatter' AND s.path IN ({marks}) AND s.superseded_by IS NOT NULL
+          AND l.resolved IS NOT NULL AND instr(lower(s.superseded_by), lower(l.target)) > 0
+        """,
+        tuple(superseded),
+    )
+    for path, successor in rows:
+        if str(successor) in index and str(successor) != str(path):
+            out[index[str(path)]] = index[str(successor)]
+    return out
 
 
 def _graph(

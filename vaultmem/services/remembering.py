@@ -14,12 +14,13 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from vaultmem.core.fields import DATETIME_KEYS, LAYERS, SOURCES, normalise_tags
 from vaultmem.core.importance import importance_from_level
 from vaultmem.core.naming import new_id
+from vaultmem.core.note_parse import title_of
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
 from vaultmem.services.vault_context import VaultContext
@@ -50,6 +51,9 @@ FIELD_ORDER = (
     "archived_at",
     "resolved_at",
     "valid_until",
+    "supersedes",
+    "episode",
+    "previous",
 )
 
 
@@ -188,6 +192,7 @@ def draft_from_json(record: object) -> MemoryDraft:
         raise InputError('missing "content" (a string)')
     options: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    record = conversation_fields(record)
     for key, value in record.items():
         if key == "content":
             continue
@@ -341,6 +346,72 @@ class _Known:
         self.keys.setdefault(content_key(draft.content), path)
 
 
+EPISODE_KEYS = ("episode", "session", "conversation", "session_id", "conversation_id")
+"""Keys of an import line that name the conversation (episode) a turn belongs to, first wins."""
+TIME_KEYS = ("timestamp", "time", "date_time")
+"""Keys of an import line that give a turn's time when it has no ``created``."""
+
+
+def conversation_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """An import line with its conversation keys mapped to memory properties.
+
+    The first of :data:`EPISODE_KEYS` becomes ``episode`` (text) and the others are dropped; the
+    first of :data:`TIME_KEYS` becomes ``created`` when the line has none. Other keys (e.g.
+    ``speaker``) are kept as they are. The record given is not changed.
+    """
+    out = dict(record)
+    episode = next((out[k] for k in EPISODE_KEYS if out.get(k) not in (None, "")), None)
+    for key in EPISODE_KEYS:
+        out.pop(key, None)
+    if episode is not None:
+        if isinstance(episode, bool) or not isinstance(episode, str | int | float):
+            raise InputError(f"episode must be text, not {episode!r}")
+        out["episode"] = str(episode).strip()
+    if "created" not in out:
+        when = next((out[k] for k in TIME_KEYS if out.get(k) not in (None, "")), None)
+        if when is not None:
+            out["created"] = when
+    for key in TIME_KEYS:
+        if key in out and "created" in out and out[key] == out["created"]:
+            out.pop(key)
+    return out
+
+
+def conversation_order(drafts: list[tuple[int, MemoryDraft]]) -> list[tuple[int, MemoryDraft]]:
+    """``(line number, draft)`` pairs in the order to write them: each episode's turns sorted
+    by ``created`` (ties, and turns without a time, keep their line order), placed where the
+    episode's first line is; lines without an episode stay where they are."""
+    groups: dict[str, list[tuple[int, MemoryDraft]]] = {}
+    slots: list[tuple[int, MemoryDraft] | str] = []
+    for number, draft in drafts:
+        episode = draft.extra.get("episode")
+        if not isinstance(episode, str):
+            slots.append((number, draft))
+            continue
+        if episode not in groups:
+            groups[episode] = []
+            slots.append(episode)
+        groups[episode].append((number, draft))
+    ordered: list[tuple[int, MemoryDraft]] = []
+    for slot in slots:
+        if isinstance(slot, str):
+            turns = groups[slot]
+            timed = all(d.created is not None for _, d in turns)
+            ordered += sorted(turns, key=lambda t: (t[1].created, t[0])) if timed else turns
+        else:
+            ordered.append(slot)
+    return ordered
+
+
+def linked_turn(draft: MemoryDraft, previous_title: str | None) -> MemoryDraft:
+    """``draft`` with ``previous: "[[previous_title]]"`` when it follows a turn of its episode."""
+    if previous_title is None:
+        return draft
+    extra = dict(draft.extra)
+    extra["previous"] = f"[[{previous_title}]]"
+    return replace(draft, extra=extra)
+
+
 def import_lines(
     vault: DraftWriter,
     lines: Iterable[str | bytes],
@@ -354,10 +425,27 @@ def import_lines(
     value a note cannot hold, a bad datetime, a lone surrogate) is reported by number and
     skipped. A line whose ``id`` — or, without one, whose normalised content (:func:`content_key`)
     — is already in the vault or earlier in the file is reported as already there and not
-    written again, so importing the same file twice adds nothing. Notes are written with their
-    folder syncs batched and indexed :data:`IMPORT_BATCH` at a time.
+    written again, so importing the same file twice adds nothing. Turns of one conversation (an
+    ``episode``/``session``/``conversation`` key) are written in time order and each links the
+    turn before it (``previous``, :func:`linked_turn`). Notes are written with their folder
+    syncs batched and indexed :data:`IMPORT_BATCH` at a time.
     """
     report = ImportReport()
+    drafts: list[tuple[int, MemoryDraft]] = []
+    for number, raw in enumerate(lines, 1):
+        if progress is not None:
+            progress(number)
+        try:
+            draft = _parse_line(number, raw)
+        except VaultmemError as err:
+            report.errors.append((number, str(err)))
+            continue
+        except (TypeError, ValueError, OverflowError, UnicodeError) as err:
+            report.errors.append((number, f"cannot be written as a note: {err}"))
+            continue
+        if draft is not None:
+            drafts.append((number, draft))
+    last_turn: dict[str, str] = {}
     with vault_lock(vault.sidecar):
         vault.sync()
         known = _Known(vault)
@@ -365,22 +453,22 @@ def import_lines(
         taken: set[str] = set()
         try:
             with batched_dir_syncs():
-                for number, raw in enumerate(lines, 1):
-                    if progress is not None:
-                        progress(number)
+                for number, draft in conversation_order(drafts):
+                    episode = draft.extra.get("episode")
+                    key = episode if isinstance(episode, str) else None
                     try:
-                        draft = _parse_line(number, raw)
-                        if draft is None:
-                            continue
                         repeated = known.repeats(draft)
                         if repeated is not None:
                             report.duplicates.append((number, repeated))
+                            if key:
+                                last_turn[key] = title_of(repeated)
                             continue
-                        fields = draft.frontmatter(now)
+                        linked = linked_turn(draft, last_turn.get(key) if key else None)
+                        fields = linked.frontmatter(now)
                         path = vault.create_memory(
-                            draft.content,
+                            linked.content,
                             fields,
-                            title=draft.title,
+                            title=linked.title,
                             taken=taken,
                             refresh=False,
                             explicit_title=False,
@@ -394,10 +482,13 @@ def import_lines(
                     known.add(draft, str(fields["id"]), path)
                     report.imported.append(path)
                     pending.append(path)
+                    if key:
+                        last_turn[key] = title_of(path)
                     if len(pending) >= IMPORT_BATCH:
                         vault.refresh(pending)
                         pending, taken = [], set()
         finally:
             if pending:
                 vault.refresh(pending)
+    report.errors.sort()
     return report

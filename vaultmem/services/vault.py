@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import difflib
 import json
 import os
 import shutil
@@ -40,6 +41,7 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
+from vaultmem.services.corrections import remember_correction
 from vaultmem.services.doctor import DoctorReport, check_vault
 from vaultmem.services.emptied_folders import remove_emptied_folders
 from vaultmem.services.git_commit import commit_paths, commit_run
@@ -67,6 +69,7 @@ from vaultmem.services.memory_view import (
     vault_status,
 )
 from vaultmem.services.note_links import NoteLinks, note_links
+from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.services.shared_ids import FixReport, fix_vault
@@ -138,12 +141,18 @@ class Vault:
 
         A new or empty folder gets the whole template. In an existing Obsidian vault only the
         template's files it lacks are added (``vaultmem.toml``, the memory folders, the template
-        note, the dashboard); no existing file is changed — the sidecar ignores itself for git.
+        note, the dashboard) and vaultmem's property types missing from ``.obsidian/types.json``;
+        a type the vault declares otherwise is kept, with a line in ``vault.warnings``. No other
+        existing file is changed — the sidecar ignores itself for git.
         """
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
         created = _copy_missing(template_root(), root)
+        types = merge_property_types(root, template_types(template_root()))
         vault = cls.open(root)
+        if types.added:
+            created.append(f"{TYPES_FILE}: {', '.join(types.added)}")
+        vault.warnings.extend(types.warnings)
         for folder in vault.folders():
             target = root / folder
             if not target.exists():
@@ -242,7 +251,9 @@ class Vault:
                 return as_path
             paths = self.index.paths_by_title(ref.removesuffix(".md"))
         if not paths:
-            raise NoteNotFoundError(ref)
+            raise NoteNotFoundError(ref, close_titles(
+                ref, [str(t) for (t,) in self.index.conn.execute("SELECT title FROM notes")]
+            ))
         if len(paths) > 1:
             raise AmbiguousNoteError(ref, paths)
         return paths[0]
@@ -361,9 +372,16 @@ class Vault:
         """Save a new memory in STM (spec 2) and return it.
 
         ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
-        source, layer, pinned, strength, extra (other properties). Raises :class:`InputError`.
+        source, layer, pinned, strength, extra (other properties), supersedes (id or title of
+        the memory this one corrects: see :mod:`vaultmem.services.corrections`). Raises
+        :class:`InputError`.
         """
         when = now or utc_now()
+        supersedes = options.pop("supersedes", None)
+        if supersedes is not None:
+            path = remember_correction(self, content, str(supersedes), now=when, link=link,
+                                       options=options)
+            return self._load(path, when)
         path = self.write_draft(make_draft(content, **options), now=when, link=link)
         return self._load(path, when)
 
@@ -427,6 +445,13 @@ class Vault:
     ) -> MemoryTable:
         """Columns and scores of the memories (after a cheap sync), for listing and planning."""
         self.catch_up()
+        rows = self.index.conn.execute(
+            f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
+            "ORDER BY n.path", params,
+        )
+        for path, text in rows:  # once per note and key, however often the table is read
+            self.warnings.extend(line for w in json.loads(text)
+                                 if (line := f"{path}: {w}") not in self.warnings)
         return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
 
     def memories(
@@ -495,6 +520,10 @@ class Vault:
         path = self._managed(ref)
         if os.path.islink(self.root / path):
             raise InputError(left_in_place_warning(path))
+        row = self.index.note_row(path) or {}
+        if row.get("status") == "superseded":
+            raise InputError(f"{path} is superseded by {row.get('superseded_by') or 'a correction'}"
+                             "; a superseded memory is never promoted (promote its successor)")
         with PassSession(self, "promote", when, dry_run=dry_run) as session:
             result = plan_pass(self, "promote", when)
             result.planned = [m for m in result.planned if m.path == path]
@@ -719,6 +748,20 @@ class Vault:
         if refresh:
             self.refresh([rel])
         return rel
+
+
+def close_titles(ref: str, titles: Sequence[str], limit: int = 3) -> list[str]:
+    """Up to ``limit`` titles close to ``ref`` for a "did you mean": titles holding ``ref`` as a
+    word or prefix (case-insensitive) first, shortest first, then difflib's close matches."""
+    key = ref.strip().removesuffix(".md").lower()
+    if not key:
+        return []
+    unique = sorted(set(titles), key=lambda t: (len(t), t))
+    holding = [t for t in unique if any(w.startswith(key) for w in t.lower().split())
+               or t.lower().startswith(key)]
+    folded = {t.lower(): t for t in unique}
+    close = [folded[m] for m in difflib.get_close_matches(key, list(folded), n=limit, cutoff=0.6)]
+    return list(dict.fromkeys([*holding, *close]))[:limit]
 
 
 def _copy_missing(template: Path, root: Path) -> list[str]:

@@ -27,7 +27,7 @@ from vaultmem.store.index_schema import migrate
 from vaultmem.store.sidecar import ensure_sidecar, is_writable
 
 INDEX_FILE = "index.db"
-PARSER_VERSION = 6
+PARSER_VERSION = 7
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 
 FIELD_COLUMNS = (
@@ -53,6 +53,12 @@ FIELD_COLUMNS = (
     "archived_at",
     "resolved_at",
     "valid_until",
+    "use_days",
+    "supersedes",
+    "superseded_by",
+    "superseded_at",
+    "episode",
+    "previous",
 )
 """Columns of ``notes`` that hold :class:`~vaultmem.core.fields.MemoryFields` values."""
 
@@ -546,7 +552,7 @@ class IndexDB(LinkIndex):
             f"""
             SELECT n.path, n.id, n.type, n.status, n.layer, n.category, n.source, n.created,
                    n.last_used, n.use_count, n.strength, n.importance, n.confidence, n.pinned,
-                   n.resolved_at, n.edges
+                   n.resolved_at, n.use_days, n.edges
             FROM notes n WHERE {where}
             """,
             tuple(params),

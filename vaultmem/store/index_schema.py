@@ -112,12 +112,27 @@ def m005_attachments(conn: sqlite3.Connection) -> None:
     )
 
 
+def m006_corrections_episodes(conn: sqlite3.Connection) -> None:
+    """Columns for the promotion rule (``use_days``), corrections and conversation episodes."""
+    conn.executescript(
+        """
+        ALTER TABLE notes ADD COLUMN use_days INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE notes ADD COLUMN supersedes TEXT;
+        ALTER TABLE notes ADD COLUMN superseded_by TEXT;
+        ALTER TABLE notes ADD COLUMN superseded_at REAL;
+        ALTER TABLE notes ADD COLUMN episode TEXT;
+        ALTER TABLE notes ADD COLUMN previous TEXT;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_notes_links_fts,
     m002_meta,
     m003_frontmatter_json,
     m004_edges,
     m005_attachments,
+    m006_corrections_episodes,
 )
 
 
