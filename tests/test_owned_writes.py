@@ -118,7 +118,7 @@ def test_a_save_that_recreates_the_note_while_it_is_aside_keeps_both_versions(
     _after_rename(
         monkeypatch, lambda src, _aside: Path(src).write_text("new save\n", encoding="utf-8")
     )
-    with pytest.raises(NoteError, match="already exists"):
+    with pytest.raises(NoteChangedError, match="saved anew"):
         write_note(note, EDITED, expected=snapshot.fingerprint)
     assert note.read_text(encoding="utf-8") == "new save\n"
     copies = list(note.parent.glob("Note (Conflicted copy vaultmem *).md"))

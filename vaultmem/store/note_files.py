@@ -268,6 +268,10 @@ def move_note(
             _place(temp if data is not None else aside, destination, keep_source=True)
         except FileExistsError:
             _put_back(aside, source)
+            if destination == source:
+                raise NoteChangedError(
+                    source, "saved anew while it was written; left alone"
+                ) from None
             raise NoteError(destination, f"already exists; {source.name} not moved there") from None
         if data is None:
             # the note's own file now has its new name: a late write lands there, not lost
