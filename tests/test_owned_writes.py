@@ -215,3 +215,28 @@ def test_a_killed_write_whose_name_was_taken_again_keeps_a_visible_copy(note: Pa
     copies = list(note.parent.glob("Note (Conflicted copy vaultmem *).md"))
     assert [c.read_text(encoding="utf-8") for c in copies] == [NOTE]
     assert _stray(note.parent) == []
+
+
+def test_a_move_that_fails_after_owning_the_note_puts_it_back(
+    note: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A target folder on another file system: neither a link nor a rename can reach it."""
+
+    real_link, real_replace = os.link, os.replace
+
+    def cross_device(real: Callable[..., None]) -> Callable[..., None]:
+        def call(src: object, dst: object, **kwargs: object) -> None:
+            if "Archive" in str(dst):
+                raise OSError(18, "Invalid cross-device link")
+            real(src, dst, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(note_files.os, "link", cross_device(real_link))
+    monkeypatch.setattr(note_files.os, "replace", cross_device(real_replace))
+    target = tmp_path / "Archive" / "Note.md"
+    with pytest.raises(OSError, match="cross-device"):
+        move_note(note, target, text=EDITED, expected_sha256=content_hash(NOTE.encode()))
+    assert note.read_text(encoding="utf-8") == NOTE
+    assert not target.exists()
+    assert _stray(note.parent) == []
