@@ -358,6 +358,11 @@ def _fingerprint_of(path: Path, data: bytes) -> Fingerprint:
     return Fingerprint(len(data), info.st_mtime_ns, content_hash(data))
 
 
+def _listing(folder: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(folder) as entries:
+        return list(entries)
+
+
 def recover_interrupted_writes(folder: Path, *, recursive: bool = False) -> list[Path]:
     """Finish what a killed write left in ``folder``; returns the notes restored or kept aside.
 
@@ -372,7 +377,7 @@ def recover_interrupted_writes(folder: Path, *, recursive: bool = False) -> list
     while folders:
         here = folders.pop()
         try:
-            entries = list(os.scandir(here))
+            entries = _listing(here)
         except OSError:
             continue
         asides = [e for e in entries if e.name.endswith(ASIDE_SUFFIX) and e.name.startswith(".")]
@@ -395,7 +400,7 @@ def recover_interrupted_writes(folder: Path, *, recursive: bool = False) -> list
                     restored.append(original)
             except OSError:
                 continue
-        for entry in os.scandir(here) if asides else entries:
+        for entry in _listing(here) if asides else entries:
             if entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
