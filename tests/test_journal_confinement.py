@@ -178,3 +178,14 @@ def test_a_torn_last_line_is_still_a_killed_append(vault: Vault) -> None:
     result = CliRunner().invoke(main, ["lifecycle", "--vault", str(vault.root)])
     assert result.exit_code == 0, result.output
     assert "finished an interrupted pass first" in result.output
+
+
+def test_a_symlinked_journal_is_refused(vault: Vault, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text(json.dumps(HEADER) + "\n", encoding="utf-8")
+    folder = vault.sidecar / "journal"
+    folder.mkdir(exist_ok=True)
+    os.symlink(outside, folder / "20260101T000000000000-lifecycle.jsonl")
+    result = CliRunner().invoke(main, ["lifecycle", "--vault", str(vault.root)])
+    assert result.exit_code == 1 and "is a symlink" in result.stderr
+    assert outside.read_text(encoding="utf-8") == json.dumps(HEADER) + "\n"

@@ -118,7 +118,7 @@ def test_a_save_that_recreates_the_note_while_it_is_aside_keeps_both_versions(
     _after_rename(
         monkeypatch, lambda src, _aside: Path(src).write_text("new save\n", encoding="utf-8")
     )
-    with pytest.raises(NoteError, match="already exists"):
+    with pytest.raises(NoteChangedError, match="saved anew"):
         write_note(note, EDITED, expected=snapshot.fingerprint)
     assert note.read_text(encoding="utf-8") == "new save\n"
     copies = list(note.parent.glob("Note (Conflicted copy vaultmem *).md"))
@@ -214,4 +214,29 @@ def test_a_killed_write_whose_name_was_taken_again_keeps_a_visible_copy(note: Pa
     assert note.read_text(encoding="utf-8") == "a new save\n"
     copies = list(note.parent.glob("Note (Conflicted copy vaultmem *).md"))
     assert [c.read_text(encoding="utf-8") for c in copies] == [NOTE]
+    assert _stray(note.parent) == []
+
+
+def test_a_move_that_fails_after_owning_the_note_puts_it_back(
+    note: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A target folder on another file system: neither a link nor a rename can reach it."""
+
+    real_link, real_replace = os.link, os.replace
+
+    def cross_device(real: Callable[..., None]) -> Callable[..., None]:
+        def call(src: object, dst: object, **kwargs: object) -> None:
+            if "Archive" in str(dst):
+                raise OSError(18, "Invalid cross-device link")
+            real(src, dst, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(note_files.os, "link", cross_device(real_link))
+    monkeypatch.setattr(note_files.os, "replace", cross_device(real_replace))
+    target = tmp_path / "Archive" / "Note.md"
+    with pytest.raises(OSError, match="cross-device"):
+        move_note(note, target, text=EDITED, expected_sha256=content_hash(NOTE.encode()))
+    assert note.read_text(encoding="utf-8") == NOTE
+    assert not target.exists()
     assert _stray(note.parent) == []

@@ -76,6 +76,8 @@ class JournalEntry:
 
 def read_journal(path: Path, root: Path, folders: tuple[str, ...]) -> JournalEntry:
     """Parse and check a journal file; raises :class:`JournalError` (file, line, problem)."""
+    if path.is_symlink():
+        raise JournalError(path, 0, "is a symlink (vaultmem would append to where it points)")
     try:
         raw = path.read_bytes()
     except OSError as err:

@@ -130,7 +130,12 @@ def _place(source: Path, destination: Path, *, keep_source: bool) -> None:
             raise
         fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
-        os.replace(source, destination)
+        try:
+            os.replace(source, destination)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(destination)  # our own empty claim
+            raise
         return
     if not keep_source:
         os.unlink(source)
@@ -241,8 +246,10 @@ def move_note(
     ``destination`` may equal ``source`` (an edit). A new place must be free (:class:`NoteError`
     otherwise, nothing done). With ``expected_sha256`` the note must still hold those bytes
     (:class:`NoteChangedError` otherwise, the note left where and as it was); without it, the
-    bytes found are moved as they are. The note exists under exactly one visible name at every
-    instant: at ``source`` until the new file is linked at ``destination``.
+    bytes found are moved as they are. The note is never under two visible names: it is at
+    ``source`` until it is owned, then only under its private aside name until the new file is
+    linked at ``destination`` (after a kill in between, :func:`recover_interrupted_writes` puts
+    it back). Any failure after it was owned puts it back too.
     """
     if destination != source and os.path.lexists(destination):
         raise NoteError(destination, f"already exists; {source.name} not moved there")
@@ -263,12 +270,20 @@ def move_note(
             expected_sha256 = _sha_of(aside) or ""
         else:
             _own(source, aside, expected_sha256)
-        destination.parent.mkdir(parents=True, exist_ok=True)
         try:
+            destination.parent.mkdir(parents=True, exist_ok=True)
             _place(temp if data is not None else aside, destination, keep_source=True)
         except FileExistsError:
             _put_back(aside, source)
+            if destination == source:
+                raise NoteChangedError(
+                    source, "saved anew while it was written; left alone"
+                ) from None
             raise NoteError(destination, f"already exists; {source.name} not moved there") from None
+        except BaseException:
+            if os.path.lexists(aside):
+                _put_back(aside, source)
+            raise
         if data is None:
             # the note's own file now has its new name: a late write lands there, not lost
             with contextlib.suppress(FileNotFoundError):
@@ -343,6 +358,11 @@ def _fingerprint_of(path: Path, data: bytes) -> Fingerprint:
     return Fingerprint(len(data), info.st_mtime_ns, content_hash(data))
 
 
+def _listing(folder: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(folder) as entries:
+        return list(entries)
+
+
 def recover_interrupted_writes(folder: Path, *, recursive: bool = False) -> list[Path]:
     """Finish what a killed write left in ``folder``; returns the notes restored or kept aside.
 
@@ -357,7 +377,7 @@ def recover_interrupted_writes(folder: Path, *, recursive: bool = False) -> list
     while folders:
         here = folders.pop()
         try:
-            entries = list(os.scandir(here))
+            entries = _listing(here)
         except OSError:
             continue
         asides = [e for e in entries if e.name.endswith(ASIDE_SUFFIX) and e.name.startswith(".")]
@@ -380,7 +400,7 @@ def recover_interrupted_writes(folder: Path, *, recursive: bool = False) -> list
                     restored.append(original)
             except OSError:
                 continue
-        for entry in os.scandir(here) if asides else entries:
+        for entry in _listing(here) if asides else entries:
             if entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
