@@ -40,13 +40,14 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import unquote
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline, backtick, html_inline
-
 from vaultmem.core.link_resolution import ATTACHMENT_EXTENSIONS, is_attachment
+
+if TYPE_CHECKING:  # markdown-it is imported when a note first needs it (fast start-up)
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
 
 __all__ = [
     "ATTACHMENT_EXTENSIONS",
@@ -351,6 +352,8 @@ def _recording_backtick(state: StateInline, silent: bool) -> bool:
     Spans are noted in silent mode too (link labels, image alt text are first skipped over
     silently); a run of backticks without a closer is literal text and is not noted.
     """
+    from markdown_it.rules_inline import backtick
+
     start = state.pos
     matched = backtick(state, silent)
     if matched and state.src[start : state.pos].strip("`"):
@@ -362,6 +365,8 @@ def _recording_backtick(state: StateInline, silent: bool) -> bool:
 def _recording_html_inline(state: StateInline, silent: bool) -> bool:
     """markdown-it's inline HTML rule, also noting each ``<!-- … -->`` comment like a code span
     (its text is then cut out as code is; Obsidian indexes no link inside a comment)."""
+    from markdown_it.rules_inline import html_inline
+
     start = state.pos
     matched = html_inline(state, silent)
     if matched and state.src.startswith("<!--", start):
@@ -372,6 +377,8 @@ def _recording_html_inline(state: StateInline, silent: bool) -> bool:
 
 @cache
 def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark")
     md.inline.ruler.at("backticks", _recording_backtick)
     md.inline.ruler.at("html_inline", _recording_html_inline)

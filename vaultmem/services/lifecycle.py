@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from vaultmem.core.fields import MemoryFields
 from vaultmem.core.lifecycle_plan import (
+    PASS_ORDER,
     PROCEDURAL_CATEGORIES,
     Move,
     base_name,
@@ -39,8 +40,6 @@ from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
     from vaultmem.services.vault import Vault
-
-PASS_ORDER = ("seal", "promote", "expire", "forget", "prune")
 
 
 @dataclass(slots=True)
@@ -321,9 +320,7 @@ def run_passes(
             moving.update(m.path for m in result.planned)
             leaving.update((m.path, m) for m in result.planned if m.action in ("archive", "delete"))
             if name in ("forget", "prune") and leaving:
-                result.planned += plan_box_archival(
-                    vault, leaving, now, sealed if dry_run else ()
-                )
+                result.planned += plan_box_archival(vault, leaving, now, sealed if dry_run else ())
                 leaving.update((m.path, m) for m in result.planned)
             run.results.append(session.run(result))
         run.journal = session.journal_path.name if session.journal_path else None

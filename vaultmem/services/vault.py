@@ -13,9 +13,10 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.fields import MemoryFields, normalise_tags
+from vaultmem.core.lifecycle_plan import PASS_ORDER
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.naming import new_id, numbered, safe_title, title_from_content
 from vaultmem.core.note_parse import parse_note
@@ -32,18 +33,7 @@ from vaultmem.errors import (
     UnsafeNoteError,
     VaultNotFoundError,
 )
-from vaultmem.services.auto_links import related_memories
-from vaultmem.services.git_commit import commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
-from vaultmem.services.lifecycle import (
-    PASS_ORDER,
-    LifecycleRun,
-    PassResult,
-    PassSession,
-    on_request_promotion,
-    plan_pass,
-    run_passes,
-)
 from vaultmem.services.memory_view import (
     Memory,
     MemoryRow,
@@ -56,13 +46,16 @@ from vaultmem.services.memory_view import (
     vault_status,
 )
 from vaultmem.services.recall import Hit, recall_notes, review_queue
-from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
-from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.note_files import read_note, write_note
 from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
+
+if TYPE_CHECKING:  # imported where used: recall and listing start without them
+    from vaultmem.services.lifecycle import LifecycleRun, PassResult
+    from vaultmem.services.remembering import ImportReport, MemoryDraft
+    from vaultmem.services.undo import UndoReport
 
 ChangeFunction = Callable[[MemoryFields], dict[str, object]]
 
@@ -272,6 +265,8 @@ class Vault:
         ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
         source, layer, pinned, strength, extra (other properties). Raises :class:`InputError`.
         """
+        from vaultmem.services.remembering import make_draft
+
         when = now or utc_now()
         path = self.write_draft(make_draft(content, **options), now=when, link=link)
         return self._load(path, when)
@@ -285,6 +280,8 @@ class Vault:
         to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
         synced the index (bulk imports), so it is not synced again.
         """
+        from vaultmem.services.auto_links import related_memories
+
         with vault_lock(self.sidecar):
             if not synced:
                 self.sync()
@@ -318,6 +315,8 @@ class Vault:
         progress: Callable[[int], None] | None = None,
     ) -> ImportReport:
         """Import one memory per JSONL line (see :func:`.remembering.draft_from_json`)."""
+        from vaultmem.services.remembering import import_lines
+
         return import_lines(self, lines, now=now or utc_now(), progress=progress)
 
     # ------------------------------------------------------------------ listing
@@ -367,6 +366,8 @@ class Vault:
 
     def status(self, *, now: dt.datetime | None = None) -> VaultStatus:
         """Counts per folder and status, danger zone, and what a pass would do now."""
+        from vaultmem.services.lifecycle import plan_pass
+
         when = now or utc_now()
         table = self.table(now=when)
         would_promote = plan_pass(self, "promote", when, table=table).planned
@@ -390,6 +391,8 @@ class Vault:
         A named memory that is not a candidate is promoted anyway (the person asked), with the
         reason "promoted on request".
         """
+        from vaultmem.services.lifecycle import PassSession, on_request_promotion, plan_pass
+
         when = now or utc_now()
         if ref is None:
             return self.lifecycle(("promote",), dry_run=dry_run, now=when).results[0]
@@ -444,6 +447,9 @@ class Vault:
         repository, the pass's changes (and only those) are committed with a message that counts
         what moved and why.
         """
+        from vaultmem.services.git_commit import commit_run
+        from vaultmem.services.lifecycle import run_passes
+
         unknown = [p for p in passes if p not in PASS_ORDER]
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
@@ -464,6 +470,8 @@ class Vault:
 
     def undo(self) -> UndoReport:
         """Reverse the last applied pass exactly (spec 4); refuses, naming it, if a note changed."""
+        from vaultmem.services.undo import undo_last
+
         report = undo_last(self)
         self.sync()
         return report
