@@ -120,7 +120,7 @@ def _flush(paragraph: list[str], pieces: list[str], code: list[str]) -> bool:
         return False
     out: list[str] = []
     pos = 0
-    for start, end in code_spans(source):
+    for start, end in code_spans(source) or ():
         out.append(source[pos:start])
         out.append(f"\0{len(code)}\0")
         code.append(source[start:end])
@@ -130,12 +130,13 @@ def _flush(paragraph: list[str], pieces: list[str], code: list[str]) -> bool:
     return True
 
 
-def code_spans(source: str) -> list[tuple[int, int]]:
+def code_spans(source: str, *, paired: bool = False) -> list[tuple[int, int]] | None:
     """(start, end) of each code span of an inline source (CommonMark 6.1).
 
     A backtick string opens a span that the next backtick string of the same length closes;
     without a closer it is literal text. A backslash escapes the punctuation after it, a
-    backtick included, outside spans only.
+    backtick included, outside spans only. ``paired``: ``None`` when some backtick string
+    finds no closer (only then could spans depend on text beyond ``source``).
     """
     spans: list[tuple[int, int]] = []
     pos, size = 0, len(source)
@@ -162,6 +163,8 @@ def code_spans(source: str) -> list[tuple[int, int]]:
         while closer is not None and closer.end() - closer.start() != length:
             closer = _TICKS_RE.search(source, closer.end())
         if closer is None:
+            if paired:
+                return None
             pos = run.end()  # no closer: the opening string is literal text
             continue
         spans.append((tick, closer.end()))

@@ -126,7 +126,7 @@ def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) ->
     if "[" in body:
         body = _normalise(body)
         if may_hold_code(body):
-            outside = text_outside_code(body)
+            outside = text_outside_code(body) or _code_by_line(body)
             if outside is not None:
                 links.extend(_scan(*outside))
             else:
@@ -159,6 +159,37 @@ def may_hold_code(body: str) -> bool:
     if _INDENTED_LINE_RE.search(text) is None:
         return False
     return _UNSURE_RE.search(text) is not None or _list_walk_finds_code(body)
+
+
+_REFERENCE_ANY_RE = re.compile(r"^[ \t>*+\-0-9.)]*\[[^\n]*\]:", re.MULTILINE)
+
+
+def _code_by_line(body: str) -> tuple[str, list[str]] | None:
+    """``(text, code)`` as :func:`~vaultmem.core.code_spans.text_outside_code` gives it, for a
+    body whose only code is code spans that each open and close on one line; else ``None``.
+
+    Then no block structure matters (lists and quotes included): a code span never crosses a
+    line, so each line's spans are the spans of the paragraph it belongs to. Taken only when
+    the body has no fence marker, no ``<``, no reference definition, no line that could be
+    indented code (:func:`may_hold_code` of the body without backticks) and no ``](`` on a line
+    with a backtick (a link destination takes its backticks before a code span could).
+    """
+    if "```" in body or "~~~" in body or "<" in body or _REFERENCE_ANY_RE.search(body):
+        return None
+    if may_hold_code(body.replace("`", "")):
+        return None
+    pieces: list[str] = []
+    code: list[str] = []
+    for line in body.split("\n"):
+        if "`" in line:
+            if "](" in line:
+                return None
+            spans = code_spans(line, paired=True)
+            if spans is None:
+                return None
+            line = _cut_code(line, spans, code)
+        pieces.append(line)
+    return "\n".join(pieces), code
 
 
 def _normalise(body: str) -> str:
@@ -462,7 +493,7 @@ def _inline_source(source: str, env: dict[str, Any], code: list[str]) -> str:
         inline_env: dict[str, Any] = {"references": env.get("references", {})}
         md.inline.parse(source, md, inline_env, [])
         return _cut_code(source, inline_env.get(_CODE_KEY, {}).get(source, []), code)
-    return _cut_code(source, code_spans(source), code)
+    return _cut_code(source, code_spans(source) or [], code)
 
 
 def _cut_code(source: str, code_spans: list[tuple[int, int]], code: list[str]) -> str:
