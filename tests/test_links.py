@@ -453,7 +453,9 @@ CODE_BODIES = ["```", "````", "~~~", "``` py", "```a`b", "~~~ `x`", "`a`", "``",
                "`[[A]]`", "x `y", "z` [[B]]", "\\`[[C]]`", "\\\\`[[D]]`", "`` ` ``", "[[E`F]]",
                "[t](c.md) `x`", "[`t`](c.md)", "<b>`</b>` [[G]]", "<!-- [[H]] -->", "---", "===",
                "***", "[[I]]", "text", "", "", "[r]: x.md", "[[J]] ``k`` [[L]]", "`m\\`",
-               "<http://a`b>`", "&#96;[[N]]&#96;", "- ``", "```\t"]  # fmt: skip
+               "<http://a`b>`", "&#96;[[N]]&#96;", "- ``", "```\t", "[a](b.md) `c` [[V]]",
+               "[a](b(c)`d) [[W]]", "[a](b.md 'x`y') `z`", "![i](p.png) `q` [[X]]", "[a](b.md)`",
+               "`[a](b.md)`", "[a`b](c.md) `d`", '[t](c.md "`")', "[t](<a`b>)"]  # fmt: skip
 codeish = st.lists(
     st.tuples(st.sampled_from(CODE_PREFIXES), st.sampled_from(CODE_BODIES)), max_size=14
 ).map(lambda lines: "\n".join(p + b for p, b in lines))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["code_spans", "text_outside_code"]
+__all__ = ["closes_fence", "code_spans", "fence_opening", "may_take_backticks", "text_outside_code"]
 
 _FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _ATX_RE = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
@@ -25,6 +25,9 @@ _SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 _UNSURE_LINE_RE = re.compile(r" {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))")
 _REFERENCE_START_RE = re.compile(r" {0,3}\[")
 _TICKS_RE = re.compile(r"`+")
+# After "](" a backtick, quote or parenthesis before the next ")": a link destination or title
+# may hold a backtick that markdown-it's link rule takes before a code span could.
+_DESTINATION_TICK_RE = re.compile(r"\]\([^)]*[`\"'(]")
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
@@ -42,7 +45,7 @@ def text_outside_code(body: str) -> tuple[str, list[str]] | None:
     fence: tuple[str, int] | None = None  # (marker character, length) of the open fence
     for line in lines:
         if fence is not None:
-            if _closes(line, fence):
+            if closes_fence(line, fence):
                 fence = None
             continue
         stripped = line.lstrip(" \t")
@@ -56,11 +59,11 @@ def text_outside_code(body: str) -> tuple[str, list[str]] | None:
             if paragraph:
                 paragraph.append(line)  # a paragraph continuation line
             continue  # indented code
-        opened = _FENCE_OPEN_RE.match(line)
-        if opened is not None and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+        opened = fence_opening(line)
+        if opened is not None:
             if not _flush(paragraph, pieces, code):
                 return None
-            fence = (opened.group(1)[0], len(opened.group(1)))
+            fence = opened
             continue
         if _UNSURE_LINE_RE.match(line):
             return None
@@ -84,7 +87,20 @@ def text_outside_code(body: str) -> tuple[str, list[str]] | None:
     return "\n".join(pieces), code
 
 
-def _closes(line: str, fence: tuple[str, int]) -> bool:
+def may_take_backticks(source: str) -> bool:
+    """True when a link destination or title in ``source`` may hold a backtick (see above)."""
+    return "](" in source and _DESTINATION_TICK_RE.search(source) is not None
+
+
+def fence_opening(line: str) -> tuple[str, int] | None:
+    """(character, length) of the fence ``line`` opens (up to 3 spaces of indent), else None."""
+    opened = _FENCE_OPEN_RE.match(line)
+    if opened is None or (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+        return None
+    return opened.group(1)[0], len(opened.group(1))
+
+
+def closes_fence(line: str, fence: tuple[str, int]) -> bool:
     """Does ``line`` close a fence of ``fence[1]`` ``fence[0]`` characters? (CommonMark 4.5)"""
     stripped = line.lstrip(" ")
     if len(line) - len(stripped) > 3 or not stripped.startswith(fence[0] * fence[1]):
@@ -116,7 +132,7 @@ def _flush(paragraph: list[str], pieces: list[str], code: list[str]) -> bool:
     if "`" not in source:
         pieces.append(source)
         return True
-    if "<" in source or "](" in source:
+    if "<" in source or ("](" in source and _DESTINATION_TICK_RE.search(source)):
         return False
     out: list[str] = []
     pos = 0

@@ -45,7 +45,13 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
-from vaultmem.core.code_spans import code_spans, text_outside_code
+from vaultmem.core.code_spans import (
+    closes_fence,
+    code_spans,
+    fence_opening,
+    may_take_backticks,
+    text_outside_code,
+)
 from vaultmem.core.link_resolution import ATTACHMENT_EXTENSIONS, is_attachment
 
 if TYPE_CHECKING:  # markdown-it is imported when a note first needs it (fast start-up)
@@ -169,20 +175,35 @@ def _code_by_line(body: str) -> tuple[str, list[str]] | None:
     body whose only code is code spans that each open and close on one line; else ``None``.
 
     Then no block structure matters (lists and quotes included): a code span never crosses a
-    line, so each line's spans are the spans of the paragraph it belongs to. Taken only when
-    the body has no fence marker, no ``<``, no reference definition, no line that could be
+    line, so each line's spans are the spans of the paragraph it belongs to. Fenced blocks that
+    open at column 0 (outside any list item or quote) are left out. Taken only when the rest
+    has no fence marker, no ``<``, no reference definition, no line that could be
     indented code (:func:`may_hold_code` of the body without backticks) and no ``](`` on a line
     with a backtick (a link destination takes its backticks before a code span could).
     """
-    if "```" in body or "~~~" in body or "<" in body or _REFERENCE_ANY_RE.search(body):
+    kept: list[str] = []  # the body with each fenced block as a thematic break
+    outside: list[str] = []  # the lines outside fenced blocks
+    fence: tuple[str, int] | None = None
+    for line in body.split("\n"):
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+        elif line.startswith(("```", "~~~")) and (opened := fence_opening(line)) is not None:
+            fence = opened  # at column 0 no list item or quote can hold it
+            kept.append("***")
+        else:
+            kept.append(line)
+            outside.append(line)
+    text = "\n".join(kept)
+    if "```" in text or "~~~" in text or "<" in text or _REFERENCE_ANY_RE.search(text):
         return None
-    if may_hold_code(body.replace("`", "")):
+    if may_hold_code(text.replace("`", "")):
         return None
     pieces: list[str] = []
     code: list[str] = []
-    for line in body.split("\n"):
+    for line in outside:
         if "`" in line:
-            if "](" in line:
+            if may_take_backticks(line):
                 return None
             spans = code_spans(line, paired=True)
             if spans is None:
@@ -488,7 +509,7 @@ def _inline_source(source: str, env: dict[str, Any], code: list[str]) -> str:
     """
     if "`" not in source and "<!--" not in source:
         return source
-    if "<" in source or "](" in source or (env.get("references") and "[" in source):
+    if "<" in source or may_take_backticks(source) or (env.get("references") and "[" in source):
         md = _markdown()
         inline_env: dict[str, Any] = {"references": env.get("references", {})}
         md.inline.parse(source, md, inline_env, [])
