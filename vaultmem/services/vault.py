@@ -11,7 +11,6 @@ import datetime as dt
 import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +73,8 @@ def discover_vault(start: Path) -> Path:
 
 def template_root() -> Path:
     """The bundled vault template (``vault-template/`` of the repository)."""
+    from importlib import resources
+
     return Path(str(resources.files("vaultmem") / "template"))
 
 
