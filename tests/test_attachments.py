@@ -122,3 +122,14 @@ def test_kepano_base_embeds_resolve(copy_vault: Callable[[str], Path]) -> None:
     assert ("References/Out of Control.md", "out-of-control.jpg", None) in {
         (row.source, row.target, row.resolved) for row in vault.index.all_links()
     }
+
+
+def test_recall_never_returns_an_attachment(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    _write(vault.root, "pic.png", b"png")
+    _write(vault.root, "board.canvas", "{}")
+    vault.remember("Coffee brewing at 93 degrees ![[pic.png]] [[board.canvas]]")
+    vault.remember("Espresso coffee grind size ![[pic.png]]")
+    hits = vault.recall("coffee")
+    assert hits and all(hit.path.endswith(".md") for hit in hits)
+    assert {row.resolved for row in vault.index.all_links()} >= {"pic.png", "board.canvas"}

@@ -248,7 +248,7 @@ def _argv(name: str, args: list[str], root: Path, tmp: Path) -> list[str]:
 
 
 def test_every_command_has_an_entry() -> None:
-    missing = sorted(set(main.commands) - set(COMMAND_ARGS))
+    missing = sorted(set(main.all_commands()) - set(COMMAND_ARGS))
     assert not missing, (
         f"commands without arguments in tests/test_hostile_states.py COMMAND_ARGS: {missing}; "
         "add a row for each so it is run against every hostile vault state"
@@ -266,7 +266,7 @@ def test_every_command_against_a_hostile_state(
     failures: list[str] = []
     guard = read_only(root / READ_ONLY[state]) if state in READ_ONLY else contextlib.nullcontext()
     with guard:
-        for name in sorted(main.commands):
+        for name in sorted(main.all_commands()):
             for args in COMMAND_ARGS[name]:
                 argv = _argv(name, args, root, tmp_path)
                 result = runner.invoke(main, argv, catch_exceptions=True)

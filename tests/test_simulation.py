@@ -69,6 +69,7 @@ def _resolved_links(vault: Vault) -> set[tuple[str, str, str]]:
     vault.sync()
     identity = _id_of_every_note(vault.root)
     return {
+        # an attachment (the dashboard's Memories.base) is its own identity
         (identity[r.source], r.target, identity.get(r.resolved, r.resolved) if r.resolved else "")
         for r in vault.index.all_links()
     }

@@ -2,32 +2,90 @@
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+from typing import Any
+
 import click
 
 from vaultmem import __version__
-from vaultmem.cli.common import CommandGroup
-from vaultmem.cli.demo_command import demo
-from vaultmem.cli.index_commands import doctor, graph, index, links
-from vaultmem.cli.lifecycle_commands import (
-    expire,
-    forget,
-    gc,
-    lifecycle,
-    promote,
-    prune,
-    seal,
-    undo,
-)
-from vaultmem.cli.mcp_command import mcp
-from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
-from vaultmem.cli.recall_commands import recall, review
-from vaultmem.cli.sync_commands import merge_driver
-from vaultmem.cli.vault_commands import init, list_, status
-from vaultmem.cli.watch_command import watch
+
+COMMANDS: dict[str, str] = {
+    "init": "vault_commands:init",
+    "remember": "memory_commands:remember",
+    "import": "memory_commands:import_",
+    "show": "memory_commands:show",
+    "touch": "memory_commands:touch",
+    "observe": "memory_commands:observe",
+    "pin": "memory_commands:pin",
+    "unpin": "memory_commands:unpin",
+    "list": "vault_commands:list_",
+    "status": "vault_commands:status",
+    "gc": "lifecycle_commands:gc",
+    "promote": "lifecycle_commands:promote",
+    "demo": "demo_command:demo",
+    "index": "index_commands:index",
+    "links": "index_commands:links",
+    "graph": "index_commands:graph",
+    "doctor": "index_commands:doctor",
+    "lifecycle": "lifecycle_commands:lifecycle",
+    "seal": "lifecycle_commands:seal",
+    "expire": "lifecycle_commands:expire",
+    "prune": "lifecycle_commands:prune",
+    "undo": "lifecycle_commands:undo",
+    "recall": "recall_commands:recall",
+    "review": "recall_commands:review",
+    "watch": "watch_command:watch",
+    "forget": "lifecycle_commands:forget",
+    "merge-driver": "sync_commands:merge_driver",
+    "mcp": "mcp_command:mcp",
+}
+"""Command name → ``module:attribute`` under ``vaultmem.cli``; a command's module (and the
+services it needs: numpy, the index, markdown-it …) is imported only when that command runs
+or help lists it."""
+
+
+class LazyGroup(click.Group):
+    """A group that imports each command's module on first use (fast start-up), and the last
+    resort that turns an unexpected ``OSError`` (a read-only folder, a full disk, a path
+    replaced under us) or SQLite error into one line, exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        import sqlite3
+
+        try:
+            return super().invoke(ctx)
+        except OSError as err:
+            where = f"{err.filename}: " if err.filename else ""
+            reason = err.strerror or str(err)
+            raise click.ClickException(f"{where}{reason}") from None
+        except sqlite3.Error as err:
+            from vaultmem.store.index_db import INDEX_FILE, index_error
+            from vaultmem.store.sidecar import SIDECAR_DIR
+
+            raise click.ClickException(
+                str(index_error(Path(SIDECAR_DIR, INDEX_FILE), err))
+            ) from None
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attr = COMMANDS[cmd_name].split(":")
+            command = getattr(importlib.import_module(f"vaultmem.cli.{module}"), attr)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+    def all_commands(self) -> dict[str, click.Command]:
+        """Every command, imported: name → command (docs and tests)."""
+        ctx = click.Context(self)
+        found = {name: self.get_command(ctx, name) for name in self.list_commands(ctx)}
+        return {name: command for name, command in found.items() if command is not None}
 
 
 @click.group(
-    cls=CommandGroup,
+    cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(__version__, prog_name="vaultmem")
@@ -38,36 +96,3 @@ def main() -> None:
     vault from --vault, VAULTMEM_VAULT, or the current folder upward (vaultmem.toml or
     .obsidian/). Exit codes: 0 ok, 1 error (one line on stderr), 2 usage.
     """
-
-
-for command in (
-    init,
-    remember,
-    import_,
-    show,
-    touch,
-    observe,
-    pin,
-    unpin,
-    list_,
-    status,
-    gc,
-    forget,
-    promote,
-    demo,
-    index,
-    links,
-    graph,
-    doctor,
-    lifecycle,
-    seal,
-    expire,
-    prune,
-    undo,
-    recall,
-    review,
-    watch,
-    merge_driver,
-    mcp,
-):
-    main.add_command(command)

@@ -5,11 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -17,8 +15,6 @@ import click
 from vaultmem.core.timestamps import parse_datetime, utc_now
 from vaultmem.errors import VaultmemError
 from vaultmem.services.vault import Vault
-from vaultmem.store.index_db import INDEX_FILE, index_error
-from vaultmem.store.sidecar import SIDECAR_DIR
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,23 +74,6 @@ def library_errors() -> Iterator[None]:
         yield
     except VaultmemError as err:
         raise click.ClickException(str(err)) from None
-
-
-class CommandGroup(click.Group):
-    """The ``vaultmem`` group: a last resort that turns an unexpected ``OSError`` (a read-only
-    folder, a full disk, a path replaced under us) or SQLite error into one line, exit 1."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except OSError as err:
-            where = f"{err.filename}: " if err.filename else ""
-            reason = err.strerror or str(err)
-            raise click.ClickException(f"{where}{reason}") from None
-        except sqlite3.Error as err:
-            raise click.ClickException(
-                str(index_error(Path(SIDECAR_DIR, INDEX_FILE), err))
-            ) from None
 
 
 def print_json(data: object) -> None:

@@ -87,7 +87,8 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
     """Every link of the vault as an edge.
 
     JSON edges are {"source", "target", "resolved", "kind"}: source and resolved are
-    vault-relative paths (resolved is null when the link resolves to no note), target is the
+    vault-relative paths (resolved is null when the link resolves to no note or attachment;
+    links to images, PDFs, canvases, bases … resolve to the file), target is the
     link as written without #heading and |alias, kind is wikilink, embed, markdown or
     frontmatter.
     """

@@ -7,8 +7,8 @@ import datetime as dt
 import click
 
 from vaultmem.cli.common import dry_run_option, json_option, now_option, print_json, vault_command
-from vaultmem.core.lifecycle_plan import Move
-from vaultmem.services.lifecycle import PASS_ORDER, LifecycleRun, PassResult
+from vaultmem.core.lifecycle_plan import PASS_ORDER, Move
+from vaultmem.services.lifecycle import LifecycleRun, PassResult
 from vaultmem.services.vault import Vault
 
 VERBS = {

@@ -22,8 +22,9 @@ def cli_reference() -> str:
     settings = {**main.context_settings, "terminal_width": 100, "max_content_width": 100}
     root = click.Context(main, info_name="vaultmem", **settings)
     lines += ["## vaultmem", "", "```text", main.get_help(root), "```", ""]
-    for name in sorted(main.commands):
-        command = main.commands[name]
+    commands = main.all_commands()
+    for name in sorted(commands):
+        command = commands[name]
         ctx = click.Context(command, info_name=name, parent=root, **settings)
         lines += [f"## vaultmem {name}", "", "```text", command.get_help(ctx), "```", ""]
     return "\n".join(lines)

@@ -20,6 +20,8 @@ from vaultmem.core.settings import Settings
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 
+PASS_ORDER = ("seal", "promote", "expire", "forget", "prune")
+"""The lifecycle passes, in the order a full run applies them (docs/user-guide.md)."""
 PROCEDURAL_CATEGORIES = ("principle", "skill", "decision")
 """Categories promoted to the procedural layer; the rest go to semantic (spec 4, rule 2)."""
 

@@ -24,14 +24,16 @@ What counts (spec section 6):
   (``<!-- … -->``) counts; Obsidian's own ``%% … %%`` comments are ordinary text and keep
   their links.
 
-Two paths, one answer. A body for which :func:`may_hold_code` is false (no backtick, no
-``~~~``, no ``<!--``, no line that could open an indented code block) is scanned with one regular
-expression: about 8 µs for a 740-byte note with 3 links, 18 µs when it also holds a list
-nested with tabs. Any other body is parsed with markdown-it-py (CommonMark; about 250 µs),
-code spans and HTML comments are cut out of each paragraph, fenced and indented code and
-comments in HTML blocks are left out, and the same
-expression runs over what is left. On a body without code both paths return the same list
-(the tests check this with hypothesis and over the real vaults).
+Three paths, one answer. A body for which :func:`may_hold_code` is false (no backtick, no
+``~~~``, no ``<!--``, no line that could open an indented code block) is scanned with one
+regular expression: about 8 µs for a 740-byte note with 3 links, 18 µs when it also holds a
+list nested with tabs. A body with code made only of paragraphs, headings and fenced or
+indented code goes through a small CommonMark scanner of our own
+(:func:`vaultmem.core.code_spans.text_outside_code`), which cuts the code out. Any other body
+is parsed with markdown-it-py (CommonMark; about 250 µs): code spans and HTML comments are cut
+out of each paragraph, fenced and indented code and comments in HTML blocks are left out, and
+the same expression runs over what is left. The paths return the same list wherever more than
+one applies (the tests check this with hypothesis and over the real vaults).
 """
 
 from __future__ import annotations
@@ -40,13 +42,21 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline, backtick, html_inline
-
+from vaultmem.core.code_spans import (
+    closes_fence,
+    code_spans,
+    fence_opening,
+    may_take_backticks,
+    text_outside_code,
+)
 from vaultmem.core.link_resolution import ATTACHMENT_EXTENSIONS, is_attachment
+
+if TYPE_CHECKING:  # markdown-it is imported when a note first needs it (fast start-up)
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
 
 __all__ = [
     "ATTACHMENT_EXTENSIONS",
@@ -122,7 +132,11 @@ def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) ->
     if "[" in body:
         body = _normalise(body)
         if may_hold_code(body):
-            links.extend(_parsed_links(body))
+            outside = text_outside_code(body) or _code_by_line(body)
+            if outside is not None:
+                links.extend(_scan(*outside))
+            else:
+                links.extend(_parsed_links(body, fast_inline=True))
         else:
             links.extend(_scan(body))
     return links
@@ -151,6 +165,52 @@ def may_hold_code(body: str) -> bool:
     if _INDENTED_LINE_RE.search(text) is None:
         return False
     return _UNSURE_RE.search(text) is not None or _list_walk_finds_code(body)
+
+
+_REFERENCE_ANY_RE = re.compile(r"^[ \t>*+\-0-9.)]*\[[^\n]*\]:", re.MULTILINE)
+
+
+def _code_by_line(body: str) -> tuple[str, list[str]] | None:
+    """``(text, code)`` as :func:`~vaultmem.core.code_spans.text_outside_code` gives it, for a
+    body whose only code is code spans that each open and close on one line; else ``None``.
+
+    Then no block structure matters (lists and quotes included): a code span never crosses a
+    line, so each line's spans are the spans of the paragraph it belongs to. Fenced blocks that
+    open at column 0 (outside any list item or quote) are left out. Taken only when the rest
+    has no fence marker, no ``<``, no reference definition, no line that could be
+    indented code (:func:`may_hold_code` of the body without backticks) and no ``](`` on a line
+    with a backtick (a link destination takes its backticks before a code span could).
+    """
+    kept: list[str] = []  # the body with each fenced block as a thematic break
+    outside: list[str] = []  # the lines outside fenced blocks
+    fence: tuple[str, int] | None = None
+    for line in body.split("\n"):
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+        elif line.startswith(("```", "~~~")) and (opened := fence_opening(line)) is not None:
+            fence = opened  # at column 0 no list item or quote can hold it
+            kept.append("***")
+        else:
+            kept.append(line)
+            outside.append(line)
+    text = "\n".join(kept)
+    if "```" in text or "~~~" in text or "<" in text or _REFERENCE_ANY_RE.search(text):
+        return None
+    if may_hold_code(text.replace("`", "")):
+        return None
+    pieces: list[str] = []
+    code: list[str] = []
+    for line in outside:
+        if "`" in line:
+            if may_take_backticks(line):
+                return None
+            spans = code_spans(line, paired=True)
+            if spans is None:
+                return None
+            line = _cut_code(line, spans, code)
+        pieces.append(line)
+    return "\n".join(pieces), code
 
 
 def _normalise(body: str) -> str:
@@ -345,36 +405,47 @@ def _frontmatter_links(value: object, out: list[Link], seen: set[int]) -> None:
 # --- the markdown-it path -----------------------------------------------------------------
 
 
-def _recording_backtick(state: StateInline, silent: bool) -> bool:
-    """markdown-it's code-span rule, also noting each span's offsets in the inline source.
+@cache
+def _markdown() -> MarkdownIt:
+    """markdown-it (CommonMark) whose code-span and inline HTML rules also note where they
+    matched: each code span, and each ``<!-- … -->`` comment (cut out like code; Obsidian
+    indexes no link inside a comment), by offsets in the inline source.
 
     Spans are noted in silent mode too (link labels, image alt text are first skipped over
     silently); a run of backticks without a closer is literal text and is not noted.
     """
-    start = state.pos
-    matched = backtick(state, silent)
-    if matched and state.src[start : state.pos].strip("`"):
-        spans = state.env.setdefault(_CODE_KEY, {})
-        spans.setdefault(state.src, []).append((start, state.pos))
-    return matched
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import backtick, html_inline
 
+    def recording_backtick(state: StateInline, silent: bool) -> bool:
+        start = state.pos
+        matched = backtick(state, silent)
+        if matched and state.src[start : state.pos].strip("`"):
+            spans = state.env.setdefault(_CODE_KEY, {})
+            spans.setdefault(state.src, []).append((start, state.pos))
+        return matched
 
-def _recording_html_inline(state: StateInline, silent: bool) -> bool:
-    """markdown-it's inline HTML rule, also noting each ``<!-- … -->`` comment like a code span
-    (its text is then cut out as code is; Obsidian indexes no link inside a comment)."""
-    start = state.pos
-    matched = html_inline(state, silent)
-    if matched and state.src.startswith("<!--", start):
-        spans = state.env.setdefault(_CODE_KEY, {})
-        spans.setdefault(state.src, []).append((start, state.pos))
-    return matched
+    def recording_html_inline(state: StateInline, silent: bool) -> bool:
+        start = state.pos
+        matched = html_inline(state, silent)
+        if matched and state.src.startswith("<!--", start):
+            spans = state.env.setdefault(_CODE_KEY, {})
+            spans.setdefault(state.src, []).append((start, state.pos))
+        return matched
+
+    md = MarkdownIt("commonmark")
+    md.inline.ruler.at("backticks", recording_backtick)
+    md.inline.ruler.at("html_inline", recording_html_inline)
+    return md
 
 
 @cache
-def _markdown() -> MarkdownIt:
+def _block_markdown() -> MarkdownIt:
+    """markdown-it's CommonMark block parse alone: inline sources are left unparsed."""
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark")
-    md.inline.ruler.at("backticks", _recording_backtick)
-    md.inline.ruler.at("html_inline", _recording_html_inline)
+    md.disable(["inline", "text_join"])
     return md
 
 
@@ -391,18 +462,22 @@ _LEAF_BLOCKS = frozenset(
 )
 
 
-def _parsed_links(body: str) -> list[Link]:
+def _parsed_links(body: str, *, fast_inline: bool = False) -> list[Link]:
     """Links of ``body`` outside code, using markdown-it's CommonMark block and inline parse.
 
     The text handed to the expression is, line by line: each paragraph or heading's inline
     source with code spans cut out, each HTML block, and every line no leaf block covers
     (reference definitions, blank lines); fences and indented code are left out.
+
+    ``fast_inline``: markdown-it parses the blocks only; code spans are found by
+    :func:`vaultmem.core.code_spans.code_spans`, and markdown-it parses only the inline
+    sources where something may take precedence over a code span (see :func:`_inline_source`).
     """
     if not body.endswith("\n"):
         body += "\n"  # markdown-it-py 4.3 raises IndexError on "> 1. <pre>\n> " without it
-    env: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    env: dict[str, Any] = {}
     try:
-        tokens = _markdown().parse(body, env)
+        tokens = (_block_markdown() if fast_inline else _markdown()).parse(body, env)
     except Exception:  # a parser bug must not stop indexing; code may count
         return list(_scan(body))
     spans = env.get(_CODE_KEY, {})
@@ -417,10 +492,29 @@ def _parsed_links(body: str) -> list[Link]:
             next_line = max(next_line, end)
             if token.type == "html_block":
                 pieces.append(_without_comments(token.content))
+        elif token.type == "inline" and fast_inline:
+            pieces.append(_inline_source(token.content, env, code))
         elif token.type == "inline":
             pieces.append(_cut_code(token.content, spans.get(token.content, []), code))
     pieces.extend(lines[next_line:])
     return list(_scan("\n".join(pieces), code))
+
+
+def _inline_source(source: str, env: dict[str, Any], code: list[str]) -> str:
+    """One inline source with its code spans and HTML comments cut out (see :func:`_cut_code`).
+
+    markdown-it's inline parse runs only when a ``<`` (raw HTML, an autolink, a comment), a
+    link destination (``](``) or, with reference definitions in the note, a ``[`` meets a
+    backtick; otherwise code spans are exactly the backtick strings that pair up.
+    """
+    if "`" not in source and "<!--" not in source:
+        return source
+    if "<" in source or may_take_backticks(source) or (env.get("references") and "[" in source):
+        md = _markdown()
+        inline_env: dict[str, Any] = {"references": env.get("references", {})}
+        md.inline.parse(source, md, inline_env, [])
+        return _cut_code(source, inline_env.get(_CODE_KEY, {}).get(source, []), code)
+    return _cut_code(source, code_spans(source) or [], code)
 
 
 def _cut_code(source: str, code_spans: list[tuple[int, int]], code: list[str]) -> str:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ulid import ULID
-
 FORBIDDEN_CHARS = '*"\\/<>:|?#^[]'
 """Characters Obsidian, Windows, Android and FAT refuse in file names, or that break links."""
 
@@ -35,6 +33,8 @@ _TRAILING = " ,;:-–—/&+.…!?'\"(「（{«“‘"
 
 def new_id() -> str:
     """A new ULID string (26 Crockford base-32 characters), e.g. ``01JDGZ6Q4V7C2M9R0S8T5W3XYZ``."""
+    from ulid import ULID  # imported on first use: commands that never create a note start faster
+
     return str(ULID())
 
 

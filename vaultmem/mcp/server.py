@@ -28,10 +28,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from vaultmem import __version__
+from vaultmem.core.lifecycle_plan import PASS_ORDER
 from vaultmem.core.timestamps import utc_now
 from vaultmem.errors import VaultmemError
 from vaultmem.mcp import LOCK_WAIT_SECONDS, rendering
-from vaultmem.services.lifecycle import PASS_ORDER
 from vaultmem.services.vault import Vault
 from vaultmem.services.watcher import VaultWatcher
 

@@ -15,7 +15,6 @@ import errno
 import fnmatch
 import gc
 import json
-import multiprocessing
 import os
 import signal
 import sys
@@ -23,10 +22,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultmem.core.link_resolution import LinkResolver, is_attachment, note_key
 from vaultmem.core.links import Link
@@ -38,6 +37,10 @@ from vaultmem.store.confinement import confined_path, is_symlinked, resolves_ins
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
 from vaultmem.store.note_files import content_hash
+
+if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
+    import multiprocessing.context
+    from concurrent.futures import Future
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while notes are read."""
@@ -278,6 +281,8 @@ def _process_context() -> multiprocessing.context.BaseContext:
     Forking a process that runs other threads (``vaultmem watch``) could copy a lock another
     thread holds; spawned workers start clean.
     """
+    import multiprocessing
+
     if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
@@ -375,12 +380,18 @@ class _Syncer:
         Many notes (a cold index) are read and parsed by a second process while this one writes
         the index, so both cores work; a few are read here and parsed only when needed.
         """
-        context = _process_context()
-        least = PARALLEL_MIN_NOTES if context.get_start_method() == "fork" else SPAWN_MIN_NOTES
-        if len(to_read) < least or (os.cpu_count() or 1) < 2:
+        context = _process_context() if len(to_read) >= PARALLEL_MIN_NOTES else None
+        least = (
+            PARALLEL_MIN_NOTES
+            if context is not None and context.get_start_method() == "fork"
+            else SPAWN_MIN_NOTES
+        )
+        if context is None or len(to_read) < least or (os.cpu_count() or 1) < 2:
             for rel in to_read:
                 yield rel, _read(self.root, rel), None
             return
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(
             max_workers=PARSE_WORKERS,
             mp_context=context,

@@ -25,6 +25,7 @@ import numpy as np
 
 from vaultmem.core.fields import MemoryFields
 from vaultmem.core.lifecycle_plan import (
+    PASS_ORDER,
     PROCEDURAL_CATEGORIES,
     Move,
     base_name,
@@ -51,8 +52,6 @@ from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
-
-PASS_ORDER = ("seal", "promote", "expire", "forget", "prune")
 
 
 @dataclass(slots=True)
@@ -379,9 +378,7 @@ def run_passes(
             moving.update(m.path for m in result.planned)
             leaving.update((m.path, m) for m in result.planned if m.action in ("archive", "delete"))
             if name in ("forget", "prune") and leaving:
-                result.planned += plan_box_archival(
-                    vault, leaving, now, sealed if dry_run else ()
-                )
+                result.planned += plan_box_archival(vault, leaving, now, sealed if dry_run else ())
                 leaving.update((m.path, m) for m in result.planned)
             run.results.append(session.run(result))
         run.journal = session.journal_path.name if session.journal_path else None

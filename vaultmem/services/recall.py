@@ -666,14 +666,15 @@ def _count(conn: sqlite3.Connection, expression: str, cap: int) -> int:
 
 
 def _links_of(conn: sqlite3.Connection, seed_paths: Sequence[str]) -> list[tuple[str, str]]:
-    """(source, target) of resolved links from or into ``seed_paths`` (self-links left out)."""
+    """(source, target) of links between notes from or into ``seed_paths`` (self-links and
+    links to attachments left out)."""
     if not seed_paths:
         return []
     marks = ", ".join("?" * len(seed_paths))
     rows = conn.execute(
         f"""
         SELECT s.path, l.resolved FROM links l JOIN notes s ON s.nid = l.nid
-        WHERE s.path IN ({marks}) AND l.resolved IS NOT NULL AND l.resolved != s.path
+        WHERE s.path IN ({marks}) AND l.resolved_nid IS NOT NULL AND l.resolved != s.path
         UNION
         SELECT s.path, l.resolved FROM links l JOIN notes s ON s.nid = l.nid
         WHERE l.resolved IN ({marks}) AND l.resolved != s.path

@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.fields import MemoryFields, normalise_tags
-from vaultmem.core.lifecycle_plan import Move, base_name
+from vaultmem.core.lifecycle_plan import PASS_ORDER, Move, base_name
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.naming import new_id, numbered, safe_title, title_from_content
 from vaultmem.core.note_parse import CONFLICT_FIX, CONFLICT_PROBLEM, parse_note
@@ -47,7 +47,6 @@ from vaultmem.services.emptied_folders import remove_emptied_folders
 from vaultmem.services.git_commit import commit_paths, commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.lifecycle import (
-    PASS_ORDER,
     LifecycleRun,
     PassResult,
     PassSession,
@@ -82,6 +81,11 @@ from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
+if TYPE_CHECKING:  # imported where used: recall and listing start without them
+    from vaultmem.services.lifecycle import LifecycleRun, PassResult
+    from vaultmem.services.remembering import ImportReport, MemoryDraft
+    from vaultmem.services.undo import UndoReport
+
 ChangeFunction = Callable[[MemoryFields], dict[str, object]]
 
 
@@ -99,6 +103,7 @@ def discover_vault(start: Path) -> Path:
 
 def template_root() -> Path:
     """The bundled vault template (``vault-template/`` of the repository)."""
+
     return Path(str(resources.files("vaultmem") / "template"))
 
 
@@ -376,6 +381,7 @@ class Vault:
         the memory this one corrects: see :mod:`vaultmem.services.corrections`). Raises
         :class:`InputError`.
         """
+
         when = now or utc_now()
         supersedes = options.pop("supersedes", None)
         if supersedes is not None:
@@ -489,6 +495,7 @@ class Vault:
 
     def status(self, *, now: dt.datetime | None = None) -> VaultStatus:
         """Counts per folder and status, danger zone, and what a pass would do now."""
+
         when = now or utc_now()
         table = self.table(now=when)
         would_promote = plan_pass(self, "promote", when, table=table).planned
@@ -514,6 +521,8 @@ class Vault:
         A named memory that is not a candidate is promoted anyway (the person asked), with the
         reason "promoted on request".
         """
+        from vaultmem.services.lifecycle import PassSession
+
         when = now or utc_now()
         if ref is None:
             return self.lifecycle(("promote",), dry_run=dry_run, now=when).results[0]
@@ -617,6 +626,7 @@ class Vault:
         repository, the pass's changes (and only those) are committed with a message that counts
         what moved and why.
         """
+
         unknown = [p for p in passes if p not in PASS_ORDER]
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
