@@ -4,7 +4,8 @@ Pure: the body merge (``git merge-file``) is handed in as a function, so this mo
 The rules (see "Syncing with git" in ``docs/user-guide.md``):
 
 - frontmatter is merged key by key, three-way: a key changed on one side only takes that side
-  (deleting included); a key changed the same way on both sides takes it; a key changed
+  (deleting included); a key changed the same way on both sides takes it (except a counter,
+  ``strength`` and ``confidence``: equal increments on both sides are both added); a key changed
   differently on both sides is merged by meaning when it has a rule, else it is a conflict for
   that key alone (conflict markers around that one line, the rest merged);
 - rules (reinforcement, user guide section "Reinforcement"; a use only ever adds):
@@ -197,8 +198,9 @@ def merge_frontmatter(
     conflicts: list[str] = []
     for key in list(ours) + [k for k in theirs if k not in ours]:
         o, t, b = ours.get(key, _MISSING), theirs.get(key, _MISSING), old.get(key, _MISSING)
-        if _same(o, t):
-            continue
+        additive = key in COUNTERS or key in BOUNDED
+        if _same(o, t) and not (additive and has_base and not _same(o, b)):
+            continue  # the same value; but two equal increments are two sets of uses
         if has_base and _same(o, b):
             changes[key] = DELETE if t is _MISSING else t
             continue

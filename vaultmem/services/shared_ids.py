@@ -5,14 +5,14 @@ at two lifecycle stages, same base name) or from Obsidian's "Make a copy" (``X 1
 base name). Passes never move either file; ``doctor`` names both; ``doctor --fix`` resolves
 them by one rule (user guide, "Syncing with git"):
 
-- **same base name** (one memory at two places): the file at the later lifecycle stage is kept
-  — STM < Boxes < LTM < Archive; at the same stage, the first path in sort order — and the
-  other file's fields are merged into it as the merge driver merges them (no common version:
-  counters take the larger value, times the latest or earliest, sets the union), then the other
-  file is deleted;
-- **another base name** (a copy): the original keeps the id; the copy — the note whose name is
-  the original's plus `` 1``/`` 2``/`` copy``, else the one modified last — gets a new id, one
-  line changed.
+- **a copy** (Obsidian's "Make a copy"): a note whose name is another's plus `` 1``, `` 2``…
+  or `` copy`` is a copy; it gets a new id (one line changed) and the original keeps it;
+- **one memory at several places** (every other case: the same base name at two lifecycle
+  stages after a git rename/rename or add/add, or a rename on one machine while a pass moved
+  the note on the other): the file at the later lifecycle stage is kept — STM < Boxes < LTM <
+  Archive; at the same stage, the first path in sort order — and the other files' fields are
+  merged into it as the merge driver merges them (no common version: counters take the larger
+  value, times the latest or earliest, sets the union), then they are deleted.
 
 Conflict markers inside a memory's frontmatter are resolved by the driver's rules too; conflicts
 in the body are left to the person. Every change goes through one journal, so ``vaultmem undo``
@@ -95,45 +95,33 @@ def _name_key(path: str) -> str:
     return title_of(path).casefold()
 
 
+def copies_in(paths: list[str]) -> list[str]:
+    """The paths whose name is another's in ``paths`` plus `` 1``, `` 2``… or `` copy``."""
+    titles = {title_of(p).casefold() for p in paths}
+    found = []
+    for path in paths:
+        match = _COPY_SUFFIX.match(title_of(path))
+        if match and match.group("name").casefold() in titles:
+            found.append(path)
+    return found if len(found) < len(paths) else []
+
+
 def plan_text(vault: Vault, paths: list[str]) -> str:
     """What ``doctor --fix`` does with one group of paths sharing an id (one line)."""
-    by_name: dict[str, list[str]] = defaultdict(list)
-    for path in paths:
-        by_name[_name_key(path)].append(path)
+    copies = copies_in(paths)
+    same = [p for p in paths if p not in copies]
     parts: list[str] = []
-    for same in by_name.values():
-        if len(same) > 1:
-            keep = _winner(vault, same)
-            others = ", ".join(p for p in same if p != keep)
-            parts.append(f"keeps {keep} (later lifecycle stage) and merges {others} into it")
-    originals = [_winner(vault, same) for same in by_name.values()]
-    if len(originals) > 1:
-        original = _original(vault, originals)
-        copies = ", ".join(p for p in originals if p != original)
-        parts.append(f"gives the copy {copies} a new id ({original} keeps it)")
+    if len(same) > 1:
+        keep = _winner(vault, same)
+        others = ", ".join(p for p in same if p != keep)
+        parts.append(f"keeps {keep} (later lifecycle stage) and merges {others} into it")
+    if copies:
+        parts.append(f"gives the copy {', '.join(copies)} a new id")
     return "`vaultmem doctor --fix` " + "; ".join(parts)
 
 
 def _winner(vault: Vault, paths: list[str]) -> str:
     return sorted(paths, key=lambda p: (-stage(vault, p), p))[0]
-
-
-def _original(vault: Vault, paths: list[str]) -> str:
-    titles = {title_of(p).casefold(): p for p in paths}
-    copies = set()
-    for path in paths:
-        match = _COPY_SUFFIX.match(title_of(path))
-        if match and match.group("name").casefold() in titles:
-            copies.add(path)
-    candidates = [p for p in paths if p not in copies] or list(paths)
-
-    def modified_ns(path: str) -> int:
-        try:
-            return (vault.root / path).stat().st_mtime_ns
-        except OSError:
-            return 0
-
-    return sorted(candidates, key=lambda p: (modified_ns(p), p))[0]
 
 
 @dataclass(slots=True)
@@ -314,10 +302,12 @@ def _fix(vault: Vault, fixer: _Fixer, report: FixReport) -> None:
 
 def _fix_group(vault: Vault, fixer: _Fixer, paths: list[str]) -> None:
     texts: dict[str, str] = {}
+    copies = copies_in(paths)
+    same = [p for p in paths if p not in copies]
     for path in paths:
         text = read_note(vault.root / path).text
         if find_conflict_markers(text):
-            keep = _winner(vault, [p for p in paths if _name_key(p) == _name_key(path)])
+            keep = _winner(vault, same) if path in same else path
 
             def prefer(ours_fm: dict[str, Any], theirs_fm: dict[str, Any], keep: str = keep) -> str:
                 o, t = _side_score(vault, keep, ours_fm), _side_score(vault, keep, theirs_fm)
@@ -328,24 +318,15 @@ def _fix_group(vault: Vault, fixer: _Fixer, paths: list[str]) -> None:
                 raise VaultmemError(f"{path}: {why}")
             text = resolved
         texts[path] = text
-    by_name: dict[str, list[str]] = defaultdict(list)
-    for path in paths:
-        by_name[_name_key(path)].append(path)
-    kept = []
-    for same in by_name.values():
-        if len(same) > 1:
-            kept.append(_merge_group(vault, fixer, same, texts))
-        else:
-            if texts[same[0]] != read_note(vault.root / same[0]).text:
-                fixer.edit(same[0], texts[same[0]], "conflicted properties merged")
-            kept.append(same[0])
-    if len(kept) > 1:
-        original = _original(vault, kept)
-        for copy in (p for p in kept if p != original):
-            text = read_note(vault.root / copy).text
-            fresh = new_id()
-            fixer.edit(
-                copy,
-                set_fields(text, {"id": fresh}),
-                f"a copy of {original}: new id {fresh} (was {_id_of(text)})",
-            )
+    if len(same) > 1:
+        _merge_group(vault, fixer, same, texts)
+    elif texts[same[0]] != read_note(vault.root / same[0]).text:
+        fixer.edit(same[0], texts[same[0]], "conflicted properties merged")
+    for copy in copies:
+        fresh = new_id()
+        fixer.edit(
+            copy,
+            set_fields(texts[copy], {"id": fresh}),
+            f"a copy of {same[0] if len(same) == 1 else 'another note'}: new id {fresh} "
+            f"(was {_id_of(texts[copy])})",
+        )
