@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import subprocess
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from vaultmem.core.note_text import (
     split_note,
 )
 from vaultmem.errors import VaultmemError
+from vaultmem.services.git_setup import in_git_repository
 from vaultmem.services.merge_driver import git_merge_lines
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.journal import JournalWriter, recover
@@ -89,10 +91,6 @@ def stage(vault: Vault, path: str) -> int:
         if path.startswith(folder.strip("/") + "/"):
             return n
     return -1
-
-
-def _name_key(path: str) -> str:
-    return title_of(path).casefold()
 
 
 def copies_in(paths: list[str]) -> list[str]:
@@ -219,25 +217,22 @@ class _Fixer:
         self.report.fixed.append((path, what))
 
 
-def _merge_group(vault: Vault, fixer: _Fixer, paths: list[str], texts: dict[str, str]) -> str:
-    """One memory at several paths of one base name → the kept path (others merged, deleted)."""
+def _merge_group(
+    vault: Vault, fixer: _Fixer, paths: list[str], texts: dict[str, str], base: str | None
+) -> str:
+    """One memory at several paths → the kept path (the others merged into it, then deleted).
+
+    ``base``: the common version git holds for an unfinished merge (``None`` when there is
+    none: counters take the larger side, bodies are joined line by line).
+    """
     keep = _winner(vault, paths)
     merged = texts[keep]
     for other in (p for p in paths if p != keep):
         if texts[other] != merged:
-            result = merge_note(None, merged, texts[other], git_merge_lines)
+            result = merge_note(base, merged, texts[other], git_merge_lines, keep_ours=True)
             if not result.clean:
-                keep_fm, other_fm = _frontmatter(merged), _frontmatter(texts[other])
-                if keep_fm is None or other_fm is None or split_note(merged).body != split_note(
-                    texts[other]
-                ).body:
-                    raise VaultmemError(f"{other}: differs from {keep} in its body; merge by hand")
-                changes, conflicts = merge_frontmatter(None, keep_fm, other_fm)
-                for key in conflicts:  # the kept path's value stands
-                    changes.pop(key, None)
-                merged = set_fields(merged, changes)
-            else:
-                merged = result.text
+                raise VaultmemError(f"{other}: its body conflicts with {keep}; merge by hand")
+            merged = result.text
     fixer.edit(keep, merged, f"kept (later lifecycle stage); merged {len(paths) - 1} copies in")
     for other in (p for p in paths if p != keep):
         fixer.delete(other, f"merged into {keep} (same memory id {_id_of(texts[other])})")
@@ -270,8 +265,39 @@ def fix_vault(vault: Vault, now: dt.datetime) -> FixReport:
     return report
 
 
+def unmerged_bases(vault: Vault) -> dict[str, str]:
+    """Memory id → its common version in an unfinished git merge (index stage 1), if any.
+
+    When git could not pair a renamed note with its other side (a modify/delete), the base is
+    still in git's index; merging with it counts every use exactly once.
+    """
+    if not in_git_repository(vault.root):
+        return {}
+    listing = subprocess.run(
+        ["git", "ls-files", "-u", "-z", "--", "."], cwd=vault.root, capture_output=True, text=True
+    ).stdout
+    bases: dict[str, str] = {}
+    for entry in filter(None, listing.split("\0")):
+        info, _, _path = entry.partition("\t")
+        parts = info.split()
+        if len(parts) != 3 or parts[2] != "1":
+            continue
+        blob = subprocess.run(
+            ["git", "cat-file", "blob", parts[1]], cwd=vault.root, capture_output=True
+        )
+        try:
+            text = blob.stdout.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        fm = _frontmatter(text) or {}
+        if fm.get("id"):
+            bases[str(fm["id"])] = text
+    return bases
+
+
 def _fix(vault: Vault, fixer: _Fixer, report: FixReport) -> None:
     groups = shared_id_groups(vault.index)
+    bases = unmerged_bases(vault) if groups else {}
     grouped = {p for paths in groups.values() for p in paths}
     conflicted = [
         str(row[0])
@@ -293,14 +319,14 @@ def _fix(vault: Vault, fixer: _Fixer, report: FixReport) -> None:
             report.left.append((path, why))
         else:
             fixer.edit(path, text, "conflicted properties merged by the merge driver's rules")
-    for paths in groups.values():
+    for note_id, paths in groups.items():
         try:
-            _fix_group(vault, fixer, paths)
+            _fix_group(vault, fixer, paths, bases.get(note_id))
         except (VaultmemError, FrontmatterError, OSError) as err:
             report.left.append((paths[0], f"{err} (shared id with {', '.join(paths[1:])})"))
 
 
-def _fix_group(vault: Vault, fixer: _Fixer, paths: list[str]) -> None:
+def _fix_group(vault: Vault, fixer: _Fixer, paths: list[str], base: str | None) -> None:
     texts: dict[str, str] = {}
     copies = copies_in(paths)
     same = [p for p in paths if p not in copies]
@@ -319,7 +345,7 @@ def _fix_group(vault: Vault, fixer: _Fixer, paths: list[str]) -> None:
             text = resolved
         texts[path] = text
     if len(same) > 1:
-        _merge_group(vault, fixer, same, texts)
+        _merge_group(vault, fixer, same, texts, base)
     elif texts[same[0]] != read_note(vault.root / same[0]).text:
         fixer.edit(same[0], texts[same[0]], "conflicted properties merged")
     for copy in copies:
