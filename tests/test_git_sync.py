@@ -292,6 +292,9 @@ def test_both_machines_pass_over_the_same_notes_and_converge(tmp_path: Path) -> 
     box_path = next(p for p in boxes_a if p.count("/") == 2 and "python" in p)
     assert not re.search(r"\d{4}-\d\d-\d\d.*\d{4}-\d\d-\d\d", box_path)  # the date once
     assert "Memory box of 3 memories" in boxes_a[box_path]
+    # P went through its own box to LTM in the same run: the box folder it left is removed
+    empty = [d for d in (c.a / "Boxes").rglob("*") if d.is_dir() and not any(d.iterdir())]
+    assert empty == []
     git(c.a, "push", "--quiet")
     assert pull(c.b), git(c.b, "status").stdout
     promoted = fields(c.b / "LTM/P.md")
@@ -389,11 +392,15 @@ def test_lifecycle_commit_includes_memories_never_committed(tmp_path: Path) -> N
     c = make_clones(tmp_path)
     a = Vault.open(c.a)
     a.remember("Remembered and sealed before any commit", title="New", tags=["t"], now=T0)
+    (c.a / "Person.md").write_text("a person's note, staged by hand\n")
+    git(c.a, "add", "Person.md")
     code, out, err = cli(c.a, "lifecycle", "--commit", "--now", at(T0 + DAY))
     assert code == 0, err
     assert "seal: " in out and "committed " in out
     listed = git(c.a, "show", "--name-status", "--format=%s", "HEAD").stdout
     assert "vaultmem lifecycle:" in listed and "/New.md" in listed
+    assert "Person.md" not in listed  # exactly the pass: the person's staged note waits
+    assert git(c.a, "diff", "--cached", "--name-only").stdout.strip() == "Person.md"
     assert git(c.a, "status", "--porcelain", "--", "STM", "Boxes").stdout == ""
     code, out, err = cli(c.a, "undo", "--commit")
     assert code == 0 and "committed " in out, err

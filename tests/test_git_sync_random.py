@@ -110,7 +110,8 @@ def operate(world: World, side: str, vault: Vault) -> None:
         if not target.exists():
             note.rename(target)
     else:
-        vault.lifecycle(now=now + dt.timedelta(days=rng.choice([0, 1, 3])), commit=True)
+        run = vault.lifecycle(now=now + dt.timedelta(days=rng.choice([0, 1, 3])), commit=True)
+        assert run.commit_error is None, run.commit_error
         world.counts["lifecycle"] += 1
 
 
@@ -168,6 +169,8 @@ def run(seed: int, tmp_path: Path) -> None:
         note = split_note(text)
         fm = parse_frontmatter(note.yaml)
         by_id.setdefault(str(fm.get("id")), []).append((path, fm, note.body))
+    doubled = {i: [p for p, _, _ in found] for i, found in by_id.items() if len(found) > 1}
+    assert not doubled, f"ids held by several notes: {doubled}"
     for note_id in world.last_used:
         found = by_id.get(note_id, [])
         assert len(found) == 1, f"memory {note_id} is at {[p for p, _, _ in found]}"
