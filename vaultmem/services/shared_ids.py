@@ -79,7 +79,7 @@ def hold_shared(
     for move in [m for m in planned if m.path in shared]:
         planned.remove(move)
         skipped.append(
-            (move, f"{move.path}: shares its memory id with another note; not moved "
+            (move, "shares its memory id with another note; not moved "
              "(`vaultmem doctor` names both, `vaultmem doctor --fix` resolves it)")
         )  # fmt: skip
 

@@ -61,6 +61,7 @@ from vaultmem.services.memory_view import (
 )
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
+from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.note_files import read_note, write_note
@@ -414,6 +415,7 @@ class Vault:
             result.planned = [m for m in result.planned if m.path == path]
             if not result.planned:
                 result.planned = [on_request_promotion(self, path, when)]
+            hold_shared(result.planned, result.skipped, shared_id_paths(self.index))
             return session.run(result)
 
     def gc(
@@ -479,7 +481,7 @@ class Vault:
                 for move in [m for m in result.planned if m.path in conflicted]:
                     result.planned.remove(move)
                     result.skipped.append(
-                        (move, f"{move.path}: {CONFLICT_PROBLEM}: {CONFLICT_FIX}; not moved")
+                        (move, f"holds {CONFLICT_PROBLEM}: {CONFLICT_FIX}; not moved")
                     )
         if not dry_run and run.touched:
             remove_emptied_folders(self.root, run.touched, self.folders())
