@@ -233,7 +233,12 @@ def _merge_group(
             if not result.clean:
                 raise VaultmemError(f"{other}: its body conflicts with {keep}; merge by hand")
             merged = result.text
-    fixer.edit(keep, merged, f"kept (later lifecycle stage); merged {len(paths) - 1} copies in")
+    copies = len(paths) - 1
+    fixer.edit(
+        keep,
+        merged,
+        f"kept (later lifecycle stage); merged {copies} cop{'y' if copies == 1 else 'ies'} in",
+    )
     for other in (p for p in paths if p != keep):
         fixer.delete(other, f"merged into {keep} (same memory id {_id_of(texts[other])})")
     return keep
