@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from git_clones import GIT_ENV, cli, commit_all, git, make_clones, memory_notes, pull
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vaultmem import Vault
 from vaultmem.cli import main
@@ -436,3 +438,46 @@ def test_init_git_is_idempotent_and_registers_the_driver_in_a_fresh_clone(tmp_pa
     assert "already set up" in again.output
     assert (c.b / ".gitattributes").read_text(encoding="utf-8") == attributes
     assert "[merge-driver]" not in cli(c.b, "doctor")[1]
+
+
+REPEATED = ["```", "---", "|---|---|", "# Setup", "", "- item", "    return 1"]
+
+
+def _is_subsequence(needle: list[str], haystack: list[str]) -> bool:
+    it = iter(haystack)
+    return all(any(line == other for other in it) for line in needle)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    base=st.lists(st.sampled_from(REPEATED), min_size=3, max_size=25),
+    ours_edits=st.lists(st.tuples(st.integers(0, 30), st.sampled_from(REPEATED + ["ours"])),
+                        max_size=4),
+    theirs_edits=st.lists(st.tuples(st.integers(0, 30), st.sampled_from(REPEATED + ["theirs"])),
+                          max_size=4),
+)  # fmt: skip
+def test_the_driver_never_drops_or_reorders_body_lines(
+    base: list[str], ours_edits: list[tuple[int, str]], theirs_edits: list[tuple[int, str]]
+) -> None:
+    def edited(edits: list[tuple[int, str]]) -> list[str]:
+        lines = list(base)
+        for index, line in edits:
+            lines.insert(min(index, len(lines)), line)
+        return lines
+
+    ours_lines, theirs_lines = edited(ours_edits), edited(theirs_edits)
+    note = BASE.replace("Prefers dark themes.\n", "{}")
+    result = merge_note(
+        note.format("".join(f"{x}\n" for x in base)),
+        note.format("".join(f"{x}\n" for x in ours_lines)),
+        note.format("".join(f"{x}\n" for x in theirs_lines)).replace(
+            "use_count: 2", "use_count: 3"
+        ),
+        git_merge_lines,
+    )
+    ours_side, _, theirs_side = conflict_sides(result.text)
+    for side, lines in ((ours_side, ours_lines), (theirs_side, theirs_lines)):
+        body = split_note(side).body.splitlines() if result.clean else side.splitlines()
+        assert _is_subsequence(lines, body)  # every line of each side, in its order
+    if result.clean:
+        assert parse_frontmatter(split_note(result.text).yaml)["use_count"] == 3
