@@ -481,3 +481,24 @@ def test_the_driver_never_drops_or_reorders_body_lines(
         assert _is_subsequence(lines, body)  # every line of each side, in its order
     if result.clean:
         assert parse_frontmatter(split_note(result.text).yaml)["use_count"] == 3
+
+
+def test_a_note_that_is_not_utf8_is_merged_as_bytes_and_reported(tmp_path: Path) -> None:
+    base = b"---\nid: x\ntype: memory\n---\ncaf\xe9\n\nline\n"
+    files = {}
+    for name, data in (
+        ("base", base),
+        ("ours", base.replace(b"caf\xe9", b"caf\xe9 ours")),
+        ("theirs", base.replace(b"line", b"line theirs")),
+    ):
+        files[name] = tmp_path / name
+        files[name].write_bytes(data)
+    done = subprocess.run(
+        [sys.executable, "-m", "vaultmem", "merge-driver", str(files["base"]), str(files["ours"]),
+         str(files["theirs"]), "STM/latin.md"], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0  # git's own line merge had no conflict
+    assert (
+        files["ours"].read_bytes()
+        == b"---\nid: x\ntype: memory\n---\ncaf\xe9 ours\n\nline theirs\n"
+    )

@@ -60,12 +60,18 @@ def merge_files(
     """Merge the files at ``base``/``ours``/``theirs`` into ``ours`` (git's protocol).
 
     Returns (exit status, result): 0 merged cleanly, 1 a conflict remains (written with
-    markers), 2 the driver could not merge (a side is not UTF-8 or git failed; ``ours`` is
-    left as it was, and git reports a conflict). ``path`` is only used in messages.
+    markers), 2 the driver could not merge by keys (a side is not UTF-8: the bytes were merged
+    line by line, markers where they conflict; or git failed) and git reports a conflict.
+    ``path`` is only used in messages.
     """
     texts = [_read(p) for p in (base, ours, theirs)]
-    if any(t is None for t in texts):
-        return 2, None
+    if any(t is None for t in texts):  # not UTF-8: git's own line merge, bytes as they are
+        done = subprocess.run(
+            ["git", "merge-file", "--diff3", "-L", "ours", "-L", "base", "-L", "theirs",
+             ours, base, theirs],
+            capture_output=True,
+        )  # fmt: skip
+        return (0 if done.returncode == 0 else 2), None
     base_text, ours_text, theirs_text = (t or "" for t in texts)
     try:
         result = merge_note(base_text, ours_text, theirs_text, git_merge_lines)
