@@ -26,6 +26,8 @@ from vaultmem.services.shared_ids import fix_vault, shared_id_groups
 from vaultmem.store.index_db import IndexDB
 
 OPERATIONS_PER_SIDE = 200
+SYNC_CHANCE = 0.06
+"""Chance that a step is a sync (commit, pull, fix, push) of one side instead of an operation."""
 T0 = dt.datetime(2026, 11, 20, 8, 0, tzinfo=dt.UTC)
 TAGS = ["python", "editor", "ui", "food", "travel", "music"]
 
@@ -149,7 +151,7 @@ def run(seed: int, tmp_path: Path) -> None:
     while min(done.values(), default=0) < OPERATIONS_PER_SIDE or len(done) < 2:
         side = world.rng.choice("AB")
         root, vault = sides[side]
-        if world.rng.random() < 0.06:
+        if world.rng.random() < SYNC_CHANCE:
             sync(root, vault, world.clock)
             continue
         operate(world, side, vault)

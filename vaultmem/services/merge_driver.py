@@ -14,6 +14,7 @@ index, no numpy): keep it that way.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -46,6 +47,49 @@ def git_merge_lines(base: str, ours: str, theirs: str) -> tuple[str, bool]:
     return done.stdout.decode("utf-8", errors="surrogateescape"), done.returncode == 0
 
 
+def _git_out(cwd: Path, *args: str) -> str | None:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True)
+    if done.returncode != 0:
+        return None
+    try:
+        return done.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def base_from_history(cwd: Path, note_id: str) -> str | None:
+    """The note holding ``id: <note_id>`` in the merge base of the merge in progress, if any.
+
+    When git pairs no common version with a note (both sides moved it and changed it too much
+    for git to see a rename: an add/add), the memory still had one before the two sides
+    diverged; this finds it by its id. ``None`` outside a merge or when it is not there.
+    """
+    for other in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REBASE_HEAD", "REVERT_HEAD"):
+        if _git_out(cwd, "rev-parse", "--verify", "--quiet", other) is not None:
+            break
+    else:
+        return None
+    base = (_git_out(cwd, "merge-base", "HEAD", other) or "").strip()
+    if not base:
+        return None
+    found = _git_out(
+        cwd, "grep", "-l", "-F", "-z", "--full-name", "-e", f"id: {note_id}", base, "--", ":/"
+    )
+    for hit in filter(None, (found or "").split("\0")):
+        rev, _, path = hit.partition(":")
+        text = _git_out(cwd, "show", f"{rev}:{path}")
+        if text is not None and re.search(
+            rf"^id: ['\"]?{re.escape(note_id)}['\"]?\s*$", text, re.M
+        ):
+            return text
+    return None
+
+
+def _note_id(text: str) -> str | None:
+    match = re.search(r"\A\ufeff?---\r?\n(?:(?!---[ \t]*\r?\n).*\n)*?id: ['\"]?([^'\"\s]+)", text)
+    return match.group(1) if match else None
+
+
 def _read(path: str) -> str | None:
     data = Path(path).read_bytes()
     try:
@@ -72,7 +116,13 @@ def merge_files(
             capture_output=True,
         )  # fmt: skip
         return (0 if done.returncode == 0 else 2), None
+    base_text: str | None
     base_text, ours_text, theirs_text = (t or "" for t in texts)
+    note_id = _note_id(ours_text)
+    if not base_text and note_id and note_id == _note_id(theirs_text):
+        # one memory added on both sides (moved and changed beyond git's rename detection):
+        # its common version is in history; failing that, merge without one
+        base_text = base_from_history(Path.cwd(), note_id)
     try:
         result = merge_note(base_text, ours_text, theirs_text, git_merge_lines)
     except OSError:

@@ -42,7 +42,7 @@ from vaultmem.core.note_text import (
 )
 from vaultmem.errors import VaultmemError
 from vaultmem.services.git_setup import in_git_repository
-from vaultmem.services.merge_driver import git_merge_lines
+from vaultmem.services.merge_driver import base_from_history, git_merge_lines
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.note_files import read_note
@@ -326,7 +326,8 @@ def _fix(vault: Vault, fixer: _Fixer, report: FixReport) -> None:
             fixer.edit(path, text, "conflicted properties merged by the merge driver's rules")
     for note_id, paths in groups.items():
         try:
-            _fix_group(vault, fixer, paths, bases.get(note_id))
+            base = bases.get(note_id) or base_from_history(vault.root, note_id)
+            _fix_group(vault, fixer, paths, base)
         except (VaultmemError, FrontmatterError, OSError) as err:
             report.left.append((paths[0], f"{err} (shared id with {', '.join(paths[1:])})"))
 
