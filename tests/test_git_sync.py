@@ -502,3 +502,31 @@ def test_a_note_that_is_not_utf8_is_merged_as_bytes_and_reported(tmp_path: Path)
         files["ours"].read_bytes()
         == b"---\nid: x\ntype: memory\n---\ncaf\xe9 ours\n\nline theirs\n"
     )
+
+
+def test_a_memory_moved_and_rewritten_on_both_sides_merges_against_its_history(
+    tmp_path: Path,
+) -> None:
+    c = make_clones(tmp_path)
+    a = Vault.open(c.a)
+    x = a.remember("Z\n\nA notes:\n\n* * *\n\nB notes:\n", title="Z", now=T0)
+    commit_all(c.a, "Z")
+    git(c.a, "push", "--quiet")
+    assert pull(c.b)
+    b = Vault.open(c.b)
+    for side, vault, root, uses in (("A", a, c.a, 2), ("B", b, c.b, 3)):
+        for n in range(uses):
+            vault.touch("Z", now=T0 + (n + 1) * HOUR + (DAY if side == "B" else dt.timedelta()))
+        note = root / x.path
+        added = "".join(f"- {side} line {n}\n" for n in range(40))  # beyond rename detection
+        note.write_text(note.read_text().replace(f"{side} notes:\n", f"{side} notes:\n{added}"))
+        vault.promote("Z", now=T0 + 2 * DAY)
+        commit_all(root, side)
+    git(c.a, "push", "--quiet")
+    merged_cleanly = pull(c.b)
+    status = git(c.b, "status", "--porcelain").stdout
+    text = (c.b / "LTM/Z.md").read_text(encoding="utf-8")
+    assert merged_cleanly, status + text
+    fm = fields(c.b / "LTM/Z.md")
+    assert fm["use_count"] == 1 + 2 + 3  # counted against the version both started from
+    assert all(f"- A line {n}\n" in text and f"- B line {n}\n" in text for n in range(40))

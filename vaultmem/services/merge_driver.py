@@ -64,8 +64,12 @@ def base_from_history(cwd: Path, note_id: str) -> str | None:
     for git to see a rename: an add/add), the memory still had one before the two sides
     diverged; this finds it by its id. ``None`` outside a merge or when it is not there.
     """
-    for other in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REBASE_HEAD", "REVERT_HEAD"):
-        if _git_out(cwd, "rev-parse", "--verify", "--quiet", other) is not None:
+    # git names the other side's commit in a GITHEAD_<sha> variable while drivers run (its
+    # MERGE_HEAD is written only when the merge stops); doctor --fix runs after that
+    heads = [key[len("GITHEAD_") :] for key in os.environ if key.startswith("GITHEAD_")]
+    heads += ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REBASE_HEAD", "REVERT_HEAD"]
+    for other in heads:
+        if _git_out(cwd, "rev-parse", "--verify", "--quiet", other + "^{commit}") is not None:
             break
     else:
         return None
