@@ -22,8 +22,9 @@ The rules (see "Syncing with git" in ``docs/user-guide.md``):
   drops or reorders a line;
 - the result is written surgically onto "ours": only the lines of keys that change differ.
 
-Without a base (two sides of a conflict already marked in a note, ``doctor --fix``), counters
-take the larger side (a lower bound of the uses) and sets the union.
+Without a base (two sides of a conflict already marked in a note, ``doctor --fix``, a note
+both sides added), a key only one side holds is kept, counters take the larger side (a lower
+bound of the uses) and sets the union.
 """
 
 from __future__ import annotations
@@ -238,6 +239,10 @@ def merge_frontmatter(
             changes[key] = DELETE if t is _MISSING else t
             continue
         if has_base and _same(t, b):
+            continue
+        if not has_base and (o is _MISSING or t is _MISSING):  # known on one side only: keep it
+            if o is _MISSING:
+                changes[key] = t
             continue
         merged = _merge_key(key, b, o, t, has_base)
         if merged is _MISSING:
