@@ -196,7 +196,7 @@ def test_replay_is_in_created_order_ties_by_path() -> None:
 
 def h(*member_names: str, kind: str = "box") -> str:
     """The 6-character name suffix of the box (or trace) whose members (boxes) are these."""
-    keys = [f"id-{n}" for n in member_names] if kind == "box" else list(member_names)
+    keys = [f"id-{n}\0{n}.md" for n in member_names] if kind == "box" else list(member_names)
     return derived_id(kind, keys)[-6:].lower()
 
 
@@ -217,7 +217,8 @@ def test_box_title_path_and_destinations() -> None:
         f"Boxes/2026-11-20/{name}/{n}" for n in ("Likes fonts.md", "b.md", "c.md")
     )
     assert box.topics == ("editor", "fonts", "themes", "ui")
-    assert box.id == derived_id("box", ["id-Likes fonts", "id-b", "id-c"])
+    keys = ["id-c\0c.md", "id-Likes fonts\0Likes fonts.md", "id-b\0b.md"]  # any order
+    assert box.id == derived_id("box", keys)
 
 
 def test_box_ids_and_names_depend_on_the_members_only() -> None:

@@ -19,8 +19,8 @@ def merge_driver_main(args: list[str]) -> int:
     code, result = merge_files(base, ours, theirs, path)
     if code == 2:
         print(
-            f"vaultmem merge-driver: {path}: not merged (a side is not UTF-8 or git merge-file "
-            "failed); resolve it by hand",
+            f"vaultmem merge-driver: {path}: not merged by properties (a side is not UTF-8, "
+            "or git merge-file failed); resolve it by hand",
             file=sys.stderr,
         )
     elif result is not None and result.conflicts:

@@ -409,7 +409,9 @@ def derived_id(kind: str, keys: Iterable[str]) -> str:
 
 
 def _member_key(memory: StmMemory) -> str:
-    return memory.id or fold_path(_base_name(memory.path))
+    """A member as its box id sees it: its id and its name (the box note lists the names, so
+    a member renamed on one machine makes another box, not a conflicting one)."""
+    return f"{memory.id or ''}\0{_base_name(memory.path)}"
 
 
 def _unique(base: str, taken: set[str]) -> str:
@@ -564,7 +566,8 @@ def plan_seal(
 
     Boxes (in sealing order) are named ``box-<slug>-<hash>`` after their up to 3 most common
     topics (held by the most members, then alphabetically) and the last 6 characters of their
-    id, :func:`derived_id` of their members' ids, so that two machines sealing the same members
+    id, :func:`derived_id` of their members' ids and names, so that two machines sealing the same
+    members
     name the box the same; a name still taken (``taken_names``, the memories, traces and recent
     boxes, this pass's names) gets ``-2``, ``-3``…; their folder is ``<boxes>/YYYY-MM-DD/``,
     the UTC date of their first member. New traces are named ``trace-<slug>-<hash>`` alike,

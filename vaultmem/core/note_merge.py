@@ -4,7 +4,8 @@ Pure: the body merge (``git merge-file``) is handed in as a function, so this mo
 The rules (see "Syncing with git" in ``docs/user-guide.md``):
 
 - frontmatter is merged key by key, three-way: a key changed on one side only takes that side
-  (deleting included); a key changed the same way on both sides takes it; a key changed
+  (deleting included); a key changed the same way on both sides takes it (except a counter,
+  ``strength`` and ``confidence``: equal increments on both sides are both added); a key changed
   differently on both sides is merged by meaning when it has a rule, else it is a conflict for
   that key alone (conflict markers around that one line, the rest merged);
 - rules (reinforcement, user guide section "Reinforcement"; a use only ever adds):
@@ -21,12 +22,14 @@ The rules (see "Syncing with git" in ``docs/user-guide.md``):
   drops or reorders a line;
 - the result is written surgically onto "ours": only the lines of keys that change differ.
 
-Without a base (two sides of a conflict already marked in a note, ``doctor --fix``), counters
-take the larger side (a lower bound of the uses) and sets the union.
+Without a base (two sides of a conflict already marked in a note, ``doctor --fix``, a note
+both sides added), a key only one side holds is kept, counters take the larger side (a lower
+bound of the uses) and sets the union.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable
@@ -154,6 +157,36 @@ def _bounded(base: object, ours: object, theirs: object, rule: tuple[float, floa
     return round(min(high, max(low, b + (o - b) + (t - b))), 4)
 
 
+FIRST_BY_NAME: Final = frozenset({"trace"})
+"""Keys holding one link where either answer is right: the first by name wins, so that every
+machine picks the same (a box woven into two traces at once stays in the first)."""
+
+
+def _first_by_name(ours: object, theirs: object) -> object:
+    present = [v for v in (ours, theirs) if isinstance(v, str)]
+    if len(present) != 2:
+        return _MISSING
+    return min(present)
+
+
+def union_lines(ours: str, theirs: str) -> str:
+    """Both texts' lines without a common version: lines both hold once, the others kept where
+    they stand (ours' before theirs' where both differ). Never drops or reorders a line."""
+    a = ours.splitlines(keepends=True)
+    b = theirs.splitlines(keepends=True)
+    if a and not a[-1].endswith("\n"):
+        a[-1] += "\n"
+    if b and not b[-1].endswith("\n"):
+        b[-1] += "\n"
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out += a[i1:i2]
+        else:
+            out += a[i1:i2] + b[j1:j2]
+    return "".join(out)
+
+
 def stage_of(key: str, value: object) -> int | None:
     """Position of ``value`` in :data:`STAGES` ``[key]`` (``None`` when it is not a stage)."""
     for n, names in enumerate(STAGES.get(key, ())):
@@ -173,6 +206,8 @@ def _merge_key(key: str, base: object, ours: object, theirs: object, has_base: b
     """The merged value of one key changed differently on both sides, or ``_MISSING``."""
     if key in STAGES:
         return _later_stage(key, ours, theirs)
+    if key in FIRST_BY_NAME:
+        return _first_by_name(ours, theirs)
     if key in COUNTERS:
         return _counter(base, ours, theirs, COUNTERS[key], has_base)
     if key in BOUNDED:
@@ -197,12 +232,17 @@ def merge_frontmatter(
     conflicts: list[str] = []
     for key in list(ours) + [k for k in theirs if k not in ours]:
         o, t, b = ours.get(key, _MISSING), theirs.get(key, _MISSING), old.get(key, _MISSING)
-        if _same(o, t):
-            continue
+        additive = key in COUNTERS or key in BOUNDED
+        if _same(o, t) and not (additive and has_base and not _same(o, b)):
+            continue  # the same value; but two equal increments are two sets of uses
         if has_base and _same(o, b):
             changes[key] = DELETE if t is _MISSING else t
             continue
         if has_base and _same(t, b):
+            continue
+        if not has_base and (o is _MISSING or t is _MISSING):  # known on one side only: keep it
+            if o is _MISSING:
+                changes[key] = t
             continue
         merged = _merge_key(key, b, o, t, has_base)
         if merged is _MISSING:
@@ -290,7 +330,12 @@ def _conflict_block(key: str, sides: list[tuple[str, object]], newline: str) -> 
 
 
 def merge_note(
-    base: str | None, ours: str, theirs: str, merge_lines: BodyMerger
+    base: str | None,
+    ours: str,
+    theirs: str,
+    merge_lines: BodyMerger,
+    *,
+    keep_ours: bool = False,
 ) -> MergeResult:
     """Merge three versions of a note (module docstring rules); never raises on bad content.
 
@@ -298,7 +343,8 @@ def merge_note(
     counters are then summed from the defaults), ``None`` when there is no common version to
     compare with (two copies of one memory, ``doctor --fix``: counters take the larger side,
     sets the union). When a side does not parse (bad YAML, conflict markers already inside) the
-    whole texts are merged as lines instead.
+    whole texts are merged as lines instead. Without a base the bodies are joined by
+    :func:`union_lines`. ``keep_ours``: a key without a rule keeps ours' value (no markers).
     """
     if ours == theirs or (base is not None and theirs == base):
         return MergeResult(ours, ())
@@ -318,8 +364,12 @@ def merge_note(
         body, body_clean = body_ours, True
     elif base is not None and body_ours == body_base:
         body, body_clean = body_theirs, True
+    elif base is None:
+        body, body_clean = union_lines(body_ours, body_theirs), True
     else:
         body, body_clean = merge_lines(body_base, body_ours, body_theirs)
+    if keep_ours:
+        conflicting = []
     for n, key in enumerate(conflicting):
         changes[key] = _PLACEHOLDER.format(n)
     sides_of = [p_ours[0], p_theirs[0]] + ([base_fm] if base_fm is not None else [])

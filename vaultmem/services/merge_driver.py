@@ -14,6 +14,7 @@ index, no numpy): keep it that way.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -46,6 +47,53 @@ def git_merge_lines(base: str, ours: str, theirs: str) -> tuple[str, bool]:
     return done.stdout.decode("utf-8", errors="surrogateescape"), done.returncode == 0
 
 
+def _git_out(cwd: Path, *args: str) -> str | None:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True)
+    if done.returncode != 0:
+        return None
+    try:
+        return done.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def base_from_history(cwd: Path, note_id: str) -> str | None:
+    """The note holding ``id: <note_id>`` in the merge base of the merge in progress, if any.
+
+    When git pairs no common version with a note (both sides moved it and changed it too much
+    for git to see a rename: an add/add), the memory still had one before the two sides
+    diverged; this finds it by its id. ``None`` outside a merge or when it is not there.
+    """
+    # git names the other side's commit in a GITHEAD_<sha> variable while drivers run (its
+    # MERGE_HEAD is written only when the merge stops); doctor --fix runs after that
+    heads = [key[len("GITHEAD_") :] for key in os.environ if key.startswith("GITHEAD_")]
+    heads += ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REBASE_HEAD", "REVERT_HEAD"]
+    for other in heads:
+        if _git_out(cwd, "rev-parse", "--verify", "--quiet", other + "^{commit}") is not None:
+            break
+    else:
+        return None
+    base = (_git_out(cwd, "merge-base", "HEAD", other) or "").strip()
+    if not base:
+        return None
+    found = _git_out(
+        cwd, "grep", "-l", "-F", "-z", "--full-name", "-e", f"id: {note_id}", base, "--", ":/"
+    )
+    for hit in filter(None, (found or "").split("\0")):
+        rev, _, path = hit.partition(":")
+        text = _git_out(cwd, "show", f"{rev}:{path}")
+        if text is not None and re.search(
+            rf"^id: ['\"]?{re.escape(note_id)}['\"]?\s*$", text, re.M
+        ):
+            return text
+    return None
+
+
+def _note_id(text: str) -> str | None:
+    match = re.search(r"\A\ufeff?---\r?\n(?:(?!---[ \t]*\r?\n).*\n)*?id: ['\"]?([^'\"\s]+)", text)
+    return match.group(1) if match else None
+
+
 def _read(path: str) -> str | None:
     data = Path(path).read_bytes()
     try:
@@ -60,13 +108,25 @@ def merge_files(
     """Merge the files at ``base``/``ours``/``theirs`` into ``ours`` (git's protocol).
 
     Returns (exit status, result): 0 merged cleanly, 1 a conflict remains (written with
-    markers), 2 the driver could not merge (a side is not UTF-8 or git failed; ``ours`` is
-    left as it was, and git reports a conflict). ``path`` is only used in messages.
+    markers), 2 the driver could not merge by keys (a side is not UTF-8: the bytes were merged
+    line by line, markers where they conflict; or git failed) and git reports a conflict.
+    ``path`` is only used in messages.
     """
     texts = [_read(p) for p in (base, ours, theirs)]
-    if any(t is None for t in texts):
-        return 2, None
+    if any(t is None for t in texts):  # not UTF-8: git's own line merge, bytes as they are
+        done = subprocess.run(
+            ["git", "merge-file", "--diff3", "-L", "ours", "-L", "base", "-L", "theirs",
+             ours, base, theirs],
+            capture_output=True,
+        )  # fmt: skip
+        return (0 if done.returncode == 0 else 2), None
+    base_text: str | None
     base_text, ours_text, theirs_text = (t or "" for t in texts)
+    note_id = _note_id(ours_text)
+    if not base_text and note_id and note_id == _note_id(theirs_text):
+        # one memory added on both sides (moved and changed beyond git's rename detection):
+        # its common version is in history; failing that, merge without one
+        base_text = base_from_history(Path.cwd(), note_id)
     try:
         result = merge_note(base_text, ours_text, theirs_text, git_merge_lines)
     except OSError:

@@ -5,14 +5,14 @@ at two lifecycle stages, same base name) or from Obsidian's "Make a copy" (``X 1
 base name). Passes never move either file; ``doctor`` names both; ``doctor --fix`` resolves
 them by one rule (user guide, "Syncing with git"):
 
-- **same base name** (one memory at two places): the file at the later lifecycle stage is kept
-  — STM < Boxes < LTM < Archive; at the same stage, the first path in sort order — and the
-  other file's fields are merged into it as the merge driver merges them (no common version:
-  counters take the larger value, times the latest or earliest, sets the union), then the other
-  file is deleted;
-- **another base name** (a copy): the original keeps the id; the copy — the note whose name is
-  the original's plus `` 1``/`` 2``/`` copy``, else the one modified last — gets a new id, one
-  line changed.
+- **a copy** (Obsidian's "Make a copy"): a note whose name is another's plus `` 1``, `` 2``…
+  or `` copy`` is a copy; it gets a new id (one line changed) and the original keeps it;
+- **one memory at several places** (every other case: the same base name at two lifecycle
+  stages after a git rename/rename or add/add, or a rename on one machine while a pass moved
+  the note on the other): the file at the later lifecycle stage is kept — STM < Boxes < LTM <
+  Archive; at the same stage, the first path in sort order — and the other files' fields are
+  merged into it as the merge driver merges them (no common version: counters take the larger
+  value, times the latest or earliest, sets the union), then they are deleted.
 
 Conflict markers inside a memory's frontmatter are resolved by the driver's rules too; conflicts
 in the body are left to the person. Every change goes through one journal, so ``vaultmem undo``
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import subprocess
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,7 +41,8 @@ from vaultmem.core.note_text import (
     split_note,
 )
 from vaultmem.errors import VaultmemError
-from vaultmem.services.merge_driver import git_merge_lines
+from vaultmem.services.git_setup import in_git_repository
+from vaultmem.services.merge_driver import base_from_history, git_merge_lines
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.note_files import read_note
@@ -77,7 +79,7 @@ def hold_shared(
     for move in [m for m in planned if m.path in shared]:
         planned.remove(move)
         skipped.append(
-            (move, f"{move.path}: shares its memory id with another note; not moved "
+            (move, "shares its memory id with another note; not moved "
              "(`vaultmem doctor` names both, `vaultmem doctor --fix` resolves it)")
         )  # fmt: skip
 
@@ -91,49 +93,33 @@ def stage(vault: VaultContext, path: str) -> int:
     return -1
 
 
-def _name_key(path: str) -> str:
-    return title_of(path).casefold()
+def copies_in(paths: list[str]) -> list[str]:
+    """The paths whose name is another's in ``paths`` plus `` 1``, `` 2``… or `` copy``."""
+    titles = {title_of(p).casefold() for p in paths}
+    found = []
+    for path in paths:
+        match = _COPY_SUFFIX.match(title_of(path))
+        if match and match.group("name").casefold() in titles:
+            found.append(path)
+    return found if len(found) < len(paths) else []
 
 
 def plan_text(vault: VaultContext, paths: list[str]) -> str:
     """What ``doctor --fix`` does with one group of paths sharing an id (one line)."""
-    by_name: dict[str, list[str]] = defaultdict(list)
-    for path in paths:
-        by_name[_name_key(path)].append(path)
+    copies = copies_in(paths)
+    same = [p for p in paths if p not in copies]
     parts: list[str] = []
-    for same in by_name.values():
-        if len(same) > 1:
-            keep = _winner(vault, same)
-            others = ", ".join(p for p in same if p != keep)
-            parts.append(f"keeps {keep} (later lifecycle stage) and merges {others} into it")
-    originals = [_winner(vault, same) for same in by_name.values()]
-    if len(originals) > 1:
-        original = _original(vault, originals)
-        copies = ", ".join(p for p in originals if p != original)
-        parts.append(f"gives the copy {copies} a new id ({original} keeps it)")
+    if len(same) > 1:
+        keep = _winner(vault, same)
+        others = ", ".join(p for p in same if p != keep)
+        parts.append(f"keeps {keep} (later lifecycle stage) and merges {others} into it")
+    if copies:
+        parts.append(f"gives the copy {', '.join(copies)} a new id")
     return "`vaultmem doctor --fix` " + "; ".join(parts)
 
 
 def _winner(vault: VaultContext, paths: list[str]) -> str:
     return sorted(paths, key=lambda p: (-stage(vault, p), p))[0]
-
-
-def _original(vault: VaultContext, paths: list[str]) -> str:
-    titles = {title_of(p).casefold(): p for p in paths}
-    copies = set()
-    for path in paths:
-        match = _COPY_SUFFIX.match(title_of(path))
-        if match and match.group("name").casefold() in titles:
-            copies.add(path)
-    candidates = [p for p in paths if p not in copies] or list(paths)
-
-    def modified_ns(path: str) -> int:
-        try:
-            return (vault.root / path).stat().st_mtime_ns
-        except OSError:
-            return 0
-
-    return sorted(candidates, key=lambda p: (modified_ns(p), p))[0]
 
 
 @dataclass(slots=True)
@@ -232,27 +218,27 @@ class _Fixer:
 
 
 def _merge_group(
-    vault: VaultContext, fixer: _Fixer, paths: list[str], texts: dict[str, str]
+    vault: VaultContext, fixer: _Fixer, paths: list[str], texts: dict[str, str], base: str | None
 ) -> str:
-    """One memory at several paths of one base name → the kept path (others merged, deleted)."""
+    """One memory at several paths → the kept path (the others merged into it, then deleted).
+
+    ``base``: the common version git holds for an unfinished merge (``None`` when there is
+    none: counters take the larger side, bodies are joined line by line).
+    """
     keep = _winner(vault, paths)
     merged = texts[keep]
     for other in (p for p in paths if p != keep):
         if texts[other] != merged:
-            result = merge_note(None, merged, texts[other], git_merge_lines)
+            result = merge_note(base, merged, texts[other], git_merge_lines, keep_ours=True)
             if not result.clean:
-                keep_fm, other_fm = _frontmatter(merged), _frontmatter(texts[other])
-                if keep_fm is None or other_fm is None or split_note(merged).body != split_note(
-                    texts[other]
-                ).body:
-                    raise VaultmemError(f"{other}: differs from {keep} in its body; merge by hand")
-                changes, conflicts = merge_frontmatter(None, keep_fm, other_fm)
-                for key in conflicts:  # the kept path's value stands
-                    changes.pop(key, None)
-                merged = set_fields(merged, changes)
-            else:
-                merged = result.text
-    fixer.edit(keep, merged, f"kept (later lifecycle stage); merged {len(paths) - 1} copies in")
+                raise VaultmemError(f"{other}: its body conflicts with {keep}; merge by hand")
+            merged = result.text
+    copies = len(paths) - 1
+    fixer.edit(
+        keep,
+        merged,
+        f"kept (later lifecycle stage); merged {copies} cop{'y' if copies == 1 else 'ies'} in",
+    )
     for other in (p for p in paths if p != keep):
         fixer.delete(other, f"merged into {keep} (same memory id {_id_of(texts[other])})")
     return keep
@@ -284,8 +270,39 @@ def fix_vault(vault: VaultContext, now: dt.datetime) -> FixReport:
     return report
 
 
+def unmerged_bases(vault: VaultContext) -> dict[str, str]:
+    """Memory id → its common version in an unfinished git merge (index stage 1), if any.
+
+    When git could not pair a renamed note with its other side (a modify/delete), the base is
+    still in git's index; merging with it counts every use exactly once.
+    """
+    if not in_git_repository(vault.root):
+        return {}
+    listing = subprocess.run(
+        ["git", "ls-files", "-u", "-z", "--", "."], cwd=vault.root, capture_output=True, text=True
+    ).stdout
+    bases: dict[str, str] = {}
+    for entry in filter(None, listing.split("\0")):
+        info, _, _path = entry.partition("\t")
+        parts = info.split()
+        if len(parts) != 3 or parts[2] != "1":
+            continue
+        blob = subprocess.run(
+            ["git", "cat-file", "blob", parts[1]], cwd=vault.root, capture_output=True
+        )
+        try:
+            text = blob.stdout.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        fm = _frontmatter(text) or {}
+        if fm.get("id"):
+            bases[str(fm["id"])] = text
+    return bases
+
+
 def _fix(vault: VaultContext, fixer: _Fixer, report: FixReport) -> None:
     groups = shared_id_groups(vault.index)
+    bases = unmerged_bases(vault) if groups else {}
     grouped = {p for paths in groups.values() for p in paths}
     conflicted = [
         str(row[0])
@@ -307,19 +324,22 @@ def _fix(vault: VaultContext, fixer: _Fixer, report: FixReport) -> None:
             report.left.append((path, why))
         else:
             fixer.edit(path, text, "conflicted properties merged by the merge driver's rules")
-    for paths in groups.values():
+    for note_id, paths in groups.items():
         try:
-            _fix_group(vault, fixer, paths)
+            base = bases.get(note_id) or base_from_history(vault.root, note_id)
+            _fix_group(vault, fixer, paths, base)
         except (VaultmemError, FrontmatterError, OSError) as err:
             report.left.append((paths[0], f"{err} (shared id with {', '.join(paths[1:])})"))
 
 
-def _fix_group(vault: VaultContext, fixer: _Fixer, paths: list[str]) -> None:
+def _fix_group(vault: VaultContext, fixer: _Fixer, paths: list[str], base: str | None) -> None:
     texts: dict[str, str] = {}
+    copies = copies_in(paths)
+    same = [p for p in paths if p not in copies]
     for path in paths:
         text = read_note(vault.root / path).text
         if find_conflict_markers(text):
-            keep = _winner(vault, [p for p in paths if _name_key(p) == _name_key(path)])
+            keep = _winner(vault, same) if path in same else path
 
             def prefer(ours_fm: dict[str, Any], theirs_fm: dict[str, Any], keep: str = keep) -> str:
                 o, t = _side_score(vault, keep, ours_fm), _side_score(vault, keep, theirs_fm)
@@ -330,24 +350,15 @@ def _fix_group(vault: VaultContext, fixer: _Fixer, paths: list[str]) -> None:
                 raise VaultmemError(f"{path}: {why}")
             text = resolved
         texts[path] = text
-    by_name: dict[str, list[str]] = defaultdict(list)
-    for path in paths:
-        by_name[_name_key(path)].append(path)
-    kept = []
-    for same in by_name.values():
-        if len(same) > 1:
-            kept.append(_merge_group(vault, fixer, same, texts))
-        else:
-            if texts[same[0]] != read_note(vault.root / same[0]).text:
-                fixer.edit(same[0], texts[same[0]], "conflicted properties merged")
-            kept.append(same[0])
-    if len(kept) > 1:
-        original = _original(vault, kept)
-        for copy in (p for p in kept if p != original):
-            text = read_note(vault.root / copy).text
-            fresh = new_id()
-            fixer.edit(
-                copy,
-                set_fields(text, {"id": fresh}),
-                f"a copy of {original}: new id {fresh} (was {_id_of(text)})",
-            )
+    if len(same) > 1:
+        _merge_group(vault, fixer, same, texts, base)
+    elif texts[same[0]] != read_note(vault.root / same[0]).text:
+        fixer.edit(same[0], texts[same[0]], "conflicted properties merged")
+    for copy in copies:
+        fresh = new_id()
+        fixer.edit(
+            copy,
+            set_fields(texts[copy], {"id": fresh}),
+            f"a copy of {same[0] if len(same) == 1 else 'another note'}: new id {fresh} "
+            f"(was {_id_of(texts[copy])})",
+        )

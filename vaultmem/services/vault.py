@@ -71,7 +71,7 @@ from vaultmem.services.note_links import NoteLinks, note_links
 from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
-from vaultmem.services.shared_ids import FixReport, fix_vault
+from vaultmem.services.shared_ids import FixReport, fix_vault, hold_shared, shared_id_paths
 from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
@@ -538,6 +538,7 @@ class Vault:
             result.planned = [m for m in result.planned if m.path == path]
             if not result.planned:
                 result.planned = [on_request_promotion(self, path, when)]
+            hold_shared(result.planned, result.skipped, shared_id_paths(self.index))
             return session.run(result)
 
     def forget(
@@ -647,7 +648,7 @@ class Vault:
                 for move in [m for m in result.planned if m.path in conflicted]:
                     result.planned.remove(move)
                     result.skipped.append(
-                        (move, f"{move.path}: {CONFLICT_PROBLEM}: {CONFLICT_FIX}; not moved")
+                        (move, f"holds {CONFLICT_PROBLEM}: {CONFLICT_FIX}; not moved")
                     )
         if not dry_run and run.touched:
             remove_emptied_folders(self.root, run.touched, self.folders())
