@@ -22,7 +22,7 @@ from vaultmem.core.importance import importance_from_level
 from vaultmem.core.naming import new_id
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
-from vaultmem.store.note_files import batched_dir_syncs
+from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
@@ -338,50 +338,65 @@ def import_lines(
     value a note cannot hold, a bad datetime, a lone surrogate) is reported by number and
     skipped. A line whose ``id`` — or, without one, whose normalised content (:func:`content_key`)
     — is already in the vault or earlier in the file is reported as already there and not
-    written again, so importing the same file twice adds nothing. Notes are written with their
-    folder syncs batched and indexed :data:`IMPORT_BATCH` at a time.
+    written again, so importing the same file twice adds nothing. Notes are made durable
+    (one flush to disk), put in place and indexed :data:`IMPORT_BATCH` at a time
+    (:class:`~vaultmem.store.note_batch.NewNotes`); an interrupted import leaves whole notes.
     """
     report = ImportReport()
     with vault_lock(vault.sidecar):
         vault.sync()
         known = _Known(vault)
-        pending: list[str] = []
+        batch = NewNotes()
+        pending: list[tuple[int, str]] = []  # (line number, path) added to the batch
         taken: set[str] = set()
+
+        def commit() -> None:
+            failed = batch.commit()
+            written = [path for number, path in pending if vault.root / path not in failed]
+            report.errors.extend(
+                (number, f"{path}: {failed[vault.root / path]}")
+                for number, path in pending
+                if vault.root / path in failed
+            )
+            report.imported.extend(written)
+            pending.clear()
+            taken.clear()
+            if written:
+                vault.refresh(written)
+
         try:
-            with batched_dir_syncs():
-                for number, raw in enumerate(lines, 1):
-                    if progress is not None:
-                        progress(number)
-                    try:
-                        draft = _parse_line(number, raw)
-                        if draft is None:
-                            continue
-                        repeated = known.repeats(draft)
-                        if repeated is not None:
-                            report.duplicates.append((number, repeated))
-                            continue
-                        fields = draft.frontmatter(now)
-                        path = vault.create_memory(
-                            draft.content,
-                            fields,
-                            title=draft.title,
-                            taken=taken,
-                            refresh=False,
-                            explicit_title=False,
-                        )
-                    except VaultmemError as err:
-                        report.errors.append((number, str(err)))
+            for number, raw in enumerate(lines, 1):
+                if progress is not None:
+                    progress(number)
+                try:
+                    draft = _parse_line(number, raw)
+                    if draft is None:
                         continue
-                    except (TypeError, ValueError, OverflowError, UnicodeError) as err:
-                        report.errors.append((number, f"cannot be written as a note: {err}"))
+                    repeated = known.repeats(draft)
+                    if repeated is not None:
+                        report.duplicates.append((number, repeated))
                         continue
-                    known.add(draft, str(fields["id"]), path)
-                    report.imported.append(path)
-                    pending.append(path)
-                    if len(pending) >= IMPORT_BATCH:
-                        vault.refresh(pending)
-                        pending, taken = [], set()
+                    fields = draft.frontmatter(now)
+                    path = vault.create_memory(
+                        draft.content,
+                        fields,
+                        title=draft.title,
+                        taken=taken,
+                        refresh=False,
+                        explicit_title=False,
+                        batch=batch,
+                    )
+                except VaultmemError as err:
+                    report.errors.append((number, str(err)))
+                    continue
+                except (TypeError, ValueError, OverflowError, UnicodeError) as err:
+                    report.errors.append((number, f"cannot be written as a note: {err}"))
+                    continue
+                known.add(draft, str(fields["id"]), path)
+                pending.append((number, path))
+                if len(pending) >= IMPORT_BATCH:
+                    commit()
+            commit()
         finally:
-            if pending:
-                vault.refresh(pending)
+            batch.discard()  # only after an error: what was added and not committed
     return report

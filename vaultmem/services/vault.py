@@ -30,6 +30,7 @@ from vaultmem.errors import (
     IndexDamagedError,
     InputError,
     NoteChangedError,
+    NoteError,
     NoteNotFoundError,
     UnsafeNoteError,
     VaultNotFoundError,
@@ -62,6 +63,7 @@ from vaultmem.services.remembering import ImportReport, MemoryDraft, import_line
 from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
+from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.note_files import read_note, write_note
 from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
@@ -549,6 +551,7 @@ class Vault:
         taken: set[str] | None = None,
         refresh: bool = True,
         explicit_title: bool | None = None,
+        batch: NewNotes | None = None,
     ) -> str:
         """Write a new memory note; returns its vault-relative path. ``fields`` in output order.
 
@@ -556,7 +559,8 @@ class Vault:
         A batch writer passes ``taken`` (names it wrote, updated here) and ``refresh=False``,
         and refreshes the index itself once per batch. A clash of the name with a person's note
         is always reported (:attr:`title_clashes`); one with a memory only when ``title`` was
-        asked for (``explicit_title``, default: whenever ``title`` is given).
+        asked for (``explicit_title``, default: whenever ``title`` is given). With ``batch`` the
+        note is added to it and appears when the caller commits the batch.
         """
         base = safe_title(title) if title else title_from_content(content)
         if not base:
@@ -572,7 +576,14 @@ class Vault:
                 )
             rel = f"{folder or self.settings.folders.stm}/{name}.md"
             body = content if content.endswith("\n") else content + "\n"
-            write_note(self.root / rel, render_note(fields, body), expected=None)
+            text = render_note(fields, body)
+            if batch is None:
+                write_note(self.root / rel, text, expected=None)
+            else:
+                try:
+                    batch.add(self.root / rel, text)
+                except FileExistsError:
+                    raise NoteError(rel, "already exists; not overwritten") from None
         if taken is not None:
             taken.add(note_key(rel))
         if refresh:
