@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import os
+import re
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator
@@ -80,6 +82,21 @@ def library_errors() -> Iterator[None]:
         raise click.ClickException(str(err)) from None
 
 
+_TEMP_NAME = re.compile(r"^\.(?P<note>.+)\.[^.]+\.vaultmem-tmp$")
+
+
+def describe_os_error(err: OSError) -> str:
+    """One line for an unexpected ``OSError``: the path (a note, not its temporary file) and why."""
+    reason = err.strerror or str(err)
+    if not err.filename:
+        return reason
+    path = Path(os.fsdecode(err.filename))
+    match = _TEMP_NAME.match(path.name)
+    if match:  # the temporary file of an atomic write: name the note being written
+        return f"cannot write {path.with_name(match['note'])}: {reason}"
+    return f"{path}: {reason}"
+
+
 class CommandGroup(click.Group):
     """The ``vaultmem`` group: a last resort that turns an unexpected ``OSError`` (a read-only
     folder, a full disk, a path replaced under us) or SQLite error into one line, exit 1."""
@@ -88,9 +105,7 @@ class CommandGroup(click.Group):
         try:
             return super().invoke(ctx)
         except OSError as err:
-            where = f"{err.filename}: " if err.filename else ""
-            reason = err.strerror or str(err)
-            raise click.ClickException(f"{where}{reason}") from None
+            raise click.ClickException(describe_os_error(err)) from None
         except sqlite3.Error as err:
             raise click.ClickException(
                 str(index_error(Path(SIDECAR_DIR, INDEX_FILE), err))
