@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,21 @@ services it needs: numpy, the index, markdown-it …) is imported only when that
 or help lists it."""
 
 
+_TEMP_NAME = re.compile(r"^\.(?P<note>.+)\.[^.]+\.vaultmem-tmp$")
+
+
+def describe_os_error(err: OSError) -> str:
+    """One line for an unexpected ``OSError``: the path (a note, not its temporary file) and why."""
+    reason = err.strerror or str(err)
+    if not err.filename:
+        return reason
+    path = Path(os.fsdecode(err.filename))
+    match = _TEMP_NAME.match(path.name)
+    if match:  # the temporary file of an atomic write: name the note being written
+        return f"cannot write {path.with_name(match['note'])}: {reason}"
+    return f"{path}: {reason}"
+
+
 class LazyGroup(click.Group):
     """A group that imports each command's module on first use (fast start-up), and the last
     resort that turns an unexpected ``OSError`` (a read-only folder, a full disk, a path
@@ -56,9 +73,7 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except OSError as err:
-            where = f"{err.filename}: " if err.filename else ""
-            reason = err.strerror or str(err)
-            raise click.ClickException(f"{where}{reason}") from None
+            raise click.ClickException(describe_os_error(err)) from None
         except sqlite3.Error as err:
             from vaultmem.store.index_db import INDEX_FILE, index_error
             from vaultmem.store.sidecar import SIDECAR_DIR

@@ -12,7 +12,11 @@ from vaultmem.services.vault import Vault
 
 
 @click.command()
-@click.option("--rebuild", is_flag=True, help="Drop the index and build it again from the notes.")
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Drop the index and build it again from the notes (replaces a damaged index.db).",
+)
 @json_option
 @vault_command
 def index(vault: Vault, rebuild: bool, as_json: bool) -> None:

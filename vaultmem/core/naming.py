@@ -27,6 +27,7 @@ WINDOWS_RESERVED = frozenset(
 
 _FORBIDDEN = re.compile(r"%%|[" + re.escape(FORBIDDEN_CHARS) + r"]|[\x00-\x1f\x7f-\x9f]")
 _SPACES = re.compile(r"\s+")
+_SURROGATES = re.compile("[\ud800-\udfff]")
 _OPENERS = {"(": ")", "[": "]", "{": "}", "«": "»", "“": "”", "‘": "’", "「": "」", "（": "）"}
 _TRAILING = " ,;:-–—/&+.…!?'\"(「（{«“‘"
 
@@ -73,7 +74,7 @@ def safe_title(
     ``nul_.txt``). Returns ``""``
     when nothing is left; callers fall back.
     """
-    text = "".join(ch for ch in text if not 0xD800 <= ord(ch) <= 0xDFFF)
+    text = _SURROGATES.sub("", text)
     cleaned = _FORBIDDEN.sub(" ", unicodedata.normalize("NFC", text))
     cleaned = _trim_ends(_SPACES.sub(" ", cleaned))
     cleaned = _trim_ends(_cut(cleaned, max_chars, max_bytes))
@@ -102,7 +103,7 @@ def title_from_content(content: str, *, max_words: int = 8) -> str:
     gives "Promised to send Bob the tart recipe".
     """
     for line in content.splitlines():
-        words = safe_title(line.lstrip("#>-*+ \t"), max_chars=10_000).split()
+        words = safe_title(line[:2000].lstrip("#>-*+ \t"), max_chars=2000).split()
         if not words:
             continue
         text = " ".join(words[:max_words])

@@ -14,6 +14,7 @@ YAML is read with python-frontmatter's ``YAMLHandler`` on a subclass of ``yaml.C
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import numbers
 import re
@@ -479,6 +480,7 @@ def _render(value: object, *, flow: bool) -> str:
     raise TypeError(f"vaultmem cannot write a {type(value).__name__} into frontmatter: {value!r}")
 
 
+@functools.lru_cache(maxsize=8192)  # keys and tag values repeat from note to note
 def _plain_ok(text: str, *, flow: bool = False, key: bool = False) -> bool:
     """Whether ``text`` may be written unquoted (as a value, in a ``[...]``, or as a key) and
     read back identical by YAML 1.1 (PyYAML) and 1.2 (Obsidian)."""

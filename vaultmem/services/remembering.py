@@ -24,7 +24,7 @@ from vaultmem.core.note_parse import title_of
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
 from vaultmem.services.vault_context import VaultContext
-from vaultmem.store.note_files import batched_dir_syncs
+from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.vault_lock import vault_lock
 
 FIELD_ORDER = (
@@ -284,6 +284,7 @@ class DraftWriter(VaultContext, Protocol):
         taken: set[str] | None = None,
         refresh: bool = True,
         explicit_title: bool | None = None,
+        batch: NewNotes | None = None,
     ) -> str:
         """Write a new memory note (caller holds the lock); returns its vault-relative path."""
         ...
@@ -427,8 +428,9 @@ def import_lines(
     — is already in the vault or earlier in the file is reported as already there and not
     written again, so importing the same file twice adds nothing. Turns of one conversation (an
     ``episode``/``session``/``conversation`` key) are written in time order and each links the
-    turn before it (``previous``, :func:`linked_turn`). Notes are written with their folder
-    syncs batched and indexed :data:`IMPORT_BATCH` at a time.
+    turn before it (``previous``, :func:`linked_turn`). Notes are made durable (one flush to
+    disk), put in place and indexed :data:`IMPORT_BATCH` at a time
+    (:class:`~vaultmem.store.note_batch.NewNotes`); an interrupted import leaves whole notes.
     """
     report = ImportReport()
     drafts: list[tuple[int, MemoryDraft]] = []
@@ -449,46 +451,60 @@ def import_lines(
     with vault_lock(vault.sidecar):
         vault.sync()
         known = _Known(vault)
-        pending: list[str] = []
+        batch = NewNotes()
+        pending: list[tuple[int, str]] = []  # (line number, path) added to the batch
         taken: set[str] = set()
+
+        def commit() -> None:
+            failed = batch.commit()
+            written = [path for number, path in pending if vault.root / path not in failed]
+            report.errors.extend(
+                (number, f"{path}: {failed[vault.root / path]}")
+                for number, path in pending
+                if vault.root / path in failed
+            )
+            report.imported.extend(written)
+            pending.clear()
+            taken.clear()
+            if written:
+                vault.refresh(written)
+
         try:
-            with batched_dir_syncs():
-                for number, draft in conversation_order(drafts):
-                    episode = draft.extra.get("episode")
-                    key = episode if isinstance(episode, str) else None
-                    try:
-                        repeated = known.repeats(draft)
-                        if repeated is not None:
-                            report.duplicates.append((number, repeated))
-                            if key:
-                                last_turn[key] = title_of(repeated)
-                            continue
-                        linked = linked_turn(draft, last_turn.get(key) if key else None)
-                        fields = linked.frontmatter(now)
-                        path = vault.create_memory(
-                            linked.content,
-                            fields,
-                            title=linked.title,
-                            taken=taken,
-                            refresh=False,
-                            explicit_title=False,
-                        )
-                    except VaultmemError as err:
-                        report.errors.append((number, str(err)))
+            for number, draft in conversation_order(drafts):
+                episode = draft.extra.get("episode")
+                key = episode if isinstance(episode, str) else None
+                try:
+                    repeated = known.repeats(draft)
+                    if repeated is not None:
+                        report.duplicates.append((number, repeated))
+                        if key:
+                            last_turn[key] = title_of(repeated)
                         continue
-                    except (TypeError, ValueError, OverflowError, UnicodeError) as err:
-                        report.errors.append((number, f"cannot be written as a note: {err}"))
-                        continue
-                    known.add(draft, str(fields["id"]), path)
-                    report.imported.append(path)
-                    pending.append(path)
-                    if key:
-                        last_turn[key] = title_of(path)
-                    if len(pending) >= IMPORT_BATCH:
-                        vault.refresh(pending)
-                        pending, taken = [], set()
+                    linked = linked_turn(draft, last_turn.get(key) if key else None)
+                    fields = linked.frontmatter(now)
+                    path = vault.create_memory(
+                        linked.content,
+                        fields,
+                        title=linked.title,
+                        taken=taken,
+                        refresh=False,
+                        explicit_title=False,
+                        batch=batch,
+                    )
+                except VaultmemError as err:
+                    report.errors.append((number, str(err)))
+                    continue
+                except (TypeError, ValueError, OverflowError, UnicodeError) as err:
+                    report.errors.append((number, f"cannot be written as a note: {err}"))
+                    continue
+                known.add(draft, str(fields["id"]), path)
+                pending.append((number, path))
+                if key:
+                    last_turn[key] = title_of(path)
+                if len(pending) >= IMPORT_BATCH:
+                    commit()
+            commit()
         finally:
-            if pending:
-                vault.refresh(pending)
+            batch.discard()  # only after an error: what was added and not committed
     report.errors.sort()
     return report

@@ -35,6 +35,7 @@ from vaultmem.errors import (
     IndexDamagedError,
     InputError,
     NoteChangedError,
+    NoteError,
     NoteNotFoundError,
     UnsafeNoteError,
     VaultmemError,
@@ -75,6 +76,7 @@ from vaultmem.services.shared_ids import FixReport, fix_vault, hold_shared, shar
 from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
+from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.note_files import read_note, recover_interrupted_writes, write_note
 from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
@@ -728,6 +730,7 @@ class Vault:
         taken: set[str] | None = None,
         refresh: bool = True,
         explicit_title: bool | None = None,
+        batch: NewNotes | None = None,
     ) -> str:
         """Write a new memory note; returns its vault-relative path. ``fields`` in output order.
 
@@ -735,7 +738,8 @@ class Vault:
         A batch writer passes ``taken`` (names it wrote, updated here) and ``refresh=False``,
         and refreshes the index itself once per batch. A clash of the name with a person's note
         is always reported (:attr:`title_clashes`); one with a memory only when ``title`` was
-        asked for (``explicit_title``, default: whenever ``title`` is given).
+        asked for (``explicit_title``, default: whenever ``title`` is given). With ``batch`` the
+        note is added to it and appears when the caller commits the batch.
         """
         base = safe_title(title) if title else title_from_content(content)
         if not base:
@@ -753,7 +757,14 @@ class Vault:
             body = content if content.endswith("\n") else content + "\n"
             full = confined(self.root, rel)
             self._sweep(full.parent)
-            write_note(full, render_note(fields, body), expected=None)
+            text = render_note(fields, body)
+            if batch is None:
+                write_note(full, text, expected=None)
+            else:
+                try:
+                    batch.add(full, text)
+                except FileExistsError:
+                    raise NoteError(rel, "already exists; not overwritten") from None
         if taken is not None:
             taken.add(note_key(rel))
         if refresh:

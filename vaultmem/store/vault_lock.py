@@ -14,6 +14,8 @@ from vaultmem.store.sidecar import ensure_sidecar
 
 _LOCKS: dict[str, FileLock] = {}
 """One lock object per lock file: nested ``with vault_lock(...)`` in one process re-enter it."""
+_HELD: dict[Path, str] = {}
+"""Sidecar → its resolved lock path, so re-entering a held lock costs no file-system calls."""
 
 
 @contextmanager
@@ -25,9 +27,13 @@ def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None
     :class:`SidecarError` when the lock file cannot be made (a read-only sidecar, a folder in
     its place). Re-entrant within one process.
     """
-    ensure_sidecar(sidecar)
-    path = str((sidecar / "lock").resolve())
-    lock = _LOCKS.setdefault(path, FileLock(path))
+    path = _HELD.get(sidecar)
+    lock = _LOCKS.get(path) if path is not None else None
+    if lock is None or not lock.is_locked:  # not re-entering: find (and check) the lock file
+        ensure_sidecar(sidecar)
+        path = str((sidecar / "lock").resolve())
+        lock = _LOCKS.setdefault(path, FileLock(path))
+        _HELD[sidecar] = path
     try:
         lock.acquire(timeout=timeout_seconds)
     except Timeout:
@@ -38,7 +44,7 @@ def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None
     except OSError as err:
         problem = (
             "is a folder, not vaultmem's lock file; remove it"
-            if os.path.isdir(path)
+            if os.path.isdir(sidecar / "lock")
             else f"cannot take the vault lock: {err.strerror} (vaultmem writes only with it)"
         )
         raise SidecarError(sidecar / "lock", problem) from None

@@ -1,0 +1,122 @@
+"""Creating many new notes at once (``import``): one flush to disk per batch, not one per note.
+
+Each note is written to a temporary file beside its final name (the same ``.<name>.….vaultmem-tmp``
+names :func:`~vaultmem.store.note_files.write_note` uses, so a kill leaves nothing a later
+clean-up does not recognise). :meth:`NewNotes.commit` flushes them all to disk with one
+``syncfs`` of the vault's file system (Linux; elsewhere an ``fsync`` per file), then links each
+into place — a link never replaces a file, so a note someone else created under that name in
+the meantime is kept and this one is reported as not written — and fsyncs each folder once.
+A note is therefore either absent or complete on disk, never torn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from vaultmem.store.note_files import fsync_dir
+
+
+def _syncfs(folder: Path) -> bool:
+    """Flush the file system holding ``folder`` (Linux ``syncfs``); False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return False
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        return bool(call(fd) == 0)
+    finally:
+        os.close(fd)
+
+
+def _link_no_replace(tmp: str, path: Path) -> None:
+    """Give ``tmp`` the name ``path`` unless it exists (a hard link; where the file system has
+    none — FAT, exFAT — a rename after a check)."""
+    try:
+        os.link(tmp, path)
+    except OSError as err:
+        if isinstance(err, FileExistsError) or err.errno not in _NO_LINKS:
+            raise
+        if os.path.lexists(path):
+            raise FileExistsError(path) from None
+        os.rename(tmp, path)
+
+
+_NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK}
+
+
+class NewNotes:
+    """A batch of new notes: :meth:`add` each, then :meth:`commit` (or :meth:`discard`)."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[Path, str]] = []  # (final path, temporary path)
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def add(self, path: Path, text: str) -> None:
+        """Write ``text`` (UTF-8) to a temporary file beside ``path``; not yet durable or visible.
+
+        Raises ``FileExistsError`` when ``path`` already exists.
+        """
+        if os.path.lexists(path):
+            raise FileExistsError(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".vaultmem-tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text.encode("utf-8"))
+            os.chmod(tmp, 0o644)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        self._pending.append((path, tmp))
+
+    def commit(self) -> dict[Path, str]:
+        """Make every added note durable and visible; returns ``{path: why}`` of those not written.
+
+        One ``syncfs`` (or an ``fsync`` per file) before any note appears, one ``fsync`` per
+        folder after. A name taken meanwhile by another writer keeps that writer's file.
+        """
+        pending, self._pending = self._pending, []
+        if not pending:
+            return {}
+        if not _syncfs(pending[0][0].parent):
+            for _, tmp in pending:
+                fd = os.open(tmp, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        failed: dict[Path, str] = {}
+        folders: set[Path] = set()
+        for path, tmp in pending:
+            try:
+                _link_no_replace(tmp, path)
+                folders.add(path.parent)
+            except FileExistsError:
+                failed[path] = "already exists (written by someone else meanwhile); not overwritten"
+            except OSError as err:
+                failed[path] = f"cannot write: {err.strerror}"
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        for folder in sorted(folders):
+            fsync_dir(folder)
+        return failed
+
+    def discard(self) -> None:
+        """Remove the temporary files of notes added and not committed."""
+        pending, self._pending = self._pending, []
+        for _, tmp in pending:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
