@@ -258,6 +258,7 @@ def test_every_command_against_a_hostile_state(
     STATES[state](root)
     runner = CliRunner()
     failures: list[str] = []
+    everything = ""
     guard = read_only(root / READ_ONLY[state]) if state in READ_ONLY else contextlib.nullcontext()
     with guard:
         for name in sorted(main.commands):
@@ -265,6 +266,7 @@ def test_every_command_against_a_hostile_state(
                 argv = _argv(name, args, root, tmp_path)
                 result = runner.invoke(main, argv, catch_exceptions=True)
                 output = result.stdout + result.stderr
+                everything += output
                 if result.exception is not None and not isinstance(result.exception, SystemExit):
                     failures.append(f"{argv}: raised {result.exception!r}")
                 elif "Traceback" in output:
@@ -274,6 +276,13 @@ def test_every_command_against_a_hostile_state(
                 elif result.exit_code == 1 and not output.strip():
                     failures.append(f"{argv}: exit 1 without a message")
     assert not failures, f"state {state!r}:\n" + "\n".join(failures)
+    # nothing reached outside the vault through the states this test owns
+    assert not (root.parent / "outside").exists()
+    assert "root:x:0" not in everything
+    environ = Path("/proc/self/environ")
+    if environ.exists():  # Linux: no variable of this process shows up in any output
+        pairs = environ.read_bytes().decode("utf-8", "replace").split("\0")
+        assert not [p for p in pairs if "=" in p and len(p) > 8 and p in everything]
 
 
 @pytest.mark.parametrize("state", list(STATES))
