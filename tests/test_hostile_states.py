@@ -4,7 +4,7 @@ traceback.
 :data:`COMMAND_ARGS` is the table of arguments per command; a command of ``vaultmem.cli.main``
 without an entry fails :func:`test_every_command_has_an_entry` loudly, so a new command gets
 its row here. ``watch`` runs in a subprocess with a deadline (it runs until stopped);
-``demo`` builds its own vault, so it runs once per state with a fresh folder.
+``demo`` builds its own vault, so it runs once, in fresh and hostile folders of its own.
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ COMMAND_ARGS: dict[str, list[list[str]]] = {
 are filled in; every command but ``init`` and ``demo`` also gets ``--vault``."""
 
 NO_VAULT_OPTION = {"init", "demo"}
+STATE_INDEPENDENT = {"demo"}
+"""Commands that build their own vault: run once, in test_demo_in_fresh_and_hostile_folders."""
 ALLOWED_EXIT_CODES = {0, 1, 2}
 
 MEMORY = (
@@ -261,7 +263,7 @@ def test_every_command_against_a_hostile_state(
     everything = ""
     guard = read_only(root / READ_ONLY[state]) if state in READ_ONLY else contextlib.nullcontext()
     with guard:
-        for name in sorted(main.commands):
+        for name in sorted(set(main.commands) - STATE_INDEPENDENT):
             for args in COMMAND_ARGS[name]:
                 argv = _argv(name, args, root, tmp_path)
                 result = runner.invoke(main, argv, catch_exceptions=True)
@@ -283,6 +285,22 @@ def test_every_command_against_a_hostile_state(
     if environ.exists():  # Linux: no variable of this process shows up in any output
         pairs = environ.read_bytes().decode("utf-8", "replace").split("\0")
         assert not [p for p in pairs if "=" in p and len(p) > 8 and p in everything]
+
+
+def test_demo_in_fresh_and_hostile_folders(tmp_path: Path) -> None:
+    runner = CliRunner()
+    (tmp_path / "a file").write_text("x")
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "note.md").write_text("a person's note\n")
+    for name in sorted(STATE_INDEPENDENT):
+        for args in COMMAND_ARGS[name]:
+            result = runner.invoke(main, _argv(name, args, tmp_path / "unused", tmp_path))
+            assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    for target in ("a file", "used"):
+        result = runner.invoke(main, ["demo", "--dir", str(tmp_path / target), "--now", NOW])
+        assert result.exit_code in ALLOWED_EXIT_CODES and "Traceback" not in result.output
+        assert result.exit_code != 0
+    assert (tmp_path / "used" / "note.md").read_text() == "a person's note\n"
 
 
 @pytest.mark.parametrize("state", list(STATES))
