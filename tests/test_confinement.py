@@ -60,6 +60,16 @@ def test_folder_setting_through_a_symlink_out_of_the_vault_is_refused(
     assert list(outside.iterdir()) == []
 
 
+def test_folder_setting_through_a_symlink_inside_the_vault_is_refused(vault: Path) -> None:
+    (vault / "Memory").mkdir()
+    (vault / "Short").symlink_to(vault / "Memory")
+    (vault / "vaultmem.toml").write_text('[folders]\nstm = "Short"\n')
+    code, out, err = run("remember", "hello there", vault=vault)
+    assert code == 1
+    assert "[folders] stm must not be or lie in a symbolic link" in err
+    assert list((vault / "Memory").iterdir()) == []
+
+
 def test_a_nested_relative_folder_setting_works(vault: Path) -> None:
     (vault / "vaultmem.toml").write_text('[folders]\nstm = "Memory/Short term/"\n')
     code, out, err = run("remember", "Nested folders are fine", "--json", vault=vault)

@@ -4,7 +4,7 @@ traceback.
 :data:`COMMAND_ARGS` is the table of arguments per command; a command of ``vaultmem.cli.main``
 without an entry fails :func:`test_every_command_has_an_entry` loudly, so a new command gets
 its row here. ``watch`` runs in a subprocess with a deadline (it runs until stopped);
-``demo`` builds its own vault, so it runs once per state with a fresh folder.
+``demo`` builds its own vault, so it runs once, in fresh and hostile folders of its own.
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ COMMAND_ARGS: dict[str, list[list[str]]] = {
 are filled in; every command but ``init`` and ``demo`` also gets ``--vault``."""
 
 NO_VAULT_OPTION = {"init", "demo", "merge-driver"}
+STATE_INDEPENDENT = {"demo"}
+"""Commands that build their own vault: run once, in test_demo_in_fresh_and_hostile_folders."""
 ALLOWED_EXIT_CODES = {0, 1, 2}
 
 MEMORY = (
@@ -196,81 +198,12 @@ def _conflict_note(root: Path) -> None:
     (root / "STM" / "Conflict.md").write_text(
         MEMORY.format(
             id="01JCONFLICT000000000000000",
-            body="<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> other\n",
-        )
-    )
-
-
-def _bad_yaml_note(root: Path) -> None:
-    (root / "STM" / "Broken yaml.md").write_text(
-        "---\ntype: memory\ntags: [unclosed\nid: : :\n---\nbroken\n"
-    )
-
-
-STATES: dict[str, Callable[[Path], None]] = {
-    "damaged index page": damage_index,
-    "read-only .vaultmem": lambda root: None,  # applied around the run by read_only()
-    "read-only STM": lambda root: None,
-    ".vaultmem is a file": sidecar_as_file,
-    "index.db is a folder": index_as_folder,
-    "lock is a folder": lock_as_folder,
-    "symlinks out of the vault": _symlinks_out,
-    "bad [folders]": _bad_folders,
-    "crafted journal": _crafted_journal,
-    "non-UTF-8 note": _non_utf8_note,
-    "conflict-marked note": _conflict_note,
-    "unparsable YAML": _bad_yaml_note,
-}
-READ_ONLY = {"read-only .vaultmem": ".vaultmem", "read-only STM": "STM"}
-
-
-@pytest.fixture(scope="module")
-def base_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("base") / "vault"
-    write_base_vault(root)
-    return root
-
-
-def _argv(name: str, args: list[str], root: Path, tmp: Path) -> list[str]:
-    jsonl = tmp / "memories.jsonl"
-    if not jsonl.exists():
-        jsonl.write_text('{"content": "Imported memory one"}\n{"content": {"nested": 1}}\n')
-    fresh = tmp / f"demo-{time.monotonic_ns()}"
-    filled = [
-        a.replace("{vault}", str(root))
-        .replace("{jsonl}", str(jsonl))
-        .replace("{fresh}", str(fresh))
-        for a in args
-    ]
-    if name not in NO_VAULT_OPTION:
-        filled += ["--vault", str(root)]
-    return [name, *filled]
-
-
-def test_every_command_has_an_entry() -> None:
-    missing = sorted(set(main.all_commands()) - set(COMMAND_ARGS))
-    assert not missing, (
-        f"commands without arguments in tests/test_hostile_states.py COMMAND_ARGS: {missing}; "
-        "add a row for each so it is run against every hostile vault state"
-    )
-
-
-@pytest.mark.parametrize("state", list(STATES))
-def test_every_command_against_a_hostile_state(
-    state: str, base_vault: Path, tmp_path: Path
-) -> None:
-    root = tmp_path / "vault"
-    shutil.copytree(base_vault, root, symlinks=True)
-    STATES[state](root)
-    runner = CliRunner()
-    failures: list[str] = []
-    guard = read_only(root / READ_ONLY[state]) if state in READ_ONLY else contextlib.nullcontext()
-    with guard:
-        for name in sorted(main.all_commands()):
+            body="        for name in sorted(set(main.all_commands()) - STATE_INDEPENDENT):
             for args in COMMAND_ARGS[name]:
                 argv = _argv(name, args, root, tmp_path)
                 result = runner.invoke(main, argv, catch_exceptions=True)
                 output = result.stdout + result.stderr
+                everything += output
                 if result.exception is not None and not isinstance(result.exception, SystemExit):
                     failures.append(f"{argv}: raised {result.exception!r}")
                 elif "Traceback" in output:
@@ -280,6 +213,29 @@ def test_every_command_against_a_hostile_state(
                 elif result.exit_code == 1 and not output.strip():
                     failures.append(f"{argv}: exit 1 without a message")
     assert not failures, f"state {state!r}:\n" + "\n".join(failures)
+    # nothing reached outside the vault through the states this test owns
+    assert not (root.parent / "outside").exists()
+    assert "root:x:0" not in everything
+    environ = Path("/proc/self/environ")
+    if environ.exists():  # Linux: no variable of this process shows up in any output
+        pairs = environ.read_bytes().decode("utf-8", "replace").split("\0")
+        assert not [p for p in pairs if "=" in p and len(p) > 8 and p in everything]
+
+
+def test_demo_in_fresh_and_hostile_folders(tmp_path: Path) -> None:
+    runner = CliRunner()
+    (tmp_path / "a file").write_text("x")
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "note.md").write_text("a person's note\n")
+    for name in sorted(STATE_INDEPENDENT):
+        for args in COMMAND_ARGS[name]:
+            result = runner.invoke(main, _argv(name, args, tmp_path / "unused", tmp_path))
+            assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    for target in ("a file", "used"):
+        result = runner.invoke(main, ["demo", "--dir", str(tmp_path / target), "--now", NOW])
+        assert result.exit_code in ALLOWED_EXIT_CODES and "Traceback" not in result.output
+        assert result.exit_code != 0
+    assert (tmp_path / "used" / "note.md").read_text() == "a person's note\n"
 
 
 @pytest.mark.parametrize("state", list(STATES))

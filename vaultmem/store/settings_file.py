@@ -7,7 +7,7 @@ from pathlib import Path
 
 from vaultmem.core.settings import Settings, SettingsError, parse_settings
 from vaultmem.errors import ConfigError
-from vaultmem.store.confinement import resolves_inside
+from vaultmem.store.confinement import is_symlinked, resolves_inside
 
 SETTINGS_FILE = "vaultmem.toml"
 
@@ -16,7 +16,7 @@ def load_settings(root: Path) -> Settings:
     """Settings of the vault at ``root``; defaults when it has no ``vaultmem.toml``.
 
     Raises :class:`ConfigError` naming the file and the problem (TOML syntax, unknown key,
-    wrong type, a ``[folders]`` value outside the vault — also through a symbolic link).
+    wrong type, a ``[folders]`` value outside the vault or through a symbolic link).
     """
     path = root / SETTINGS_FILE
     if not path.exists():
@@ -39,5 +39,11 @@ def load_settings(root: Path) -> Settings:
                 path,
                 f"[folders] {key} must lie inside the vault, not {folder!r} "
                 "(a symbolic link leads outside)",
+            )
+        if is_symlinked(root, folder):
+            raise ConfigError(
+                path,
+                f"[folders] {key} must not be or lie in a symbolic link, not {folder!r} "
+                "(vaultmem never enters linked folders); give the folder it points to",
             )
     return settings
