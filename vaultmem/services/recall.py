@@ -17,6 +17,10 @@
    strong hits (either direction); linked notes that did not match the words join as candidates
    (at most :data:`EXPAND_MAX`, filters applied) — Mnemon's graph traversal (seed 000).
 4. **Fusion and review blending** (:mod:`vaultmem.core.recall_fusion`; seeds 000, 001).
+5. **Vectors** (only when ``[embeddings]`` names a provider and notes have vectors;
+   :mod:`vaultmem.services.embeddings`): the query's nearest notes join the candidates and every
+   candidate gets the vector signal of :mod:`vaultmem.core.vector_fusion`. Without a provider
+   this step does nothing and recall is keyword-based as above.
 
 Measured with ``python -m benchmarks.recall_eval`` (206 questions over the SRD and kepano
 vaults and imported memories; recall@1/5/10, MRR): keyword-only 0.563/0.874/0.917/0.696, full
@@ -61,7 +65,9 @@ from vaultmem.core.text_tokens import (
     query_terms,
 )
 from vaultmem.core.timestamps import parse_datetime
+from vaultmem.core.vector_fusion import vector_signal
 from vaultmem.errors import InputError, UnsafeNoteError
+from vaultmem.services.embeddings import SemanticQuery, semantic_query
 from vaultmem.services.memory_view import MemoryRow, rows_of
 
 if TYPE_CHECKING:
@@ -172,7 +178,9 @@ def _checked_k(vault: Vault, k: object) -> int:
 def recall_weights(vault: Vault, overrides: Mapping[str, float] | None = None) -> FusionWeights:
     """The vault's ``[recall]`` weights with ``overrides``; raises :class:`InputError`."""
     try:
-        return FusionWeights.from_settings(vault.settings.recall).with_overrides(overrides)
+        return FusionWeights.from_settings(
+            vault.settings.recall, vault.settings.embeddings.weight_vector
+        ).with_overrides(overrides)
     except ValueError as err:
         raise InputError(str(err)) from None
 
@@ -197,9 +205,10 @@ def recall_notes(
     terms = query_terms(query)
     if options.get("sync", True):
         vault.sync()
-    if not terms:
+    semantic = semantic_query(vault, query) if weights.vector > 0 and query.strip() else None
+    if not terms and semantic is None:
         return []
-    hits = _rank(vault, terms, filters, weights, k, now)
+    hits = _rank(vault, terms, filters, weights, k, now, semantic)
     if options.get("touch"):
         _touch(vault, hits, now)
     return hits
@@ -223,11 +232,23 @@ def _touch(vault: Vault, hits: Sequence[Hit], now: dt.datetime) -> None:
 
 def _rank(
     vault: Vault, terms: Sequence[str], filters: RecallFilters, weights: FusionWeights, k: int,
-    now: dt.datetime,
+    now: dt.datetime, semantic: SemanticQuery | None = None,
 ) -> list[Hit]:
     """Candidates → signals → fused order → blended top ``k`` as :class:`Hit` objects."""
     conn = vault.index.conn
-    rows, bm25_values = _fts_candidates(conn, terms, filters, max(CANDIDATES, k))
+    rows, bm25_values = (
+        _fts_candidates(conn, terms, filters, max(CANDIDATES, k)) if terms else ([], [])
+    )
+    if semantic is not None:  # the query's nearest notes join the candidates
+        known = {str(row[0]) for row in rows}
+        size = max(vault.settings.embeddings.vector_candidates, k)
+        floor = vault.settings.embeddings.vector_floor
+        wanted = [p for p, cos in semantic.nearest(size + len(known))
+                  if p not in known and cos > floor][:size]
+        where, params = filters.sql()
+        near = _rows_at(conn, wanted, where, params) if wanted else []
+        rows = [*rows, *near]
+        bm25_values = [*bm25_values, *([0.0] * len(near))]
     if not rows:
         return []
     paths = [str(row[0]) for row in rows]
@@ -246,7 +267,12 @@ def _rank(
     decay = decay_signal(scores.score, decays)
     proximity = graph_signal(relevance, strong_hits(relevance, paths),
                              np.array(sources, dtype=np.intp), np.array(targets, dtype=np.intp))
-    fused = fuse(relevance, decay, proximity.signal, weights)
+    cosine = semantic.cosine_of(paths) if semantic is not None else None
+    vector = (
+        vector_signal(cosine, semantic.top, vault.settings.embeddings.vector_floor)
+        if semantic is not None and cosine is not None else None
+    )
+    fused = fuse(relevance, decay, proximity.signal, weights, vector)
     priority = np.where(decays & (columns.status == "active"), scores.review_priority, 0.0)
     primary = [int(i) for i in ranking(fused.score, paths)]
     due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE]
@@ -266,9 +292,16 @@ def _rank(
                 decay_score=float(scores.score[i]) if decays[i] else None,
                 review_priority=float(priority[i]),
                 linked_to=title_of(paths[via]) if via >= 0 else None,
+                vector=float(vector[i]) if vector is not None else 0.0,
+                cosine=_finite(cosine[i]) if cosine is not None else None,
             ),
+            vector=float(fused.vector[i]) if fused.vector is not None else 0.0,
         ))
     return hits
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
 
 
 def _graph(

@@ -33,6 +33,7 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
+from vaultmem.services.embeddings import close_vectors
 from vaultmem.services.git_commit import commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.lifecycle import (
@@ -140,6 +141,7 @@ class Vault:
         return self._index
 
     def close(self) -> None:
+        close_vectors(self)
         if self._index is not None:
             self._index.close()
             self._index = None

@@ -1,0 +1,41 @@
+"""The vector signal of hybrid recall: cosine similarity turned into a [0, 1] signal.
+
+Pure numpy, no I/O. For the n candidates of one query (shape ``(n,)`` arrays):
+
+``v_i = clip((cos_i − floor) / (top − floor), 0, 1)`` with ``top`` the best cosine of the whole
+vault for this query (the first vector candidate) and ``floor`` = ``[embeddings] vector_floor``:
+the nearest note gets 1, a note at or below the floor 0. Notes without a vector get 0.
+
+Relative scaling keeps the signal on the same footing as BM25 relevance (the best keyword match
+gets 1 too), and the floor keeps the near-random cosines of unrelated notes (0.0–0.2 for MiniLM)
+from lending every candidate a little. The fused score adds ``w_v · v`` to relevance, decay and
+graph (see :mod:`vaultmem.core.recall_fusion`); ``w_v`` and the floor were tuned on
+``benchmarks/recall_eval`` (see ``docs/user-guide.md``, "Semantic recall").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def vector_signal(cosines: npt.ArrayLike, top: float, floor: float) -> FloatArray:
+    """Cosines (NaN = no vector) → signal in [0, 1]; all zeros when ``top ≤ floor``."""
+    cos = np.nan_to_num(np.asarray(cosines, dtype=np.float64), nan=-1.0)
+    span = top - floor
+    if not np.isfinite(span) or span <= 0:
+        return np.zeros_like(cos)
+    return np.clip((cos - floor) / span, 0.0, 1.0)
+
+
+def top_k(similarity: npt.ArrayLike, k: int) -> npt.NDArray[np.intp]:
+    """Indices of the ``k`` largest values, largest first (ties: lower index first)."""
+    sims = np.asarray(similarity)
+    n = len(sims)
+    if k <= 0 or n == 0:
+        return np.zeros(0, dtype=np.intp)
+    part = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+    order = np.lexsort((part, -sims[part]))
+    return np.asarray(part[order], dtype=np.intp)
