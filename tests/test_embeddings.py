@@ -59,6 +59,10 @@ def make_vault(root: Path, provider: str = "local", **settings: object) -> Vault
     return Vault.open(root)
 
 
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.md"))}
+
+
 def remember_facts(vault: Vault) -> list[str]:
     return [vault.remember(fact, now=NOW, link=False).path for fact in FACTS]
 
@@ -327,3 +331,47 @@ def test_vectors_survive_an_index_rebuild_and_follow_moves(tmp_path: Path) -> No
     status = embed_status(vault)
     assert status.missing == 0
     assert "LTM/Allergic to peanuts.md" in vector_store(vault).assignments()
+
+
+# ---------------------------------------------------------------------------- remember
+def test_remember_same_content_reinforces_instead_of_copying(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    vault = make_vault(root, "none")
+    first = vault.remember("Allergic to peanuts.", now=NOW)
+    before = snapshot(root)
+    later = NOW + dt.timedelta(hours=2)
+    again = vault.remember("  allergic TO peanuts!\n", now=later)
+    assert again.path == first.path
+    assert again.fields.use_count == 2
+    assert any("reinforced it instead of writing a copy" in w for w in vault.warnings)
+    after = snapshot(root)
+    assert set(after) == set(before)  # no new note
+    changed = [p for p in after if after[p] != before[p]]
+    assert changed == [first.path]
+    other = vault.remember("Allergic to walnuts.", now=later)
+    assert other.path != first.path
+    copy = vault.remember("Allergic to peanuts.", now=later, dedup=False)
+    assert copy.path not in (first.path, other.path)
+    # CLI: the message says what happened, exit 0
+    result = CliRunner().invoke(main, ["remember", "allergic to peanuts", "--vault", str(root)])
+    assert result.exit_code == 0, result.output
+    assert "reinforced it instead of writing a copy" in result.output
+
+
+def test_remember_with_vectors_scores_surprise_and_links_semantically(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", auto_link_cosine=0.5)
+    remember_facts(vault)
+    embed_notes(vault, now=NOW)
+    near = vault.remember("Has a peanut allergy", now=NOW)
+    novel = vault.remember("Quantum chromodynamics lecture notes", now=NOW)
+    text_near = (vault.root / near.path).read_text()
+    text_novel = (vault.root / novel.path).read_text()
+    assert "surprise:" in text_near and "surprise:" in text_novel
+    assert near.fields.importance < novel.fields.importance
+    assert "[[Allergic to peanuts]]" in text_near  # semantic link: no word in common but meaning
+    status = embed_status(vault)
+    assert status.missing == 0  # remember embedded the new memories itself
+    dup = vault.remember("Allergic to peanuts and tree nuts", now=NOW, importance=0.5)
+    dup_text = (vault.root / dup.path).read_text()
+    assert dup.fields.importance == 0.5  # given explicitly: surprise leaves it alone
+    assert 'near_duplicate: "[[Allergic to peanuts]]"' in dup_text or "surprise:" in dup_text

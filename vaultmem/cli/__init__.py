@@ -6,7 +6,7 @@ import click
 
 from vaultmem import __version__
 from vaultmem.cli.demo_command import demo
-from vaultmem.cli.embed_commands import embed
+from vaultmem.cli.embed_commands import consolidate, embed
 from vaultmem.cli.index_commands import doctor, graph, index, links
 from vaultmem.cli.lifecycle_commands import expire, gc, lifecycle, promote, prune, seal, undo
 from vaultmem.cli.memory_commands import import_, observe, pin, remember, show, touch, unpin
@@ -53,5 +53,6 @@ for command in (
     review,
     watch,
     embed,
+    consolidate,
 ):
     main.add_command(command)

@@ -1,4 +1,5 @@
-"""``embed``: vectors for semantic recall (optional; ``[embeddings]`` in vaultmem.toml)."""
+"""``embed`` and ``consolidate``: vectors for semantic recall and merging near-duplicates
+(optional; ``[embeddings]`` in vaultmem.toml)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,15 @@ import datetime as dt
 
 import click
 
-from vaultmem.cli.common import json_option, now_option, print_json, progress_bar, vault_command
+from vaultmem.cli.common import (
+    dry_run_option,
+    json_option,
+    now_option,
+    print_json,
+    progress_bar,
+    vault_command,
+)
+from vaultmem.services.consolidation import consolidate as run_consolidation
 from vaultmem.services.embeddings import embed_notes, embed_status
 from vaultmem.services.vault import Vault
 
@@ -69,3 +78,38 @@ def embed(vault: Vault, ref: str | None, show_status: bool, all_notes: bool, as_
                f"{report.unchanged} unchanged")
     if report.retiered:
         click.echo(f"{report.retiered} vectors moved to a coarser tier (faded memories)")
+
+
+@click.command()
+@dry_run_option
+@json_option
+@now_option
+@vault_command
+def consolidate(vault: Vault, dry_run: bool, as_json: bool, now: dt.datetime) -> None:
+    """Merge near-duplicate memories into one note, keeping the originals (needs `embed --all`).
+
+    Memories whose vectors are closer than cosine 0.83 form clusters (single linkage). A cluster
+    of cohesion ≥ 0.9 is merged: a new note (source: consolidation, consolidated_from: links)
+    holds their text, and each original gets status: superseded and superseded_by: the new note.
+    Clusters of cohesion 0.75–0.9 are listed for review, looser ones kept apart. Nothing is
+    deleted; the run is journaled, and `vaultmem undo` restores every byte.
+    """
+    report = run_consolidation(vault, now=now, dry_run=dry_run)
+    if as_json:
+        print_json(report.as_dict())
+        return
+    if not report.clusters:
+        click.echo(f"no near-duplicates among {report.memories} memories with vectors")
+        return
+    for cluster in report.clusters:
+        where = f" → {cluster.path}" if cluster.path else ""
+        failed = f"  (not merged: {cluster.error})" if cluster.error else ""
+        click.echo(f"{cluster.action:<6} cohesion {cluster.cohesion:.3f}, "
+                   f"{len(cluster.members)} memories{where}{failed}")
+        for member in cluster.members:
+            click.echo(f"         {member.path}")
+    merging = sum(1 for c in report.clusters if c.action == "merge")
+    if dry_run:
+        click.echo(f"dry run: {merging} clusters would be merged; nothing changed")
+    else:
+        click.echo(f"merged {len(report.merged)} clusters; undo with `vaultmem undo`")

@@ -121,6 +121,7 @@ class LocalOnnxProvider:
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
             options = onnxruntime.SessionOptions()
             options.log_severity_level = 3
+            options.enable_cpu_mem_arena = False  # texts of every length: an arena only grows
             try:
                 session = onnxruntime.InferenceSession(
                     str(onnx_path), sess_options=options, providers=["CPUExecutionProvider"]

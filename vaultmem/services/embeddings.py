@@ -199,7 +199,7 @@ def embed_notes(
     if paths is None:
         present = {t.path for t in texts}
         report.forgotten = store.forget_paths(p for p in assigned if p not in present)
-    tiers = _tiers(vault, now)
+    tiers = _tiers(vault, now) if paths is None else {}  # new and edited notes start active
     stale = [t for t in texts if (a := assigned.get(t.path)) is None or a.note_hash != t.note_hash]
     report.unchanged = len(texts) - len(stale)
     done = report.unchanged
@@ -208,7 +208,8 @@ def embed_notes(
     keys = {t.path: embedding_key(chosen.name, t.text) for t in stale}
     known = store.known_keys(keys.values())
     batch = max(1, vault.settings.embeddings.batch_size)
-    todo = [t for t in stale if keys[t.path] not in known]
+    # similar lengths share a batch: padding to the longest text costs the model the most
+    todo = sorted((t for t in stale if keys[t.path] not in known), key=lambda t: len(t.text))
     reuse = [t for t in stale if keys[t.path] in known]
     if reuse:
         store.assign([Assignment(t.path, t.note_hash, keys[t.path], chosen.name) for t in reuse])
@@ -286,6 +287,17 @@ def embed_status(vault: Vault) -> EmbedStatus:
 def bytes_per_vector(dim: int) -> dict[str, int]:
     """Blob bytes of one ``dim``-vector per tier (for the status and the benchmark)."""
     return {tier: stored_bytes(dim, tier) for tier in ("active", "warm", "cold", "archive")}
+
+
+def embed_new(vault: Vault, path: str, now: dt.datetime) -> None:
+    """Embed a note vaultmem just wrote, when a provider is ready (best effort: a provider
+    failing now leaves the note for the next ``embed --all`` or the watcher)."""
+    if provider(vault) is None:
+        return
+    try:
+        embed_notes(vault, [path], now=now, sync=False)
+    except EmbeddingUnavailableError as err:
+        vault.warnings.append(f"{path} not embedded: {err}")
 
 
 # ---------------------------------------------------------------------------- searching
