@@ -31,8 +31,11 @@ from vaultmem.services.embedding_providers import (
     LocalOnnxProvider,
     OllamaProvider,
 )
+from vaultmem.services.background_embedding import BackgroundEmbedder
 from vaultmem.services.embeddings import embed_notes, embed_status, vector_store
+from vaultmem.services.index_sync import SyncReport
 from vaultmem.services.vault import Vault
+from vaultmem.services.watcher import VaultWatcher
 
 NOW = dt.datetime(2026, 11, 20, 12, 0, 0, tzinfo=dt.UTC)
 FACTS = (
@@ -375,3 +378,33 @@ def test_remember_with_vectors_scores_surprise_and_links_semantically(tmp_path: 
     dup_text = (vault.root / dup.path).read_text()
     assert dup.fields.importance == 0.5  # given explicitly: surprise leaves it alone
     assert 'near_duplicate: "[[Allergic to peanuts]]"' in dup_text or "surprise:" in dup_text
+
+
+# ---------------------------------------------------------------------------- watcher
+def test_watcher_embeds_changed_notes_in_the_background(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    vault = make_vault(root)
+    remember_facts(vault)  # embedded by remember itself
+    (root / "STM" / "Old note.md").write_text("Written while nobody watched: likes sailing.\n")
+    embedder = BackgroundEmbedder(root)
+
+    def on_sync(report: SyncReport) -> None:
+        embedder.notify(report)
+
+    with VaultWatcher(Vault.open(root), debounce_seconds=0.05, on_sync=on_sync) as watcher:
+        embedder.start()
+        try:
+            assert watcher.wait_idle(30)
+            assert embedder.wait_idle(60)
+            assert embed_status(vault).missing == 0  # caught up with the unwatched note
+            rel = "STM/Saved in Obsidian.md"
+            (root / rel).write_text("Keeps a pet tortoise called Humphrey.\n", encoding="utf-8")
+            assert watcher.wait_idle(30)
+            assert embedder.wait_idle(60)
+            hits = vault.recall("reptile companion", k=3, sync=False)
+            assert hits and hits[0].path == rel
+            assert hits[0].signals.cosine is not None
+        finally:
+            embedder.stop()
+    status = embed_status(vault)
+    assert status.missing == 0 and status.stale == 0

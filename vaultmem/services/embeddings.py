@@ -36,6 +36,7 @@ from vaultmem.services.embedding_providers import (
     EmbeddingUnavailableError,
     make_provider,
 )
+from vaultmem.services.memory_view import memory_table
 from vaultmem.store.vectors import Assignment, VectorMatrix, VectorStore
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ def _tiers(vault: Vault, now: dt.datetime) -> dict[str, str]:
     """Storage tier per memory path (seed 004); paths not listed are ``active``."""
     if not vault.settings.embeddings.quantise:
         return {}
-    table = vault.table(now=now)
+    table = memory_table(vault.index, vault.settings, now, where="n.type = 'memory'")
     out: dict[str, str] = {}
     cols, retention = table.columns, table.scores.retention
     for i in range(len(cols.path)):
