@@ -26,12 +26,12 @@ from vaultmem.cli import main
 from vaultmem.core.content_hash import normalised_content_hash, normalised_text
 from vaultmem.core.quantisation import decode, encode, stored_bytes, tier_for, unit
 from vaultmem.core.vector_fusion import top_k, vector_signal
+from vaultmem.services.background_embedding import BackgroundEmbedder
 from vaultmem.services.embedding_providers import (
     EmbeddingUnavailableError,
     LocalOnnxProvider,
     OllamaProvider,
 )
-from vaultmem.services.background_embedding import BackgroundEmbedder
 from vaultmem.services.embeddings import embed_notes, embed_status, vector_store
 from vaultmem.services.index_sync import SyncReport
 from vaultmem.services.vault import Vault
