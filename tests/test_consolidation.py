@@ -61,10 +61,21 @@ def _vault(tmp_path: Path) -> Path:
 def test_dry_run_lists_clusters_and_changes_no_byte(tmp_path: Path) -> None:
     root = _vault(tmp_path)
     before = {p: b for p, b in snapshot(root).items()}
-    before_all = sorted(str(p.relative_to(root)) for p in root.rglob("*") if ".vaultmem" not in
-                        p.parts)
-    result = CliRunner().invoke(main, ["consolidate", "--dry-run", "--json", "--vault", str(root),
-                                       "--now", "2026-11-20T12:00:00"])
+    before_all = sorted(
+        str(p.relative_to(root)) for p in root.rglob("*") if ".vaultmem" not in p.parts
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "consolidate",
+            "--dry-run",
+            "--json",
+            "--vault",
+            str(root),
+            "--now",
+            "2026-11-20T12:00:00",
+        ],
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["dry_run"] is True
@@ -73,8 +84,10 @@ def test_dry_run_lists_clusters_and_changes_no_byte(tmp_path: Path) -> None:
     assert sorted(merges[0]["members"]) == sorted(f"STM/{t}.md" for t in DUPLICATES)
     assert merges[0]["cohesion"] >= 0.9
     assert snapshot(root) == before
-    assert sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                  if ".vaultmem" not in p.parts) == before_all
+    assert (
+        sorted(str(p.relative_to(root)) for p in root.rglob("*") if ".vaultmem" not in p.parts)
+        == before_all
+    )
     assert not list((root / ".vaultmem").glob("journal/*.jsonl"))
 
 
@@ -82,8 +95,9 @@ def test_apply_merges_without_deleting_and_undo_restores_every_byte(tmp_path: Pa
     root = _vault(tmp_path)
     before = snapshot(root)
     runner = CliRunner()
-    result = runner.invoke(main, ["consolidate", "--vault", str(root),
-                                  "--now", "2026-11-20T12:00:00"])
+    result = runner.invoke(
+        main, ["consolidate", "--vault", str(root), "--now", "2026-11-20T12:00:00"]
+    )
     assert result.exit_code == 0, result.output
     assert "merged 1 clusters" in result.output
     after = snapshot(root)
@@ -100,8 +114,9 @@ def test_apply_merges_without_deleting_and_undo_restores_every_byte(tmp_path: Pa
     for text in OTHERS:  # untouched
         assert after[f"STM/{text}.md"] == before[f"STM/{text}.md"]
     # a second run finds nothing left to merge (superseded memories are not candidates)
-    again = json.loads(runner.invoke(main, ["consolidate", "--dry-run", "--json", "--vault",
-                                            str(root)]).output)
+    again = json.loads(
+        runner.invoke(main, ["consolidate", "--dry-run", "--json", "--vault", str(root)]).output
+    )
     assert all(c["action"] != "merge" for c in again["clusters"])
     undo = runner.invoke(main, ["undo", "--vault", str(root)])
     assert undo.exit_code == 0, undo.output

@@ -108,8 +108,9 @@ def test_vector_signal_and_top_k() -> None:
 # ---------------------------------------------------------------------------- local model
 def test_packaged_local_model_embeds_for_real() -> None:
     provider = LocalOnnxProvider("bundled")
-    vectors = provider.embed(["Allergic to peanuts", "dietary restrictions",
-                              "The API uses JWT tokens"])
+    vectors = provider.embed(
+        ["Allergic to peanuts", "dietary restrictions", "The API uses JWT tokens"]
+    )
     assert vectors.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[2] @ vectors[1]
@@ -156,8 +157,9 @@ class FakeOllama(BaseHTTPRequestHandler):
         self.calls.append("POST " + self.path)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.path == "/api/embed" and not self.legacy:
-            self._reply(200, {"model": body["model"],
-                              "embeddings": [fake_vector(t) for t in body["input"]]})
+            self._reply(
+                200, {"model": body["model"], "embeddings": [fake_vector(t) for t in body["input"]]}
+            )
         elif self.path == "/api/embeddings":
             self._reply(200, {"embedding": fake_vector(body["prompt"])})
         else:
@@ -267,22 +269,26 @@ def test_embed_command_keys_vectors_by_content(tmp_path: Path) -> None:
     report = json.loads(first.output)
     total = Vault.open(root).index.note_count()
     assert report["embedded"] == total and report["unchanged"] == 0
-    again = json.loads(runner.invoke(main, ["embed", "--all", "--json", "--vault",
-                                            str(root)]).output)
+    again = json.loads(
+        runner.invoke(main, ["embed", "--all", "--json", "--vault", str(root)]).output
+    )
     assert again["embedded"] == 0 and again["unchanged"] == total
     # a touch changes the file but not the text: the stored vector is reused
     assert runner.invoke(main, ["touch", paths[0], "--vault", str(root)]).exit_code == 0
-    touched = json.loads(runner.invoke(main, ["embed", "--all", "--json", "--vault",
-                                              str(root)]).output)
+    touched = json.loads(
+        runner.invoke(main, ["embed", "--all", "--json", "--vault", str(root)]).output
+    )
     assert touched["embedded"] == 0 and touched["reused"] == 1
     # an edited body is embedded again, and only that note
     note = root / paths[1]
     note.write_text(note.read_text().replace("green tea", "black coffee"))
-    one = json.loads(runner.invoke(main, ["embed", paths[1], "--json", "--vault",
-                                          str(root)]).output)
+    one = json.loads(
+        runner.invoke(main, ["embed", paths[1], "--json", "--vault", str(root)]).output
+    )
     assert one["embedded"] == 1 and one["paths"] == [paths[1]]
-    status = json.loads(runner.invoke(main, ["embed", "--status", "--json", "--vault",
-                                             str(root)]).output)
+    status = json.loads(
+        runner.invoke(main, ["embed", "--status", "--json", "--vault", str(root)]).output
+    )
     assert status["embedded"] == total and status["missing"] == 0 and status["dim"] == 384
 
 
@@ -295,8 +301,7 @@ def test_hybrid_recall_finds_paraphrases_keywords_miss(tmp_path: Path) -> None:
         "dietary restrictions": "STM/Allergic to peanuts.md",
         "what does he drink in the morning": "STM/Drinks green tea every morning.md",
         "European countries": "STM/Visited England and France last summer.md",
-        "which token format does the backend use":
-            "STM/The API uses JWT tokens for authentication.md",
+        "which token format does the backend use": "STM/The API uses JWT tokens for authentication.md",
     }
     for query, answer in cases.items():
         hits = vault.recall(query, k=3, now=NOW)
@@ -311,13 +316,17 @@ def test_explain_shows_the_vector_signal(tmp_path: Path) -> None:
     remember_facts(vault)
     embed_notes(vault, now=NOW)
     vault.close()
-    result = CliRunner().invoke(main, ["recall", "--explain", "dietary", "restrictions",
-                                       "--vault", str(root)])
+    result = CliRunner().invoke(
+        main, ["recall", "--explain", "dietary", "restrictions", "--vault", str(root)]
+    )
     assert result.exit_code == 0, result.output
     assert "×vector" in result.output
     assert "cosine" in result.output and "Allergic to peanuts" in result.output
-    data = json.loads(CliRunner().invoke(main, ["recall", "--json", "dietary", "restrictions",
-                                                "--vault", str(root)]).output)
+    data = json.loads(
+        CliRunner()
+        .invoke(main, ["recall", "--json", "dietary", "restrictions", "--vault", str(root)])
+        .output
+    )
     assert data[0]["signals"]["cosine"] > 0 and data[0]["contributions"]["vector"] > 0
 
 

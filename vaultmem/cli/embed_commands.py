@@ -22,15 +22,29 @@ from vaultmem.services.vault import Vault
 
 @click.command()
 @click.argument("ref", required=False)
-@click.option("--status", "show_status", is_flag=True,
-              help="Show how many notes have a current vector; embed nothing.")
-@click.option("--all", "all_notes", is_flag=True,
-              help="Embed every note that has no current vector (unchanged notes are skipped).")
+@click.option(
+    "--status",
+    "show_status",
+    is_flag=True,
+    help="Show how many notes have a current vector; embed nothing.",
+)
+@click.option(
+    "--all",
+    "all_notes",
+    is_flag=True,
+    help="Embed every note that has no current vector (unchanged notes are skipped).",
+)
 @json_option
 @now_option
 @vault_command
-def embed(vault: Vault, ref: str | None, show_status: bool, all_notes: bool, as_json: bool,
-          now: dt.datetime) -> None:
+def embed(
+    vault: Vault,
+    ref: str | None,
+    show_status: bool,
+    all_notes: bool,
+    as_json: bool,
+    now: dt.datetime,
+) -> None:
     """Embed notes for semantic recall: --status, --all, or one note REF (id, title or path).
 
     Needs a provider in vaultmem.toml: `[embeddings] provider = "local"` (install the model with
@@ -53,8 +67,10 @@ def embed(vault: Vault, ref: str | None, show_status: bool, all_notes: bool, as_
             return
         state = "ready" if status.available else f"unavailable: {status.problem}"
         click.echo(f"provider {status.provider} ({state})")
-        click.echo(f"{status.notes} notes: {status.embedded} embedded, {status.stale} changed "
-                   f"since embedded, {status.missing} without a vector")
+        click.echo(
+            f"{status.notes} notes: {status.embedded} embedded, {status.stale} changed "
+            f"since embedded, {status.missing} without a vector"
+        )
         for tier, (count, size) in sorted(status.tiers.items()):
             click.echo(f"  {tier:<8} {count:>7} vectors  {size / 1024:9.1f} KiB")
         return
@@ -73,9 +89,11 @@ def embed(vault: Vault, ref: str | None, show_status: bool, all_notes: bool, as_
         print_json(report.as_dict())
         return
     rate = report.embedded / report.seconds if report.seconds > 0 else 0.0
-    click.echo(f"embedded {report.embedded} notes with {report.provider} "
-               f"({rate:.0f} notes/s); {report.reused} reused a stored vector, "
-               f"{report.unchanged} unchanged")
+    click.echo(
+        f"embedded {report.embedded} notes with {report.provider} "
+        f"({rate:.0f} notes/s); {report.reused} reused a stored vector, "
+        f"{report.unchanged} unchanged"
+    )
     if report.retiered:
         click.echo(f"{report.retiered} vectors moved to a coarser tier (faded memories)")
 
@@ -104,8 +122,10 @@ def consolidate(vault: Vault, dry_run: bool, as_json: bool, now: dt.datetime) ->
     for cluster in report.clusters:
         where = f" → {cluster.path}" if cluster.path else ""
         failed = f"  (not merged: {cluster.error})" if cluster.error else ""
-        click.echo(f"{cluster.action:<6} cohesion {cluster.cohesion:.3f}, "
-                   f"{len(cluster.members)} memories{where}{failed}")
+        click.echo(
+            f"{cluster.action:<6} cohesion {cluster.cohesion:.3f}, "
+            f"{len(cluster.members)} memories{where}{failed}"
+        )
         for member in cluster.members:
             click.echo(f"         {member.path}")
     merging = sum(1 for c in report.clusters if c.action == "merge")

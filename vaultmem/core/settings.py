@@ -107,6 +107,7 @@ class EmbeddingSettings:
     weight_vector: float = 0.6
     vector_floor: float = 0.1
     vector_candidates: int = 30
+    keyword_gate: float = 0.0
     auto_link_cosine: float = 0.80
     near_duplicate: float = 0.92
     surprise_k: int = 5

@@ -39,3 +39,15 @@ def top_k(similarity: npt.ArrayLike, k: int) -> npt.NDArray[np.intp]:
     part = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
     order = np.lexsort((part, -sims[part]))
     return np.asarray(part[order], dtype=np.intp)
+
+
+def gated_relevance(relevance: npt.ArrayLike, vector: npt.ArrayLike, gate: float) -> FloatArray:
+    """Keyword relevance scaled by agreement with the vectors: ``r · (1 − gate + gate · v)``.
+
+    ``gate`` in [0, 1]: 0 leaves ``r`` as it is; at 0.5 a keyword match the vectors find
+    unrelated (v = 0) keeps half its relevance. A query's words often match notes about
+    something else (a shared common word); the vector signal tells those apart.
+    """
+    r = np.asarray(relevance, dtype=np.float64)
+    v = np.asarray(vector, dtype=np.float64)
+    return r * ((1.0 - gate) + gate * v)

@@ -64,15 +64,15 @@ class BackgroundEmbedder:
         """Wait up to ``timeout`` seconds until nothing is queued or being embedded."""
         with self._cond:
             return self._cond.wait_for(
-                lambda: not (self._pending or self._everything or self._busy), timeout)
+                lambda: not (self._pending or self._everything or self._busy), timeout
+            )
 
     def _run(self) -> None:
         vault = Vault.open(self.root)
         try:
             while True:
                 with self._cond:
-                    self._cond.wait_for(
-                        lambda: self._stopping or self._pending or self._everything)
+                    self._cond.wait_for(lambda: self._stopping or self._pending or self._everything)
                     if self._stopping:
                         return
                     everything, self._everything = self._everything, False
@@ -87,8 +87,9 @@ class BackgroundEmbedder:
         finally:
             vault.close()
 
-    def _embed(self, vault: Vault, wanted: list[str] | None, everything: bool,
-               paths: list[str]) -> None:
+    def _embed(
+        self, vault: Vault, wanted: list[str] | None, everything: bool, paths: list[str]
+    ) -> None:
         if provider(vault) is None:
             for warning in vault.warnings:
                 logger.warning("watch: %s", warning)
@@ -108,5 +109,7 @@ class BackgroundEmbedder:
             if report.embedded:
                 logger.info("watch: embedded %d notes", report.embedded)
         except Exception:
-            logger.exception("watch: embedding %s failed",
-                             "the vault" if wanted is None else f"{len(wanted)} notes")
+            logger.exception(
+                "watch: embedding %s failed",
+                "the vault" if wanted is None else f"{len(wanted)} notes",
+            )

@@ -77,9 +77,13 @@ class Cluster:
     error: str | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {"action": self.action, "cohesion": round(self.cohesion, 4),
-                "members": [m.path for m in self.members], "merged_into": self.path,
-                "error": self.error}
+        return {
+            "action": self.action,
+            "cohesion": round(self.cohesion, 4),
+            "members": [m.path for m in self.members],
+            "merged_into": self.path,
+            "error": self.error,
+        }
 
 
 @dataclass(slots=True)
@@ -93,9 +97,13 @@ class ConsolidationReport:
     journal: str | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {"dry_run": self.dry_run, "memories": self.memories,
-                "clusters": [c.as_dict() for c in self.clusters],
-                "merged": [c.path for c in self.merged], "journal": self.journal}
+        return {
+            "dry_run": self.dry_run,
+            "memories": self.memories,
+            "clusters": [c.as_dict() for c in self.clusters],
+            "merged": [c.path for c in self.merged],
+            "journal": self.journal,
+        }
 
 
 _MEMBER_SQL = """
@@ -112,8 +120,19 @@ def _members(vault: Vault) -> dict[str, Member]:
     for row in vault.index.conn.execute(_MEMBER_SQL):
         tags = tuple(json.loads(row[10] or "[]"))
         out[str(row[0])] = Member(
-            str(row[0]), row[1], str(row[2]), int(row[3]), row[4], float(row[5]),
-            float(row[6]), str(row[7]), str(row[8]), str(row[9]), tags, str(row[11] or ""))
+            str(row[0]),
+            row[1],
+            str(row[2]),
+            int(row[3]),
+            row[4],
+            float(row[5]),
+            float(row[6]),
+            str(row[7]),
+            str(row[8]),
+            str(row[9]),
+            tags,
+            str(row[11] or ""),
+        )
     return out
 
 

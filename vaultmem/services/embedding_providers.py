@@ -122,6 +122,8 @@ class LocalOnnxProvider:
             options = onnxruntime.SessionOptions()
             options.log_severity_level = 3
             options.enable_cpu_mem_arena = False  # texts of every length: an arena only grows
+            # no busy-waiting threads: the model shares the machine with the watcher and others
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             try:
                 session = onnxruntime.InferenceSession(
                     str(onnx_path), sess_options=options, providers=["CPUExecutionProvider"]
@@ -157,8 +159,9 @@ class LocalOnnxProvider:
 class OllamaProvider:
     """Ollama's embedding API over HTTP (stdlib ``urllib``; one JSON POST per batch)."""
 
-    def __init__(self, url: str, model: str, *, probe_seconds: float = 2.0,
-                 timeout_seconds: float = 120.0) -> None:
+    def __init__(
+        self, url: str, model: str, *, probe_seconds: float = 2.0, timeout_seconds: float = 120.0
+    ) -> None:
         self.url = url.rstrip("/")
         self.model = model
         self.name = f"ollama:{model}"
@@ -169,7 +172,9 @@ class OllamaProvider:
     def _request(self, path: str, body: dict[str, object] | None, timeout: float) -> Any:
         data = None if body is None else json.dumps(body).encode("utf-8")
         request = urllib.request.Request(
-            self.url + path, data=data, method="GET" if body is None else "POST",
+            self.url + path,
+            data=data,
+            method="GET" if body is None else "POST",
             headers={"Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
@@ -193,16 +198,20 @@ class OllamaProvider:
         try:
             if not self._legacy:
                 try:
-                    reply = self._request("/api/embed", {"model": self.model, "input": list(texts)},
-                                          self.timeout_seconds)
+                    reply = self._request(
+                        "/api/embed",
+                        {"model": self.model, "input": list(texts)},
+                        self.timeout_seconds,
+                    )
                     return unit(np.asarray(reply["embeddings"], dtype=np.float32))
                 except urllib.error.HTTPError as err:
                     if err.code != 404:
                         raise
                     self._legacy = True  # an Ollama older than /api/embed
             rows = [
-                self._request("/api/embeddings", {"model": self.model, "prompt": text},
-                              self.timeout_seconds)["embedding"]
+                self._request(
+                    "/api/embeddings", {"model": self.model, "prompt": text}, self.timeout_seconds
+                )["embedding"]
                 for text in texts
             ]
             return unit(np.asarray(rows, dtype=np.float32))
@@ -230,8 +239,9 @@ def make_provider(settings: EmbeddingSettings) -> EmbeddingProvider | None:
     if settings.provider == "local":
         return LocalOnnxProvider(settings.model)
     if settings.provider == "ollama":
-        return OllamaProvider(settings.ollama_url, settings.ollama_model,
-                              probe_seconds=settings.probe_seconds)
+        return OllamaProvider(
+            settings.ollama_url, settings.ollama_model, probe_seconds=settings.probe_seconds
+        )
     raise EmbeddingUnavailableError(
         f"[embeddings] provider must be one of {', '.join(PROVIDERS)}, not {settings.provider!r}"
     )

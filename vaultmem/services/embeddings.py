@@ -124,8 +124,7 @@ class NoteText:
 def note_texts(vault: Vault, paths: Iterable[str] | None = None) -> list[NoteText]:
     """Title + body of the indexed notes (all, or those at ``paths``), by path."""
     conn = vault.index.conn
-    sql = ("SELECT n.path, n.hash, f.title, f.body FROM notes n "
-           "JOIN notes_fts f ON f.rowid = n.nid")
+    sql = "SELECT n.path, n.hash, f.title, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid"
     if paths is None:
         rows = conn.execute(sql + " ORDER BY n.path").fetchall()
     else:
@@ -152,8 +151,9 @@ def _tiers(vault: Vault, now: dt.datetime) -> dict[str, str]:
     out: dict[str, str] = {}
     cols, retention = table.columns, table.scores.retention
     for i in range(len(cols.path)):
-        out[str(cols.path[i])] = tier_for(float(retention[i]),
-                                          archived=str(cols.status[i]) == "archived")
+        out[str(cols.path[i])] = tier_for(
+            float(retention[i]), archived=str(cols.status[i]) == "archived"
+        )
     return out
 
 
@@ -171,18 +171,28 @@ class EmbedReport:
     paths: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
-        return {"provider": self.provider, "embedded": self.embedded, "reused": self.reused,
-                "unchanged": self.unchanged, "retiered": self.retiered,
-                "forgotten": self.forgotten, "seconds": round(self.seconds, 3),
-                "paths": self.paths}
+        return {
+            "provider": self.provider,
+            "embedded": self.embedded,
+            "reused": self.reused,
+            "unchanged": self.unchanged,
+            "retiered": self.retiered,
+            "forgotten": self.forgotten,
+            "seconds": round(self.seconds, 3),
+            "paths": self.paths,
+        }
 
 
 Progress = Callable[[int], None]
 
 
 def embed_notes(
-    vault: Vault, paths: Sequence[str] | None = None, *, now: dt.datetime,
-    progress: Progress | None = None, sync: bool = True,
+    vault: Vault,
+    paths: Sequence[str] | None = None,
+    *,
+    now: dt.datetime,
+    progress: Progress | None = None,
+    sync: bool = True,
 ) -> EmbedReport:
     """Embed the notes at ``paths`` (default: every note) that have no current vector.
 
@@ -235,7 +245,8 @@ def embed_notes(
     if tiers:
         current = store.assignments(chosen.name)
         report.retiered = store.retier(
-            chosen.name, {current[p].key: tier for p, tier in tiers.items() if p in current})
+            chosen.name, {current[p].key: tier for p, tier in tiers.items() if p in current}
+        )
     report.seconds = time.perf_counter() - started
     return report
 
@@ -255,10 +266,17 @@ class EmbedStatus:
     dim: int | None
 
     def as_dict(self) -> dict[str, object]:
-        return {"provider": self.provider, "available": self.available, "problem": self.problem,
-                "notes": self.notes, "embedded": self.embedded, "stale": self.stale,
-                "missing": self.missing, "dim": self.dim,
-                "tiers": {t: {"vectors": n, "bytes": b} for t, (n, b) in self.tiers.items()}}
+        return {
+            "provider": self.provider,
+            "available": self.available,
+            "problem": self.problem,
+            "notes": self.notes,
+            "embedded": self.embedded,
+            "stale": self.stale,
+            "missing": self.missing,
+            "dim": self.dim,
+            "tiers": {t: {"vectors": n, "bytes": b} for t, (n, b) in self.tiers.items()},
+        }
 
 
 def embed_status(vault: Vault) -> EmbedStatus:
@@ -266,8 +284,17 @@ def embed_status(vault: Vault) -> EmbedStatus:
     vault.sync()
     state = _state(vault)
     if state.provider is None:
-        return EmbedStatus(None, False, f"no embedding provider is configured: {ENABLE_HINT}",
-                           vault.index.note_count(), 0, 0, 0, {}, None)
+        return EmbedStatus(
+            None,
+            False,
+            f"no embedding provider is configured: {ENABLE_HINT}",
+            vault.index.note_count(),
+            0,
+            0,
+            0,
+            {},
+            None,
+        )
     problem = None
     try:
         state.provider.check()
@@ -281,8 +308,17 @@ def embed_status(vault: Vault) -> EmbedStatus:
     stale = sum(1 for p, a in assigned.items() if p in hashes and hashes[p] != a.note_hash)
     matrix = store.matrix(name)
     dim = int(matrix.vectors.shape[1]) if len(matrix) else None
-    return EmbedStatus(name, problem is None, problem, len(hashes), embedded, stale,
-                       len(hashes) - embedded - stale, store.tier_counts(name), dim)
+    return EmbedStatus(
+        name,
+        problem is None,
+        problem,
+        len(hashes),
+        embedded,
+        stale,
+        len(hashes) - embedded - stale,
+        store.tier_counts(name),
+        dim,
+    )
 
 
 def bytes_per_vector(dim: int) -> dict[str, int]:

@@ -87,9 +87,12 @@ def _memory_neighbours(vault: Vault, found: SemanticQuery) -> list[tuple[str, fl
     paths = [p for p, _ in near]
     marks = ", ".join("?" * len(paths))
     memories = {
-        str(r[0]) for r in vault.index.conn.execute(
+        str(r[0])
+        for r in vault.index.conn.execute(
             f"SELECT path FROM notes WHERE path IN ({marks}) AND type = 'memory' "
-            "AND status IN ('active', 'promoted')", paths)
+            "AND status IN ('active', 'promoted')",
+            paths,
+        )
     }
     return [(p, c) for p, c in near if p in memories]
 

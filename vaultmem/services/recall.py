@@ -65,7 +65,7 @@ from vaultmem.core.text_tokens import (
     query_terms,
 )
 from vaultmem.core.timestamps import parse_datetime
-from vaultmem.core.vector_fusion import vector_signal
+from vaultmem.core.vector_fusion import gated_relevance, vector_signal
 from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.embeddings import SemanticQuery, semantic_query
 from vaultmem.services.memory_view import MemoryRow, rows_of
@@ -272,7 +272,9 @@ def _rank(
         vector_signal(cosine, semantic.top, vault.settings.embeddings.vector_floor)
         if semantic is not None and cosine is not None else None
     )
-    fused = fuse(relevance, decay, proximity.signal, weights, vector)
+    gate = vault.settings.embeddings.keyword_gate
+    fused = fuse(relevance if vector is None or gate <= 0 else
+                 gated_relevance(relevance, vector, gate), decay, proximity.signal, weights, vector)
     priority = np.where(decays & (columns.status == "active"), scores.review_priority, 0.0)
     primary = [int(i) for i in ranking(fused.score, paths)]
     due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE]
