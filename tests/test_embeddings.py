@@ -383,10 +383,14 @@ def test_remember_with_vectors_scores_surprise_and_links_semantically(tmp_path: 
     assert "[[Allergic to peanuts]]" in text_near  # semantic link: no word in common but meaning
     status = embed_status(vault)
     assert status.missing == 0  # remember embedded the new memories itself
-    dup = vault.remember("Allergic to peanuts and tree nuts", now=NOW, importance=0.5)
+    # the same text again (dedup off): cosine 1 → flagged, importance pulled down the most
+    dup = vault.remember("Allergic to peanuts", now=NOW, dedup=False)
     dup_text = (vault.root / dup.path).read_text()
-    assert dup.fields.importance == 0.5  # given explicitly: surprise leaves it alone
-    assert 'near_duplicate: "[[Allergic to peanuts]]"' in dup_text or "surprise:" in dup_text
+    assert 'near_duplicate: "[[Allergic to peanuts]]"' in dup_text
+    assert dup.fields.importance < near.fields.importance
+    given = vault.remember("Allergic to peanuts", now=NOW, dedup=False, importance=0.5)
+    assert given.fields.importance == 0.5  # given explicitly: surprise leaves it alone
+    assert "near_duplicate:" in (vault.root / given.path).read_text()
 
 
 # ---------------------------------------------------------------------------- watcher

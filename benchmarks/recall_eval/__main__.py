@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="embed every note with the packaged local model (vaultmem"
                              "[embeddings]) and add the paraphrase questions and the vectors-only "
                              "and hybrid configurations")
+    parser.add_argument("--vector-cache", type=Path, metavar="DIR",
+                        help="with --embeddings: reuse (and update) the vectors of earlier runs "
+                             "kept in DIR")
     parser.add_argument("--tiers", default="",
                         help="with --embeddings: also rerun vectors and hybrid with every vector "
                              "quantised to these tiers, e.g. warm,cold,archive")
@@ -69,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         tiers = [t for t in args.tiers.split(",") if t.strip()] if args.embeddings else []
         evaluation = evaluate(questions, configs=configurations(custom, embeddings=args.embeddings),
                               vaults_dir=args.vaults, k=K, progress=progress,
-                              embeddings=args.embeddings, tiers=tiers)
+                              embeddings=args.embeddings, tiers=tiers,
+                              vector_cache=args.vector_cache)
     except RecallNotReady as err:
         print(f"recall eval: {err}", file=sys.stderr)
         return 3

@@ -197,11 +197,14 @@ def _make_writable(root: Path) -> None:
 
 
 def prepare_vault(source: Path, target: Path, *, memory_lines: Sequence[str] = (),
-                  now: dt.datetime = NOW, embeddings: bool = False) -> Vault:
+                  now: dt.datetime = NOW, embeddings: bool = False,
+                  vector_cache: Path | None = None) -> Vault:
     """Copy ``source`` to ``target``, make it a vaultmem vault, import ``memory_lines``, sync.
 
     With ``embeddings`` the vault uses the packaged local model (``[embeddings] provider =
-    "local"``) and every note is embedded.
+    "local"``) and every note is embedded; with ``vector_cache`` (a folder) the vectors of an
+    earlier run are reused from ``<cache>/<vault>.vectors.db`` (vectors are keyed by the text
+    embedded, so a changed note is embedded again) and the cache is updated.
 
     Raises RuntimeError if a memory line is refused or lands at another path than
     :func:`expected_memory_paths` says (the questions name those paths).
@@ -229,7 +232,17 @@ def prepare_vault(source: Path, target: Path, *, memory_lines: Sequence[str] = (
             raise RuntimeError(f"memories landed at other paths than expected: {wrong[:3]}")
     vault.sync()
     if embeddings:
-        embed_notes(vault, now=now)
+        cached = vector_cache / f"{source.name}.vectors.db" if vector_cache else None
+        if cached is not None and cached.is_file():
+            vault.close()
+            shutil.copyfile(cached, target / ".vaultmem" / "vectors.db")
+            vault = Vault.open(target)
+        report = embed_notes(vault, now=now)
+        if cached is not None and report.embedded:
+            vault.close()  # checkpoints the WAL into the file
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(target / ".vaultmem" / "vectors.db", cached)
+            vault = Vault.open(target)
     return vault
 
 
@@ -358,7 +371,7 @@ def evaluate(
     questions: Sequence[Question] | None = None, *, configs: Sequence[Config] | None = None,
     vaults_dir: Path | None = None, memory_lines: Sequence[str] | None = None,
     now: dt.datetime = NOW, k: int = K, progress: Progress | None = None,
-    embeddings: bool = False, tiers: Sequence[str] = (),
+    embeddings: bool = False, tiers: Sequence[str] = (), vector_cache: Path | None = None,
 ) -> Evaluation:
     """Copy and prepare the vaults the questions need, ask every question in every configuration.
 
@@ -375,7 +388,7 @@ def evaluate(
         vaults = {
             name: prepare_vault(source_dir / name, Path(tmp) / name,
                                 memory_lines=lines if name == MEMORY_VAULT else (), now=now,
-                                embeddings=embeddings)
+                                embeddings=embeddings, vector_cache=vector_cache)
             for name in needed
         }
         try:
