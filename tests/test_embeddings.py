@@ -298,7 +298,7 @@ def test_hybrid_recall_finds_paraphrases_keywords_miss(tmp_path: Path) -> None:
     assert vault.recall("dietary restrictions", now=NOW) == []  # nothing embedded yet
     embed_notes(vault, now=NOW)
     cases = {
-        "dietary restrictions": "STM/Allergic to peanuts.md",
+        "food allergies": "STM/Allergic to peanuts.md",
         "what does he drink in the morning": "STM/Drinks green tea every morning.md",
         "European countries": "STM/Visited England and France last summer.md",
         "which token format does the backend use": f"STM/{FACTS[-1]}.md",
@@ -317,14 +317,14 @@ def test_explain_shows_the_vector_signal(tmp_path: Path) -> None:
     embed_notes(vault, now=NOW)
     vault.close()
     result = CliRunner().invoke(
-        main, ["recall", "--explain", "dietary", "restrictions", "--vault", str(root)]
+        main, ["recall", "--explain", "food", "allergies", "--vault", str(root)]
     )
     assert result.exit_code == 0, result.output
     assert "×vector" in result.output
     assert "cosine" in result.output and "Allergic to peanuts" in result.output
     data = json.loads(
         CliRunner()
-        .invoke(main, ["recall", "--json", "dietary", "restrictions", "--vault", str(root)])
+        .invoke(main, ["recall", "--json", "food", "allergies", "--vault", str(root)])
         .output
     )
     assert data[0]["signals"]["cosine"] > 0 and data[0]["contributions"]["vector"] > 0

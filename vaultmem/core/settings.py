@@ -104,10 +104,10 @@ class EmbeddingSettings:
     ollama_model: str = "nomic-embed-text"
     probe_seconds: float = 2.0
     batch_size: int = 32
-    weight_vector: float = 0.6
-    vector_floor: float = 0.1
+    weight_vector: float = 1.5
+    vector_floor: float = 0.2
     vector_candidates: int = 30
-    keyword_gate: float = 0.0
+    matched_vector_share: float = 0.3
     auto_link_cosine: float = 0.80
     near_duplicate: float = 0.92
     surprise_k: int = 5

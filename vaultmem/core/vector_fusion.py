@@ -41,13 +41,11 @@ def top_k(similarity: npt.ArrayLike, k: int) -> npt.NDArray[np.intp]:
     return np.asarray(part[order], dtype=np.intp)
 
 
-def gated_relevance(relevance: npt.ArrayLike, vector: npt.ArrayLike, gate: float) -> FloatArray:
-    """Keyword relevance scaled by agreement with the vectors: ``r · (1 − gate + gate · v)``.
+def matched_share(vector: npt.ArrayLike, matched: npt.ArrayLike, share: float) -> FloatArray:
+    """The vector signal with notes that matched the query's words scaled by ``share``.
 
-    ``gate`` in [0, 1]: 0 leaves ``r`` as it is; at 0.5 a keyword match the vectors find
-    unrelated (v = 0) keeps half its relevance. A query's words often match notes about
-    something else (a shared common word); the vector signal tells those apart.
+    Among keyword matches BM25 already orders well, and one vector per note misses the detail
+    of a long note; notes no word matched (paraphrases) keep their full vector signal.
     """
-    r = np.asarray(relevance, dtype=np.float64)
     v = np.asarray(vector, dtype=np.float64)
-    return r * ((1.0 - gate) + gate * v)
+    return np.where(np.asarray(matched, dtype=bool), share * v, v)

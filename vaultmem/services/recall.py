@@ -65,7 +65,7 @@ from vaultmem.core.text_tokens import (
     query_terms,
 )
 from vaultmem.core.timestamps import parse_datetime
-from vaultmem.core.vector_fusion import gated_relevance, vector_signal
+from vaultmem.core.vector_fusion import matched_share, vector_signal
 from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.embeddings import SemanticQuery, semantic_query
 from vaultmem.services.memory_view import MemoryRow, rows_of
@@ -269,12 +269,14 @@ def _rank(
                              np.array(sources, dtype=np.intp), np.array(targets, dtype=np.intp))
     cosine = semantic.cosine_of(paths) if semantic is not None else None
     vector = (
-        vector_signal(cosine, semantic.top, vault.settings.embeddings.vector_floor)
+        matched_share(
+            vector_signal(cosine, semantic.top, vault.settings.embeddings.vector_floor),
+            bm25 != 0.0,
+            # vectors alone (relevance weight 0): no BM25 order to protect, the full signal
+            vault.settings.embeddings.matched_vector_share if weights.relevance > 0 else 1.0)
         if semantic is not None and cosine is not None else None
     )
-    gate = vault.settings.embeddings.keyword_gate
-    fused = fuse(relevance if vector is None or gate <= 0 else
-                 gated_relevance(relevance, vector, gate), decay, proximity.signal, weights, vector)
+    fused = fuse(relevance, decay, proximity.signal, weights, vector)
     priority = np.where(decays & (columns.status == "active"), scores.review_priority, 0.0)
     primary = [int(i) for i in ranking(fused.score, paths)]
     due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE]
