@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -421,3 +422,15 @@ def test_watcher_embeds_changed_notes_in_the_background(tmp_path: Path) -> None:
             embedder.stop()
     status = embed_status(vault)
     assert status.missing == 0 and status.stale == 0
+
+
+def test_storage_benchmark_shrinks_by_tier() -> None:
+    repo = str(Path(__file__).resolve().parents[1])
+    if repo not in sys.path:  # benchmarks/ is not installed
+        sys.path.insert(0, repo)
+    from benchmarks.embeddings_bench import storage
+
+    sizes = storage()
+    files = [sizes[t]["file_mb_per_100k"] for t in ("active", "warm", "cold", "archive")]
+    assert files == sorted(files, reverse=True) and files[-1] > 0
+    assert sizes["active"]["blob_mb_per_100k_384d"] == pytest.approx(153.6)
