@@ -434,3 +434,29 @@ def test_storage_benchmark_shrinks_by_tier() -> None:
     files = [sizes[t]["file_mb_per_100k"] for t in ("active", "warm", "cold", "archive")]
     assert files == sorted(files, reverse=True) and files[-1] > 0
     assert sizes["active"]["blob_mb_per_100k_384d"] == pytest.approx(153.6)
+
+
+def test_embed_stores_faded_memories_at_coarser_tiers(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v")
+    fresh = vault.remember("Drinks green tea every morning", now=NOW, link=False)
+    old = vault.remember(
+        "Visited England and France last summer",
+        now=NOW,
+        link=False,
+        created="2026-06-01T00:00:00",
+        last_used="2026-06-01T00:00:00",
+    )
+    report = embed_notes(vault, now=NOW)
+    assert report.embedded == vault.index.note_count()  # link=False: remember did not embed
+    tiers = vector_store(vault).tier_counts("local:all-MiniLM-L6-v2-int8")
+    assert tiers["archive"][0] == 1  # the faded memory moved to int2 …
+    assert tiers["active"][0] == vault.index.note_count() - 1  # … everything else stays float32
+    assert tiers["archive"][1] < tiers["active"][1] / (tiers["active"][0]) / 10
+    # and it is still found by meaning, from its int2 vector
+    hits = vault.recall("trip to Europe", k=3, now=NOW)
+    assert hits[0].path == old.path and hits[0].path != fresh.path
+    # two months later the fresh memory has faded too: its stored vector moves down, once
+    later = embed_notes(vault, now=NOW + dt.timedelta(days=60))
+    assert later.embedded == 0 and later.retiered == 1
+    assert embed_notes(vault, now=NOW + dt.timedelta(days=60)).retiered == 0
+    assert vector_store(vault).tier_counts("local:all-MiniLM-L6-v2-int8")["archive"][0] == 2
