@@ -460,3 +460,38 @@ def test_embed_stores_faded_memories_at_coarser_tiers(tmp_path: Path) -> None:
     assert later.embedded == 0 and later.retiered == 1
     assert embed_notes(vault, now=NOW + dt.timedelta(days=60)).retiered == 0
     assert vector_store(vault).tier_counts("local:all-MiniLM-L6-v2-int8")["archive"][0] == 2
+
+
+def test_screened_search_finds_the_exact_neighbours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultmem.core.vector_fusion import projection, screened_top_k
+    from vaultmem.services.embeddings import SemanticQuery
+    from vaultmem.store import vectors as vectors_module
+    from vaultmem.store.vectors import Assignment, VectorStore
+
+    rng = np.random.default_rng(9)
+    # embeddings live near a low-dimensional subspace: 40 directions plus a little noise
+    mix = rng.normal(size=(3000, 40)) @ rng.normal(size=(40, 384))
+    data = unit((mix + 0.3 * rng.normal(size=mix.shape)).astype(np.float32))
+    basis = projection(data)
+    assert basis.shape == (384, 96)
+    reduced = data @ basis
+    for q in data[:20]:
+        rows, sims = screened_top_k(data, reduced, basis, q, 10, 200)
+        assert rows.tolist() == top_k(data @ q, 10).tolist()
+        assert np.allclose(sims, (data @ q)[rows])
+    # the store builds the projection for large vaults and recall-side search uses it
+    monkeypatch.setattr(vectors_module, "SCREEN_FROM", 1000)
+    store = VectorStore.open(tmp_path)
+    keys = [f"k{i}" for i in range(len(data))]
+    store.put("m", list(zip(keys, data, strict=True)))
+    store.assign([Assignment(f"n{i:04}.md", "h", k, "m") for i, k in enumerate(keys)])
+    matrix = store.matrix("m")
+    assert matrix.reduced is not None and matrix.reduced.shape == (3000, 96)
+    found = SemanticQuery("m", matrix, data[7])
+    assert found.cosines is None
+    assert found.nearest(1)[0][0] == "n0007" + ".md" and found.top == pytest.approx(1.0)
+    assert found.cosine_of(["n0007.md", "missing.md"])[0] == pytest.approx(1.0)
+    assert np.isnan(found.cosine_of(["missing.md"])[0])
+    store.close()

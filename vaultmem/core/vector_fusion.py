@@ -49,3 +49,39 @@ def matched_share(vector: npt.ArrayLike, matched: npt.ArrayLike, share: float) -
     """
     v = np.asarray(vector, dtype=np.float64)
     return np.where(np.asarray(matched, dtype=bool), share * v, v)
+
+
+PREFILTER_DIMS = 96
+"""Dimensions of the projection that screens a large vault's vectors before exact cosines."""
+
+
+def projection(
+    vectors: npt.ArrayLike, dims: int = PREFILTER_DIMS, sample: int = 4096, seed: int = 0
+) -> npt.NDArray[np.float32]:
+    """A ``(d, dims)`` basis of the principal directions of (a sample of) ``vectors``.
+
+    Embeddings concentrate in a few directions; cosines in this subspace rank neighbours almost
+    as the full vectors do, at ``dims / d`` of the memory traffic.
+    """
+    m = np.asarray(vectors, dtype=np.float32)
+    rng = np.random.default_rng(seed)
+    rows = m if len(m) <= sample else m[rng.choice(len(m), sample, replace=False)]
+    _u, _s, vt = np.linalg.svd(rows.astype(np.float64), full_matrices=False)
+    return np.ascontiguousarray(vt[: min(dims, vt.shape[0])].T.astype(np.float32))
+
+
+def screened_top_k(
+    vectors: npt.NDArray[np.float32],
+    reduced: npt.NDArray[np.float32],
+    basis: npt.NDArray[np.float32],
+    query: npt.NDArray[np.float32],
+    k: int,
+    pool: int,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    """The ``k`` rows nearest ``query`` (indices and exact cosines, nearest first): the best
+    ``pool`` rows by projected cosine, then exact cosines for those only."""
+    approx = reduced @ (query @ basis)
+    chosen = top_k(approx, max(k, pool))
+    exact = vectors[chosen] @ query
+    order = top_k(exact, k)
+    return chosen[order], exact[order]

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from vaultmem.core.content_hash import embedding_key
 from vaultmem.core.quantisation import stored_bytes, tier_for
-from vaultmem.core.vector_fusion import top_k
+from vaultmem.core.vector_fusion import screened_top_k, top_k
 from vaultmem.services.embedding_providers import (
     ENABLE_HINT,
     EmbeddingProvider,
@@ -338,30 +338,61 @@ def embed_new(vault: Vault, path: str, now: dt.datetime) -> None:
 
 
 # ---------------------------------------------------------------------------- searching
-@dataclass(frozen=True, slots=True)
+SCREEN_POOL = 400
+"""Rows screened by the projection (large vaults) whose exact cosines are computed."""
+
+
+@dataclass(slots=True)
 class SemanticQuery:
-    """One query's vector against the vault's vectors: cosines and the nearest notes."""
+    """One query's vector against the vault's vectors: cosines and the nearest notes.
+
+    Small vaults compare the query with every vector at once; above
+    :data:`~vaultmem.store.vectors.SCREEN_FROM` vectors the nearest notes come from the
+    projection's best :data:`SCREEN_POOL` rows, and a candidate's cosine is computed for it.
+    """
 
     provider: str
     matrix: VectorMatrix
-    cosines: npt.NDArray[np.float32]
+    query: npt.NDArray[np.float32]
+    cosines: npt.NDArray[np.float32] | None = None
+    _near: dict[int, list[tuple[str, float]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.matrix.reduced is None:
+            self.cosines = self.matrix.vectors @ self.query
 
     def cosine_of(self, paths: Sequence[str]) -> npt.NDArray[np.float64]:
         """Cosine of each path's note with the query; NaN for notes without a vector."""
         out = np.full(len(paths), np.nan, dtype=np.float64)
-        for i, path in enumerate(paths):
-            row = self.matrix.row.get(path)
-            if row is not None:
-                out[i] = float(self.cosines[row])
+        found = [(i, r) for i, p in enumerate(paths) if (r := self.matrix.row.get(p)) is not None]
+        if not found:
+            return out
+        where, rows = (np.array(x, dtype=np.intp) for x in zip(*found, strict=True))
+        if self.cosines is not None:
+            out[where] = self.cosines[rows]
+        else:
+            out[where] = self.matrix.vectors[rows] @ self.query
         return out
 
     def nearest(self, k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest notes (path, cosine), nearest first."""
-        return [(self.matrix.paths[i], float(self.cosines[i])) for i in top_k(self.cosines, k)]
+        if k not in self._near:
+            m = self.matrix
+            if self.cosines is not None:
+                rows = top_k(self.cosines, k)
+                sims = self.cosines[rows]
+            else:
+                assert m.reduced is not None and m.basis is not None
+                rows, sims = screened_top_k(
+                    m.vectors, m.reduced, m.basis, self.query, k, SCREEN_POOL
+                )
+            self._near[k] = [(m.paths[int(i)], float(c)) for i, c in zip(rows, sims, strict=True)]
+        return self._near[k]
 
     @property
     def top(self) -> float:
-        return float(self.cosines.max()) if len(self.cosines) else 0.0
+        near = self.nearest(1)
+        return near[0][1] if near else 0.0
 
 
 def semantic_query(vault: Vault, query: str) -> SemanticQuery | None:
@@ -384,7 +415,7 @@ def semantic_query(vault: Vault, query: str) -> SemanticQuery | None:
         return None
     if vector.shape[0] != matrix.vectors.shape[1]:
         return None  # vectors of another dimension: `embed --all` has not run for this model
-    return SemanticQuery(chosen.name, matrix, matrix.vectors @ vector.astype(np.float32))
+    return SemanticQuery(chosen.name, matrix, vector.astype(np.float32))
 
 
 def similar_to_text(vault: Vault, text: str, k: int) -> list[tuple[str, float]]:

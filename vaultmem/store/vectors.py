@@ -28,9 +28,12 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmem.core.quantisation import decode, encode, unit
+from vaultmem.core.vector_fusion import projection
 from vaultmem.store.sidecar import ensure_sidecar
 
 VECTORS_FILE = "vectors.db"
+SCREEN_FROM = 20_000
+"""Vaults with more vectors than this search a projection first (see :class:`VectorMatrix`)."""
 
 
 def m001_vectors(conn: sqlite3.Connection) -> None:
@@ -72,11 +75,17 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 @dataclass(frozen=True, slots=True)
 class VectorMatrix:
-    """Every assigned vector of one model: ``paths[i]`` has unit vector ``vectors[i]``."""
+    """Every assigned vector of one model: ``paths[i]`` has unit vector ``vectors[i]``.
+
+    Above :data:`SCREEN_FROM` vectors, ``basis`` (d × 96) and ``reduced`` (n × 96) hold a
+    principal-component projection that screens candidates before exact cosines.
+    """
 
     paths: list[str]
     vectors: npt.NDArray[np.float32]
     row: dict[str, int]
+    basis: npt.NDArray[np.float32] | None = None
+    reduced: npt.NDArray[np.float32] | None = None
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -200,7 +209,13 @@ class VectorStore:
                 vectors = unit(vectors)
             else:
                 vectors = np.zeros((0, 0), dtype=np.float32)
-            matrix = VectorMatrix(paths, vectors, {p: i for i, p in enumerate(paths)})
+            basis = reduced = None
+            if len(paths) > SCREEN_FROM:
+                basis = projection(vectors)
+                reduced = np.ascontiguousarray(vectors @ basis)
+            matrix = VectorMatrix(
+                paths, vectors, {p: i for i, p in enumerate(paths)}, basis, reduced
+            )
             self._cache[model] = (version, matrix)
             return matrix
 
