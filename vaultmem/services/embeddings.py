@@ -391,7 +391,8 @@ class SemanticQuery:
 
     @property
     def top(self) -> float:
-        near = self.nearest(1)
+        """The best cosine in the vault (from any nearest list already computed)."""
+        near = next(iter(self._near.values()), None) or self.nearest(1)
         return near[0][1] if near else 0.0
 
 
