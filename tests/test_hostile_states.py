@@ -63,6 +63,8 @@ COMMAND_ARGS: dict[str, list[list[str]]] = {
     "merge-driver": [
         ["{vault}/STM/Tea.md", "{vault}/STM/Tea.md", "{vault}/STM/Tea.md", "STM/Tea.md"]
     ],
+    "embed": [["--status"], ["--status", "--json"], ["--all"], ["Coffee order"]],
+    "consolidate": [["--dry-run", "--now", NOW], ["--now", LATER, "--json"]],
 }
 """Arguments of each command (one list per invocation). ``{vault}``, ``{jsonl}`` and ``{fresh}``
 are filled in; every command but ``init`` and ``demo`` also gets ``--vault``."""
@@ -198,7 +200,78 @@ def _conflict_note(root: Path) -> None:
     (root / "STM" / "Conflict.md").write_text(
         MEMORY.format(
             id="01JCONFLICT000000000000000",
-            body="        for name in sorted(set(main.all_commands()) - STATE_INDEPENDENT):
+            body="<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> other\n",
+        )
+    )
+
+
+def _bad_yaml_note(root: Path) -> None:
+    (root / "STM" / "Broken yaml.md").write_text(
+        "---\ntype: memory\ntags: [unclosed\nid: : :\n---\nbroken\n"
+    )
+
+
+STATES: dict[str, Callable[[Path], None]] = {
+    "damaged index page": damage_index,
+    "read-only .vaultmem": lambda root: None,  # applied around the run by read_only()
+    "read-only STM": lambda root: None,
+    ".vaultmem is a file": sidecar_as_file,
+    "index.db is a folder": index_as_folder,
+    "lock is a folder": lock_as_folder,
+    "symlinks out of the vault": _symlinks_out,
+    "bad [folders]": _bad_folders,
+    "crafted journal": _crafted_journal,
+    "non-UTF-8 note": _non_utf8_note,
+    "conflict-marked note": _conflict_note,
+    "unparsable YAML": _bad_yaml_note,
+}
+READ_ONLY = {"read-only .vaultmem": ".vaultmem", "read-only STM": "STM"}
+
+
+@pytest.fixture(scope="module")
+def base_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("base") / "vault"
+    write_base_vault(root)
+    return root
+
+
+def _argv(name: str, args: list[str], root: Path, tmp: Path) -> list[str]:
+    jsonl = tmp / "memories.jsonl"
+    if not jsonl.exists():
+        jsonl.write_text('{"content": "Imported memory one"}\n{"content": {"nested": 1}}\n')
+    fresh = tmp / f"demo-{time.monotonic_ns()}"
+    filled = [
+        a.replace("{vault}", str(root))
+        .replace("{jsonl}", str(jsonl))
+        .replace("{fresh}", str(fresh))
+        for a in args
+    ]
+    if name not in NO_VAULT_OPTION:
+        filled += ["--vault", str(root)]
+    return [name, *filled]
+
+
+def test_every_command_has_an_entry() -> None:
+    missing = sorted(set(main.all_commands()) - set(COMMAND_ARGS))
+    assert not missing, (
+        f"commands without arguments in tests/test_hostile_states.py COMMAND_ARGS: {missing}; "
+        "add a row for each so it is run against every hostile vault state"
+    )
+
+
+@pytest.mark.parametrize("state", list(STATES))
+def test_every_command_against_a_hostile_state(
+    state: str, base_vault: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "vault"
+    shutil.copytree(base_vault, root, symlinks=True)
+    STATES[state](root)
+    runner = CliRunner()
+    failures: list[str] = []
+    everything = ""
+    guard = read_only(root / READ_ONLY[state]) if state in READ_ONLY else contextlib.nullcontext()
+    with guard:
+        for name in sorted(set(main.all_commands()) - STATE_INDEPENDENT):
             for args in COMMAND_ARGS[name]:
                 argv = _argv(name, args, root, tmp_path)
                 result = runner.invoke(main, argv, catch_exceptions=True)

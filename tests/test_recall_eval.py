@@ -34,6 +34,7 @@ from benchmarks.recall_eval.runner import (  # noqa: E402
 )
 from vaultmem import Vault  # noqa: E402
 from vaultmem.core.naming import safe_title  # noqa: E402
+from vaultmem.core.text_tokens import fts_string, query_terms  # noqa: E402
 from vaultmem.core.timestamps import parse_datetime  # noqa: E402
 from vaultmem.services.remembering import draft_from_json  # noqa: E402
 
@@ -228,7 +229,8 @@ def _hand_made_evaluation() -> Evaluation:
 
 def test_scores_disagreements_and_report_of_a_hand_made_evaluation() -> None:
     evaluation = _hand_made_evaluation()
-    assert evaluation.scopes() == ["all", "srd", "kepano", "memory", "memory/current"]
+    assert evaluation.scopes() == ["all", "srd", "kepano", "memory", "memory/current",
+                                   "vault:13th-age-srd", "vault:kepano-obsidian"]
     table = evaluation.scores()
     assert table["keyword"]["all"].mrr == pytest.approx((1 / 2 + 1) / 3)
     assert table["fusion"]["all"].mrr == pytest.approx((1 + 1 / 4) / 3)
@@ -245,7 +247,10 @@ def test_scores_disagreements_and_report_of_a_hand_made_evaluation() -> None:
     assert lines[0].split() == ["scope", "config", "n", "R@1", "R@5", "R@10", "MRR", "ΔMRR"]
     widths = {len(line) for line in lines[:2]}
     assert len(widths) == 1, "header and rule line up"
-    assert "memory/current  fusion   1  1.000  1.000  1.000  1.000  +0.500" in text
+    assert ["memory/current", "fusion", "1", "1.000", "1.000", "1.000", "1.000", "+0.500"] in [
+        line.split() for line in lines]
+    assert ["vault:13th-age-srd", "fusion", "2", "0.500", "1.000", "1.000", "0.625",
+            "-0.125"] in [line.split() for line in lines]
     report = format_report(evaluation)
     assert "Largest rank changes, keyword → fusion" in report
     assert "InputError: boom" in report
@@ -302,3 +307,30 @@ def test_runner_completes_on_a_subset(tmp_path: Path, questions: list[Question])
     assert table["keyword"]["all"].recall_10 > 0.3, "keyword recall finds the easy answers"
     assert "scope" in format_report(evaluation)
     assert evaluation.now == dt.datetime(2026, 11, 20, 12, tzinfo=dt.UTC)
+
+
+# ------------------------------------------------------------------------------------- paraphrases
+def test_paraphrase_questions_share_no_word_with_their_answers(tmp_path: Path) -> None:
+    """Each paraphrase question: no query term (FTS-stemmed) occurs in any of its answer notes."""
+    paraphrases = runner.load_questions(runner.PARAPHRASE_FILE)
+    assert len(paraphrases) >= 50
+    assert {q.kind for q in paraphrases} == {"paraphrase"}
+    assert not {q.query.lower() for q in paraphrases} & {
+        q.query.lower() for q in runner.load_questions()}
+    vault = runner.prepare_vault(SHARED_VAULTS / runner.MEMORY_VAULT, tmp_path / "srd",
+                                 memory_lines=runner.load_memory_lines())
+    try:
+        conn = vault.index.conn
+        shared = []
+        for question in paraphrases:
+            assert question.vault == runner.MEMORY_VAULT
+            for answer in question.answers:
+                row = conn.execute("SELECT nid FROM notes WHERE path = ?", (answer,)).fetchone()
+                assert row is not None, answer
+                for term in query_terms(question.query):
+                    if conn.execute("SELECT 1 FROM notes_fts WHERE rowid = ? AND notes_fts "
+                                    "MATCH ?", (row[0], fts_string(term))).fetchone():
+                        shared.append((question.query, answer, term))
+        assert shared == []
+    finally:
+        vault.close()

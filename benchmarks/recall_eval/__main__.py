@@ -15,6 +15,7 @@ from pathlib import Path
 
 from benchmarks.recall_eval.report import format_report
 from benchmarks.recall_eval.runner import (
+    PARAPHRASE_FILE,
     K,
     RecallNotReady,
     configurations,
@@ -34,7 +35,18 @@ def main(argv: list[str] | None = None) -> int:
                              "(relevance, decay, graph, review_blend)")
     parser.add_argument("--limit", type=int, metavar="N",
                         help="only N questions, taken round-robin across kinds")
-    parser.add_argument("--kind", choices=["srd", "kepano", "memory"], help="only this kind")
+    parser.add_argument("--kind", choices=["srd", "kepano", "memory", "paraphrase"],
+                        help="only this kind")
+    parser.add_argument("--embeddings", action="store_true",
+                        help="embed every note with the packaged local model (vaultmem"
+                             "[embeddings]) and add the paraphrase questions and the vectors-only "
+                             "and hybrid configurations")
+    parser.add_argument("--vector-cache", type=Path, metavar="DIR",
+                        help="with --embeddings: reuse (and update) the vectors of earlier runs "
+                             "kept in DIR")
+    parser.add_argument("--tiers", default="",
+                        help="with --embeddings: also rerun vectors and hybrid with every vector "
+                             "quantised to these tiers, e.g. warm,cold,archive")
     parser.add_argument("--top", type=int, default=10, metavar="N",
                         help="disagreements to list (default 10)")
     parser.add_argument("--vaults", type=Path, metavar="DIR",
@@ -45,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         parser.error(f"--weights: {err}")
     questions = load_questions()
+    if args.embeddings:
+        questions += load_questions(PARAPHRASE_FILE)
     if args.kind:
         questions = [q for q in questions if q.kind == args.kind]
     if args.limit is not None:
@@ -55,8 +69,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\r{done}/{total} queries", end="\n" if done == total else "", file=sys.stderr)
 
     try:
-        evaluation = evaluate(questions, configs=configurations(custom), vaults_dir=args.vaults,
-                              k=K, progress=progress)
+        tiers = [t for t in args.tiers.split(",") if t.strip()] if args.embeddings else []
+        evaluation = evaluate(questions, configs=configurations(custom, embeddings=args.embeddings),
+                              vaults_dir=args.vaults, k=K, progress=progress,
+                              embeddings=args.embeddings, tiers=tiers,
+                              vector_cache=args.vector_cache)
     except RecallNotReady as err:
         print(f"recall eval: {err}", file=sys.stderr)
         return 3

@@ -23,7 +23,8 @@ from pathlib import Path
 from benchmarks.recall_eval.metrics import Scores, first_rank, reciprocal, score
 from vaultmem import Vault
 from vaultmem.core.naming import safe_title
-from vaultmem.core.settings import RecallSettings
+from vaultmem.core.settings import EmbeddingSettings, RecallSettings
+from vaultmem.services.embeddings import embed_notes, vector_store
 
 NOW = dt.datetime(2026, 11, 20, 12, 0, 0, tzinfo=dt.UTC)
 """The fixed evaluation time; the memories' decay histories are written relative to it."""
@@ -33,17 +34,19 @@ K = 10
 
 DATA_DIR = Path(__file__).resolve().parent
 QUESTIONS_FILE = DATA_DIR / "questions.jsonl"
+PARAPHRASE_FILE = DATA_DIR / "paraphrase_questions.jsonl"
+"""Questions whose answer shares no word with them (after FTS stemming): only meaning finds it."""
 MEMORIES_FILE = DATA_DIR / "memories.jsonl"
 MEMORY_VAULT = "13th-age-srd"
 """The vault the memories are imported into (they link to its notes)."""
 VAULT_NAMES = ("13th-age-srd", "kepano-obsidian")
-KINDS = ("srd", "kepano", "memory")
+KINDS = ("srd", "kepano", "memory", "paraphrase")
 ASPECTS = ("current", "history", "old", "lookup", "linked")
 """What a memory question checks: the fresh memory of a superseded pair (``current``), the old one
 asked for on purpose (``history``), a long-unused memory (``old``), a plain fact (``lookup``), or
 the rules note a campaign memory links to (``linked``)."""
 
-WEIGHT_KEYS = ("relevance", "decay", "graph", "review_blend", "episode")
+WEIGHT_KEYS = ("relevance", "decay", "graph", "review_blend", "episode", "vector")
 KEYWORD_ONLY: Mapping[str, float] = {"decay": 0.0, "graph": 0.0, "review_blend": 0.0,
                                      "episode": 0.0}
 
@@ -70,10 +73,11 @@ class Question:
 
     @property
     def scopes(self) -> tuple[str, ...]:
-        """The report rows this question counts in: ``all``, its kind, and kind/aspect."""
+        """The report rows this question counts in: ``all``, its kind, kind/aspect, its vault."""
+        vault = f"vault:{self.vault}"
         if self.aspect:
-            return ("all", self.kind, f"{self.kind}/{self.aspect}")
-        return ("all", self.kind)
+            return ("all", self.kind, f"{self.kind}/{self.aspect}", vault)
+        return ("all", self.kind, vault)
 
     @classmethod
     def from_json(cls, record: Mapping[str, object]) -> Question:
@@ -134,7 +138,8 @@ class Config:
             return dict(self.weights)
         defaults = RecallSettings()
         return {"relevance": defaults.weight_relevance, "decay": defaults.weight_decay,
-                "graph": defaults.weight_graph, "review_blend": defaults.review_blend}
+                "graph": defaults.weight_graph, "review_blend": defaults.review_blend,
+                "vector": EmbeddingSettings().weight_vector}
 
     def describe(self) -> str:
         text = ",".join(f"{key}={value:g}" for key, value in self.effective_weights().items())
@@ -143,6 +148,12 @@ class Config:
 
 KEYWORD = Config("keyword", KEYWORD_ONLY)
 FUSION = Config("fusion", None)
+# with embeddings (``--embeddings``): the same two without vectors, vectors alone, and hybrid
+KEYWORD_NO_VECTOR = Config("keyword", {**KEYWORD_ONLY, "vector": 0.0})
+FUSION_NO_VECTOR = Config("fusion", {"vector": 0.0})
+VECTORS_ONLY = Config("vectors", {"relevance": 0.0, "decay": 0.0, "graph": 0.0,
+                                  "review_blend": 0.0, "vector": 1.0})
+HYBRID = Config("hybrid", None)
 
 
 def parse_weights(text: str) -> dict[str, float]:
@@ -165,9 +176,13 @@ def parse_weights(text: str) -> dict[str, float]:
     return weights
 
 
-def configurations(custom: Mapping[str, float] | None = None) -> list[Config]:
-    """keyword-only, full fusion, and (when given) ``custom`` weights."""
-    configs = [KEYWORD, FUSION]
+def configurations(
+    custom: Mapping[str, float] | None = None, *, embeddings: bool = False
+) -> list[Config]:
+    """keyword-only, full fusion, and (when given) ``custom`` weights; with ``embeddings`` also
+    vectors-only and hybrid (keyword and fusion then have the vector weight 0)."""
+    configs = [KEYWORD_NO_VECTOR, FUSION_NO_VECTOR, VECTORS_ONLY, HYBRID] if embeddings else [
+        KEYWORD, FUSION]
     if custom is not None:
         configs.append(Config("custom", dict(custom)))
     return configs
@@ -183,8 +198,14 @@ def _make_writable(root: Path) -> None:
 
 
 def prepare_vault(source: Path, target: Path, *, memory_lines: Sequence[str] = (),
-                  now: dt.datetime = NOW) -> Vault:
+                  now: dt.datetime = NOW, embeddings: bool = False,
+                  vector_cache: Path | None = None) -> Vault:
     """Copy ``source`` to ``target``, make it a vaultmem vault, import ``memory_lines``, sync.
+
+    With ``embeddings`` the vault uses the packaged local model (``[embeddings] provider =
+    "local"``) and every note is embedded; with ``vector_cache`` (a folder) the vectors of an
+    earlier run are reused from ``<cache>/<vault>.vectors.db`` (vectors are keyed by the text
+    embedded, so a changed note is embedded again) and the cache is updated.
 
     Raises RuntimeError if a memory line is refused or lands at another path than
     :func:`expected_memory_paths` says (the questions name those paths).
@@ -194,6 +215,13 @@ def prepare_vault(source: Path, target: Path, *, memory_lines: Sequence[str] = (
     shutil.copytree(source, target)
     _make_writable(target)
     vault, _created = Vault.init(target)
+    if embeddings:
+        vault.close()
+        settings = target / "vaultmem.toml"
+        text = settings.read_text(encoding="utf-8")
+        settings.write_text(text.replace('provider = "none"', 'provider = "local"', 1),
+                            encoding="utf-8")
+        vault = Vault.open(target)
     if memory_lines:
         report = vault.import_jsonl(memory_lines, now=now)
         if report.errors:
@@ -204,7 +232,26 @@ def prepare_vault(source: Path, target: Path, *, memory_lines: Sequence[str] = (
             wrong = [(e, i) for e, i in zip(expected, report.imported, strict=False) if e != i]
             raise RuntimeError(f"memories landed at other paths than expected: {wrong[:3]}")
     vault.sync()
+    if embeddings:
+        cached = vector_cache / f"{source.name}.vectors.db" if vector_cache else None
+        if cached is not None and cached.is_file():
+            vault.close()
+            shutil.copyfile(cached, target / ".vaultmem" / "vectors.db")
+            vault = Vault.open(target)
+        report = embed_notes(vault, now=now)
+        if cached is not None and report.embedded:
+            vault.close()  # checkpoints the WAL into the file
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(target / ".vaultmem" / "vectors.db", cached)
+            vault = Vault.open(target)
     return vault
+
+
+def requantise(vault: Vault, tier: str) -> None:
+    """Store every vector of ``vault`` at ``tier`` (coarser only), to measure what it costs."""
+    store = vector_store(vault)
+    for model in {a.model for a in store.assignments().values()}:
+        store.retier(model, {a.key: tier for a in store.assignments(model).values()})
 
 
 # ---------------------------------------------------------------------------- running
@@ -231,7 +278,8 @@ class Evaluation:
     def scopes(self) -> list[str]:
         """Report rows in a stable order: all, each kind, each kind/aspect present."""
         present = {s for q in self.questions for s in q.scopes}
-        order = ["all", *KINDS, *(f"memory/{a}" for a in ASPECTS)]
+        order = ["all", *KINDS, *(f"memory/{a}" for a in ASPECTS),
+                 *(f"vault:{v}" for v in VAULT_NAMES)]
         extra = sorted(present - set(order))
         return [s for s in order if s in present] + extra
 
@@ -324,6 +372,7 @@ def evaluate(
     questions: Sequence[Question] | None = None, *, configs: Sequence[Config] | None = None,
     vaults_dir: Path | None = None, memory_lines: Sequence[str] | None = None,
     now: dt.datetime = NOW, k: int = K, progress: Progress | None = None,
+    embeddings: bool = False, tiers: Sequence[str] = (), vector_cache: Path | None = None,
 ) -> Evaluation:
     """Copy and prepare the vaults the questions need, ask every question in every configuration.
 
@@ -339,7 +388,8 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="recall-eval-") as tmp:
         vaults = {
             name: prepare_vault(source_dir / name, Path(tmp) / name,
-                                memory_lines=lines if name == MEMORY_VAULT else (), now=now)
+                                memory_lines=lines if name == MEMORY_VAULT else (), now=now,
+                                embeddings=embeddings, vector_cache=vector_cache)
             for name in needed
         }
         try:
@@ -350,6 +400,16 @@ def evaluate(
                         ask(vaults[question.vault], question, config, now=now, k=k))
                     if progress is not None:
                         progress(i * len(configs) + j + 1, total)
+            # the vector configurations again with every vector quantised to each tier
+            vector_configs = [c for c in configs if c.name in ("vectors", "hybrid")]
+            for tier in tiers:
+                for vault in vaults.values():
+                    requantise(vault, tier)
+                for config in vector_configs:
+                    tiered = Config(f"{config.name}@{tier}", config.weights)
+                    evaluation.configs.append(tiered)
+                    evaluation.outcomes[tiered.name] = [
+                        ask(vaults[q.vault], q, config, now=now, k=k) for q in questions]
         finally:
             for vault in vaults.values():
                 vault.close()

@@ -41,6 +41,8 @@ COMMANDS: dict[str, str] = {
     "forget": "lifecycle_commands:forget",
     "merge-driver": "sync_commands:merge_driver",
     "mcp": "mcp_command:mcp",
+    "embed": "embed_commands:embed",
+    "consolidate": "embed_commands:consolidate",
 }
 """Command name → ``module:attribute`` under ``vaultmem.cli``; a command's module (and the
 services it needs: numpy, the index, markdown-it …) is imported only when that command runs

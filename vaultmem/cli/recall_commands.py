@@ -92,9 +92,11 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
     """Per hit: score, then each signal as contribution = weight × signal, with its source."""
     period = review_period(weights.review_blend)
     blend = f"one slot in {period}" if period else "off"
+    hybrid = any(hit.signals.cosine is not None for hit in hits)
+    vector = f" + {weights.vector:g}×vector" if hybrid else ""
     click.echo(
         f"recall {query!r}: score = {weights.relevance:g}×relevance + {weights.decay:g}×decay"
-        f" + {weights.graph:g}×graph; review blend {weights.review_blend:g} ({blend})"
+        f" + {weights.graph:g}×graph{vector}; review blend {weights.review_blend:g} ({blend})"
     )
     for hit in hits:
         s = hit.signals
@@ -118,6 +120,11 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
             linked = f"linked with {s.linked_to!r}" if s.linked_to else "no link to a strong hit"
             click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}   "
                        f"({linked})")
+        if hybrid:
+            similar = (f"cosine {s.cosine:.3f} with the query" if s.cosine is not None
+                       else "no vector: run `vaultmem embed --all`")
+            click.echo(f"       vector    {hit.vector:6.3f} = {weights.vector:g} × "
+                       f"{s.vector:.3f}   ({similar})")
         if s.review_priority > 0:
             click.echo(f"       review priority {s.review_priority:.3f} (danger zone)")
 

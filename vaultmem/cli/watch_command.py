@@ -15,6 +15,7 @@ from types import FrameType
 import click
 
 from vaultmem.cli.common import json_option, vault_command
+from vaultmem.services.background_embedding import BackgroundEmbedder
 from vaultmem.services.index_sync import SyncReport
 from vaultmem.services.vault import Vault
 from vaultmem.services.watcher import DEFAULT_DEBOUNCE_SECONDS, VaultWatcher
@@ -117,11 +118,23 @@ def watch(vault: Vault, debounce_seconds: float, verbose: bool, as_json: bool) -
         on_sync = functools.partial(_emit_json, "batch")
     elif verbose:
         on_sync = _echo_batch
+    embedder = None
+    if vault.settings.embeddings.provider != "none":  # vectors follow the notes, off the hot path
+        embedder = BackgroundEmbedder(vault.root, Vault.open)
+        shown = on_sync
+
+        def on_sync(report: SyncReport) -> None:
+            embedder.notify(report)
+            if shown is not None:
+                shown(report)
+
     watcher = VaultWatcher(vault, debounce_seconds=debounce_seconds, on_sync=on_sync)
     interrupted = False
     with _log_to_stderr(verbose), _sigterm_as_interrupt():
         try:
             report = watcher.start()
+            if embedder is not None:
+                embedder.start()
             if as_json:
                 _emit_json("start", report)
             else:
@@ -136,6 +149,8 @@ def watch(vault: Vault, debounce_seconds: float, verbose: bool, as_json: bool) -
             interrupted = True
         finally:
             watcher.stop()
+            if embedder is not None:
+                embedder.stop()
     if not interrupted:
         raise click.ClickException("the watcher stopped unexpectedly (see the errors above)")
     if as_json:

@@ -16,9 +16,13 @@ Signals (each in [0, 1]):
   s ≠ i }``, 0 when none. Strong hits are the :data:`GRAPH_SEEDS` most relevant candidates with
   ``r ≥`` :data:`STRONG_HIT`.
 
-Fusion: ``score = w_r·r + w_d·d + w_g·g`` (weights from ``[recall]`` settings, overridable per
-call); each term is that signal's *contribution*, which ``--explain`` prints. With
-``w_d = w_g = 0`` the order is BM25's. Ties break by path, so the order is deterministic.
+- **vector** ``v`` — embedding similarity with the query, when vectors exist
+  (:func:`vaultmem.core.vector_fusion.vector_signal`); 0 without embeddings.
+
+Fusion: ``score = w_r·r + w_d·d + w_g·g + w_v·v`` (weights from ``[recall]`` and
+``[embeddings] weight_vector``, overridable per call); each term is that signal's
+*contribution*, which ``--explain`` prints. With ``w_d = w_g = w_v = 0`` the order is BM25's.
+Ties break by path, so the order is deterministic.
 
 Review blending (seed 001, "Blended Search Results"): a share ``review_blend`` (0.3) of the
 results are danger-zone memories relevant to the query (active, review priority > 0, relevance
@@ -55,16 +59,18 @@ UNRANKED_BM25 = -1.0
 """The ``bm25`` of a match that was not ranked by BM25 (every query word is a stopword found in
 too many notes: BM25 weighs such words at about 0 and costs a scan of each word's notes)."""
 
-WEIGHT_NAMES = ("relevance", "decay", "graph", "review_blend", "episode")
+WEIGHT_NAMES = ("relevance", "decay", "graph", "review_blend", "episode", "vector")
 
 
 @dataclass(frozen=True, slots=True)
 class FusionWeights:
     """Weights of the fused score and the review-blend share (spec 7; ``[recall]`` settings).
 
-    ``relevance``, ``decay``, ``graph`` ≥ 0 multiply their signals; ``review_blend`` in [0, 1) is
-    the share of results given to danger-zone memories (seed 001: 0.3). Keyword-only ranking is
-    ``relevance=1, decay=0, graph=0, review_blend=0``.
+    ``relevance``, ``decay``, ``graph``, ``episode``, ``vector`` ≥ 0 weigh their signals;
+    ``review_blend``
+    in [0, 1) is the share of results given to danger-zone memories (seed 001: 0.3). Keyword-only
+    ranking is ``relevance=1, decay=0, graph=0, review_blend=0, vector=0``; ``vector`` counts only
+    when embeddings are configured and the notes have vectors.
     """
 
     relevance: float = 1.0
@@ -73,13 +79,14 @@ class FusionWeights:
     review_blend: float = 0.3
     episode: float = 0.5
     """Weight of episode context (:mod:`vaultmem.core.recall_context`); 0 turns it off."""
+    vector: float = 0.0
 
     @classmethod
-    def from_settings(cls, recall: RecallSettings) -> FusionWeights:
+    def from_settings(cls, recall: RecallSettings, vector: float = 0.0) -> FusionWeights:
         return cls(
             relevance=recall.weight_relevance, decay=recall.weight_decay,
             graph=recall.weight_graph, review_blend=recall.review_blend,
-            episode=recall.weight_episode,
+            episode=recall.weight_episode, vector=vector,
         ).checked()
 
     def with_overrides(self, overrides: Mapping[str, float] | None) -> FusionWeights:
@@ -103,7 +110,7 @@ class FusionWeights:
 
     def checked(self) -> FusionWeights:
         """``self``, after checking every value is finite and in range (raises ``ValueError``)."""
-        for name in ("relevance", "decay", "graph", "episode"):
+        for name in ("relevance", "decay", "graph", "episode", "vector"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"recall weight {name} must be a number ≥ 0, not {value!r}")
@@ -184,16 +191,21 @@ class Fused:
     decay: FloatArray
     graph: FloatArray
     score: FloatArray
+    vector: FloatArray | None = None
 
 
 def fuse(
-    relevance: FloatArray, decay: FloatArray, graph: FloatArray, weights: FusionWeights
+    relevance: FloatArray, decay: FloatArray, graph: FloatArray, weights: FusionWeights,
+    vector: FloatArray | None = None,
 ) -> Fused:
-    """``score = w_r·r + w_d·d + w_g·g`` with each weighted term kept for ``--explain``."""
+    """``score = w_r·r + w_d·d + w_g·g (+ w_v·v)``, each weighted term kept for ``--explain``."""
     r = weights.relevance * relevance
     d = weights.decay * decay
     g = weights.graph * graph
-    return Fused(relevance=r, decay=d, graph=g, score=r + d + g)
+    if vector is None:
+        return Fused(relevance=r, decay=d, graph=g, score=r + d + g)
+    v = weights.vector * vector
+    return Fused(relevance=r, decay=d, graph=g, score=r + d + g + v, vector=v)
 
 
 def ranking(score: FloatArray, paths: Sequence[str]) -> IntArray:
@@ -259,6 +271,8 @@ class HitSignals:
     decay_score: float | None
     review_priority: float
     linked_to: str | None
+    vector: float = 0.0
+    cosine: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,11 +297,12 @@ class Hit:
     conflicted: bool = False
     """The note holds git conflict markers; it was read from its "ours" side."""
     text: str = ""
+    vector: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready: identity, score, contributions and signals (numbers rounded to 6 places)."""
         s = self.signals
-        return {
+        out: dict[str, object] = {
             "rank": self.rank, "path": self.path, "id": self.id, "title": self.title,
             "text": self.text, "score": _round(self.score), "review": self.review,
             "conflicted": self.conflicted,
@@ -298,6 +313,11 @@ class Hit:
                         "decay_score": None if s.decay_score is None else _round(s.decay_score),
                         "review_priority": _round(s.review_priority), "linked_to": s.linked_to},
         }
+        if s.cosine is not None:  # embeddings took part (hybrid recall)
+            out["contributions"]["vector"] = _round(self.vector)  # type: ignore[index]
+            out["signals"]["vector"] = _round(s.vector)  # type: ignore[index]
+            out["signals"]["cosine"] = _round(s.cosine)  # type: ignore[index]
+        return out
 
 
 def _round(value: float) -> float:

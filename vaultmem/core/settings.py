@@ -94,6 +94,36 @@ class RecallSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class EmbeddingSettings:
+    """Optional embeddings: provider, hybrid-recall weight, consolidation thresholds.
+
+    ``provider``: ``none`` (keywords only, the default), ``local`` (an ONNX sentence model run
+    in-process; ``model = "bundled"`` is all-MiniLM-L6-v2 from ``vaultmem[embeddings]``, or a
+    folder holding ``model.onnx`` and ``tokenizer.json``/``vocab.txt``) or ``ollama`` (HTTP).
+    Thresholds are cosines (seeds 000, 001, 004); see ``docs/user-guide.md``, "Semantic recall".
+    """
+
+    provider: str = "none"
+    model: str = "bundled"
+    ollama_url: str = "http://localhost:11434"
+    ollama_model: str = "nomic-embed-text"
+    probe_seconds: float = 2.0
+    batch_size: int = 32
+    weight_vector: float = 1.5
+    vector_floor: float = 0.2
+    vector_candidates: int = 30
+    matched_vector_share: float = 0.3
+    auto_link_cosine: float = 0.80
+    near_duplicate: float = 0.92
+    surprise_k: int = 5
+    surprise_max: float = 0.3
+    cluster_cosine: float = 0.83
+    cohesion_merge: float = 0.9
+    cohesion_review: float = 0.75
+    quantise: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class IndexSettings:
     """What the index skips besides dot-paths and non-markdown files (spec section 1)."""
 
@@ -115,6 +145,7 @@ class Settings:
     links: LinkSettings = field(default_factory=LinkSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     index: IndexSettings = field(default_factory=IndexSettings)
+    embeddings: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     layer_half_life_days: Mapping[str, float] = field(default_factory=_default_half_lives)
 
     def half_life_days(self, layer: str) -> float:
@@ -130,6 +161,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "links": LinkSettings,
     "recall": RecallSettings,
     "index": IndexSettings,
+    "embeddings": EmbeddingSettings,
 }
 
 

@@ -17,6 +17,10 @@
    strong hits (either direction); linked notes that did not match the words join as candidates
    (at most :data:`EXPAND_MAX`, filters applied) — Mnemon's graph traversal (seed 000).
 4. **Fusion and review blending** (:mod:`vaultmem.core.recall_fusion`; seeds 000, 001).
+5. **Vectors** (only when ``[embeddings]`` names a provider and notes have vectors;
+   :mod:`vaultmem.services.embeddings`): the query's nearest notes join the candidates and every
+   candidate gets the vector signal of :mod:`vaultmem.core.vector_fusion`. Without a provider
+   this step does nothing and recall is keyword-based as above.
 
 Measured with ``python -m benchmarks.recall_eval`` (206 questions over the SRD and kepano
 vaults and imported memories; recall@1/5/10, MRR): keyword-only 0.563/0.874/0.917/0.696, full
@@ -70,7 +74,9 @@ from vaultmem.core.text_tokens import (
     query_terms,
 )
 from vaultmem.core.timestamps import parse_datetime
+from vaultmem.core.vector_fusion import matched_share, vector_signal
 from vaultmem.errors import InputError, UnsafeNoteError
+from vaultmem.services.embeddings import SemanticQuery, semantic_query
 from vaultmem.services.index_sync import templates_folder
 from vaultmem.services.memory_view import MemoryRow, rows_of
 
@@ -249,7 +255,9 @@ def recall_weights(
 ) -> FusionWeights:
     """The vault's ``[recall]`` weights with ``overrides``; raises :class:`InputError`."""
     try:
-        return FusionWeights.from_settings(vault.settings.recall).with_overrides(overrides)
+        return FusionWeights.from_settings(
+            vault.settings.recall, vault.settings.embeddings.weight_vector
+        ).with_overrides(overrides)
     except ValueError as err:
         raise InputError(str(err)) from None
 
@@ -277,9 +285,10 @@ def recall_notes(
     )
     if options.get("sync", True):
         vault.catch_up()
-    if not terms:
+    semantic = semantic_query(vault, query) if weights.vector > 0 and query.strip() else None
+    if not terms and semantic is None:
         return []
-    hits = _rank(vault, terms, filters, weights, k, now)
+    hits = _rank(vault, terms, filters, weights, k, now, semantic)
     _warn_wrong_types(vault, [hit.path for hit in hits])
     touch = options.get("touch")
     if touch:
@@ -353,11 +362,23 @@ def _touch(vault: VaultContext, hits: Sequence[Hit], now: dt.datetime) -> None:
 
 def _rank(
     vault: VaultContext, terms: Sequence[str], filters: RecallFilters, weights: FusionWeights,
-    k: int, now: dt.datetime,
+    k: int, now: dt.datetime, semantic: SemanticQuery | None = None,
 ) -> list[Hit]:
     """Candidates → signals → fused order → blended top ``k`` as :class:`Hit` objects."""
     conn = vault.index.conn
-    rows, bm25_values = _fts_candidates(conn, terms, filters, max(CANDIDATES, k))
+    rows, bm25_values = (
+        _fts_candidates(conn, terms, filters, max(CANDIDATES, k)) if terms else ([], [])
+    )
+    if semantic is not None:  # the query's nearest notes join the candidates
+        known = {str(row[0]) for row in rows}
+        size = max(vault.settings.embeddings.vector_candidates, k)
+        floor = vault.settings.embeddings.vector_floor
+        wanted = [p for p, cos in semantic.nearest(size + len(known))
+                  if p not in known and cos > floor][:size]
+        where, params = filters.sql()
+        near = _rows_at(conn, wanted, where, params) if wanted else []
+        rows = [*rows, *near]
+        bm25_values = [*bm25_values, *([0.0] * len(near))]
     if not rows:
         return []
     paths = [str(row[0]) for row in rows]
@@ -387,6 +408,15 @@ def _rank(
                              plain=~decays, relevant=STRONG_HIT)
     proximity = graph_signal(relevance, seeds,
                              np.array(sources, dtype=np.intp), np.array(targets, dtype=np.intp))
+    cosine = semantic.cosine_of(paths) if semantic is not None else None
+    vector = (
+        matched_share(
+            vector_signal(cosine, semantic.top, vault.settings.embeddings.vector_floor),
+            bm25 != 0.0,
+            # vectors alone (relevance weight 0): no BM25 order to protect, the full signal
+            vault.settings.embeddings.matched_vector_share if weights.relevance > 0 else 1.0)
+        if semantic is not None and cosine is not None else None
+    )
     index = {p: i for i, p in enumerate(paths)}
     pairs = [(index[h], index[j], before) for h, j, before in context.pairs
              if h in index and j in index]
@@ -396,7 +426,7 @@ def _rank(
         np.array([p[2] for p in pairs], dtype=np.intp),
     )
     lift = episode_contribution(episode, relevance, weights.episode)
-    fused = fuse(relevance, decay, proximity.signal, weights)
+    fused = fuse(relevance, decay, proximity.signal, weights, vector)
     fused = replace(fused, graph=fused.graph + lift, score=fused.score + lift)
     capped = cap_superseded(fused.score, _successors(conn, columns, index))
     fused = replace(fused, score=capped)
@@ -421,8 +451,11 @@ def _rank(
                 decay_score=float(scores.score[i]) if decays[i] else None,
                 review_priority=float(priority[i]),
                 linked_to=title_of(paths[via]) if via >= 0 else None,
+                vector=float(vector[i]) if vector is not None else 0.0,
+                cosine=_finite(cosine[i]) if cosine is not None else None,
             ),
             text=capped_text(bodies.get(paths[i], "")),
+            vector=float(fused.vector[i]) if fused.vector is not None else 0.0,
         ))
     return hits
 
@@ -505,6 +538,10 @@ def _successors(
         if str(successor) in index and str(successor) != str(path):
             out[index[str(path)]] = index[str(successor)]
     return out
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
 
 
 def _graph(

@@ -44,6 +44,7 @@ from vaultmem.errors import (
 from vaultmem.services.auto_links import related_memories
 from vaultmem.services.corrections import remember_correction
 from vaultmem.services.doctor import DoctorReport, check_vault
+from vaultmem.services.embeddings import close_vectors, embed_new
 from vaultmem.services.emptied_folders import remove_emptied_folders
 from vaultmem.services.git_commit import commit_paths, commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
@@ -56,6 +57,7 @@ from vaultmem.services.lifecycle import (
     run_passes,
 )
 from vaultmem.services.live_index import index_is_live
+from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of, merge_related
 from vaultmem.services.memory_view import (
     Memory,
     MemoryRow,
@@ -186,6 +188,7 @@ class Vault:
         return self._index
 
     def close(self) -> None:
+        close_vectors(self)
         if self._index is not None:
             self._index.close()
             self._index = None
@@ -381,20 +384,45 @@ class Vault:
         ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
         source, layer, pinned, strength, extra (other properties), supersedes (id or title of
         the memory this one corrects: see :mod:`vaultmem.services.corrections`). Raises
-        :class:`InputError`.
+        :class:`InputError`. With ``dedup=True`` (default), content equal to an active memory's
+        after normalisation reinforces that memory instead (returned, with a line in
+        ``warnings``). With embeddings, surprise adjusts the importance (unless one was given)
+        and close memories are linked (:mod:`vaultmem.services.memory_novelty`).
         """
 
         when = now or utc_now()
+        dedup = bool(options.pop("dedup", True))
         supersedes = options.pop("supersedes", None)
         if supersedes is not None:
             path = remember_correction(self, content, str(supersedes), now=when, link=link,
                                        options=options)
             return self._load(path, when)
-        path = self.write_draft(make_draft(content, **options), now=when, link=link)
+        draft = make_draft(content, **options)
+        with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
+            self.catch_up()
+            if dedup:
+                existing = duplicate_of(self, draft.content)
+                if existing is not None:
+                    self.warnings.append(f"same content as {existing}: reinforced it instead of "
+                                         "writing a copy")
+                    return self.touch(existing, now=when)
+            novelty = assess(self, draft.content, draft.title) if link else Novelty()
+            explicit = options.get("importance") is not None or options.get("imp") is not None
+            draft = replace(
+                draft,
+                importance=draft.importance if explicit else min(1.0, max(
+                    0.0, round(draft.importance + novelty.importance_delta, 3))),
+                extra={**draft.extra, **novelty.fields()},
+            )
+            path = self.write_draft(draft, now=when, link=link, synced=True,
+                                    semantic_links=novelty.related)
+        if novelty.surprise is not None:
+            embed_new(self, path, when)
         return self._load(path, when)
 
     def write_draft(
-        self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True, synced: bool = False
+        self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True, synced: bool = False,
+        semantic_links: Sequence[str] = (),
     ) -> str:
         """Write a validated :class:`MemoryDraft` as a new note; returns its path.
 
@@ -411,7 +439,8 @@ class Vault:
                     raise InputError(f"id {draft.id} is already used by {taken[0]}")
             fields = draft.frontmatter(now)
             if link:
-                related = related_memories(self, draft.content, draft.tags)
+                related = merge_related(related_memories(self, draft.content, draft.tags),
+                                        semantic_links, self.settings.links.auto_link_max)
                 if related:
                     fields["related"] = [f"[[{title}]]" for title in related]
             return self.create_memory(draft.content, fields, title=draft.title)

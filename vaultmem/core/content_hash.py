@@ -1,0 +1,41 @@
+"""Content hashes of memory text: normalised for dedup, exact for embedding keys.
+
+Pure, no I/O.
+
+- :func:`normalised_content_hash` — the dedup key (``docs/user-guide.md``, "Consolidation";
+  seed 002's content-hash dedup): SHA-256 (hex) of the text lower-cased (``casefold``), with
+  punctuation stripped and whitespace collapsed, so ``"Allergic to  peanuts."`` and
+  ``"allergic to peanuts"`` are the same memory.
+- :func:`embedding_key` — the key a vector is stored under in the sidecar: SHA-256 of the model
+  name and the exact text embedded, so an unchanged note is never embedded twice and a change of
+  model never reuses another model's vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalised_text(text: str) -> str:
+    """``text`` case-folded, punctuation and symbols removed, whitespace runs made one space.
+
+    Punctuation = every character of Unicode category P* or S* (``.,;:!?'"()[]*#…``); letters,
+    digits and marks stay, so ``"café"`` and ``"cafe"`` stay different.
+    """
+    folded = unicodedata.normalize("NFC", text).casefold()
+    kept = "".join(" " if unicodedata.category(c)[0] in "PS" else c for c in folded)
+    return _SPACE.sub(" ", kept).strip()
+
+
+def normalised_content_hash(text: str) -> str:
+    """SHA-256 hex digest (64 chars) of :func:`normalised_text` of ``text`` (UTF-8)."""
+    return hashlib.sha256(normalised_text(text).encode("utf-8")).hexdigest()
+
+
+def embedding_key(model: str, text: str) -> str:
+    """SHA-256 hex digest of ``model``, a NUL byte and ``text`` (UTF-8): one vector's key."""
+    return hashlib.sha256(model.encode("utf-8") + b"\0" + text.encode("utf-8")).hexdigest()

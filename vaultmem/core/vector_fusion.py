@@ -1,0 +1,87 @@
+"""The vector signal of hybrid recall: cosine similarity turned into a [0, 1] signal.
+
+Pure numpy, no I/O. For the n candidates of one query (shape ``(n,)`` arrays):
+
+``v_i = clip((cos_i − floor) / (top − floor), 0, 1)`` with ``top`` the best cosine of the whole
+vault for this query (the first vector candidate) and ``floor`` = ``[embeddings] vector_floor``:
+the nearest note gets 1, a note at or below the floor 0. Notes without a vector get 0.
+
+Relative scaling keeps the signal on the same footing as BM25 relevance (the best keyword match
+gets 1 too), and the floor keeps the near-random cosines of unrelated notes (0.0–0.2 for MiniLM)
+from lending every candidate a little. The fused score adds ``w_v · v`` to relevance, decay and
+graph (see :mod:`vaultmem.core.recall_fusion`); ``w_v`` and the floor were tuned on
+``benchmarks/recall_eval`` (see ``docs/user-guide.md``, "Semantic recall").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def vector_signal(cosines: npt.ArrayLike, top: float, floor: float) -> FloatArray:
+    """Cosines (NaN = no vector) → signal in [0, 1]; all zeros when ``top ≤ floor``."""
+    cos = np.nan_to_num(np.asarray(cosines, dtype=np.float64), nan=-1.0)
+    span = top - floor
+    if not np.isfinite(span) or span <= 0:
+        return np.zeros_like(cos)
+    return np.clip((cos - floor) / span, 0.0, 1.0)
+
+
+def top_k(similarity: npt.ArrayLike, k: int) -> npt.NDArray[np.intp]:
+    """Indices of the ``k`` largest values, largest first (ties: lower index first)."""
+    sims = np.asarray(similarity)
+    n = len(sims)
+    if k <= 0 or n == 0:
+        return np.zeros(0, dtype=np.intp)
+    part = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+    order = np.lexsort((part, -sims[part]))
+    return np.asarray(part[order], dtype=np.intp)
+
+
+def matched_share(vector: npt.ArrayLike, matched: npt.ArrayLike, share: float) -> FloatArray:
+    """The vector signal with notes that matched the query's words scaled by ``share``.
+
+    Among keyword matches BM25 already orders well, and one vector per note misses the detail
+    of a long note; notes no word matched (paraphrases) keep their full vector signal.
+    """
+    v = np.asarray(vector, dtype=np.float64)
+    return np.where(np.asarray(matched, dtype=bool), share * v, v)
+
+
+PREFILTER_DIMS = 96
+"""Dimensions of the projection that screens a large vault's vectors before exact cosines."""
+
+
+def projection(
+    vectors: npt.ArrayLike, dims: int = PREFILTER_DIMS, sample: int = 4096, seed: int = 0
+) -> npt.NDArray[np.float32]:
+    """A ``(d, dims)`` basis of the principal directions of (a sample of) ``vectors``.
+
+    Embeddings concentrate in a few directions; cosines in this subspace rank neighbours almost
+    as the full vectors do, at ``dims / d`` of the memory traffic.
+    """
+    m = np.asarray(vectors, dtype=np.float32)
+    rng = np.random.default_rng(seed)
+    rows = m if len(m) <= sample else m[rng.choice(len(m), sample, replace=False)]
+    _u, _s, vt = np.linalg.svd(rows.astype(np.float64), full_matrices=False)
+    return np.ascontiguousarray(vt[: min(dims, vt.shape[0])].T.astype(np.float32))
+
+
+def screened_top_k(
+    vectors: npt.NDArray[np.float32],
+    reduced: npt.NDArray[np.float32],
+    basis: npt.NDArray[np.float32],
+    query: npt.NDArray[np.float32],
+    k: int,
+    pool: int,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    """The ``k`` rows nearest ``query`` (indices and exact cosines, nearest first): the best
+    ``pool`` rows by projected cosine, then exact cosines for those only."""
+    approx = reduced @ (query @ basis)
+    chosen = top_k(approx, max(k, pool))
+    exact = vectors[chosen] @ query
+    order = top_k(exact, k)
+    return chosen[order], exact[order]
