@@ -42,20 +42,11 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.auto_links import related_memories
-from vaultmem.services.corrections import remember_correction
 from vaultmem.services.doctor import DoctorReport, check_vault
 from vaultmem.services.embeddings import close_vectors, embed_new
 from vaultmem.services.emptied_folders import remove_emptied_folders
 from vaultmem.services.git_commit import commit_paths, commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
-from vaultmem.services.lifecycle import (
-    LifecycleRun,
-    PassResult,
-    PassSession,
-    on_request_promotion,
-    plan_pass,
-    run_passes,
-)
 from vaultmem.services.live_index import index_is_live
 from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of, merge_related
 from vaultmem.services.memory_view import (
@@ -73,9 +64,7 @@ from vaultmem.services.memory_view import (
 from vaultmem.services.note_links import NoteLinks, note_links
 from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
 from vaultmem.services.recall import Hit, recall_notes, review_queue
-from vaultmem.services.remembering import ImportReport, MemoryDraft, import_lines, make_draft
 from vaultmem.services.shared_ids import FixReport, fix_vault, hold_shared, shared_id_paths
-from vaultmem.services.undo import UndoReport, undo_last
 from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
 from vaultmem.store.note_batch import NewNotes
@@ -394,9 +383,11 @@ class Vault:
         dedup = bool(options.pop("dedup", True))
         supersedes = options.pop("supersedes", None)
         if supersedes is not None:
+            from vaultmem.services.corrections import remember_correction
             path = remember_correction(self, content, str(supersedes), now=when, link=link,
                                        options=options)
             return self._load(path, when)
+        from vaultmem.services.remembering import make_draft
         draft = make_draft(content, **options)
         with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             self.catch_up()
@@ -470,6 +461,7 @@ class Vault:
         """Import one memory per JSONL line, text or raw bytes (see
         :func:`.remembering.import_lines`): bad lines are reported and skipped, lines already
         in the vault are not imported again."""
+        from vaultmem.services.remembering import import_lines
         return import_lines(self, lines, now=now or utc_now(), progress=progress)
 
     # ------------------------------------------------------------------ listing
@@ -529,6 +521,7 @@ class Vault:
 
         when = now or utc_now()
         table = self.table(now=when)
+        from vaultmem.services.lifecycle import plan_pass
         would_promote = plan_pass(self, "promote", when, table=table).planned
         would_forget = plan_pass(
             self, "forget", when, table=table, skip=frozenset(m.path for m in would_promote)
@@ -552,7 +545,7 @@ class Vault:
         A named memory that is not a candidate is promoted anyway (the person asked), with the
         reason "promoted on request".
         """
-        from vaultmem.services.lifecycle import PassSession
+        from vaultmem.services.lifecycle import PassSession, on_request_promotion, plan_pass
 
         when = now or utc_now()
         if ref is None:
@@ -604,6 +597,7 @@ class Vault:
             rule="forget",
             reason="forgotten on request",
         )
+        from vaultmem.services.lifecycle import PassResult, PassSession
         waiting = (
             contextlib.nullcontext()
             if dry_run
@@ -663,6 +657,7 @@ class Vault:
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
         self.catch_up()
+        from vaultmem.services.lifecycle import run_passes
         run = run_passes(
             self,
             tuple(passes),
@@ -699,6 +694,7 @@ class Vault:
         With ``commit`` in a git repository the reversal (only its files) is committed; a git
         failure is reported in ``report.commit_error`` and the files stay reverted.
         """
+        from vaultmem.services.undo import undo_last
         report = undo_last(self)
         self.sync()
         paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
