@@ -139,7 +139,7 @@ class Config:
         defaults = RecallSettings()
         return {"relevance": defaults.weight_relevance, "decay": defaults.weight_decay,
                 "graph": defaults.weight_graph, "review_blend": defaults.review_blend,
-                "vector": EmbeddingSettings().weight_vector}
+                "episode": defaults.weight_episode, "vector": EmbeddingSettings().weight_vector}
 
     def describe(self) -> str:
         text = ",".join(f"{key}={value:g}" for key, value in self.effective_weights().items())
@@ -152,7 +152,7 @@ FUSION = Config("fusion", None)
 KEYWORD_NO_VECTOR = Config("keyword", {**KEYWORD_ONLY, "vector": 0.0})
 FUSION_NO_VECTOR = Config("fusion", {"vector": 0.0})
 VECTORS_ONLY = Config("vectors", {"relevance": 0.0, "decay": 0.0, "graph": 0.0,
-                                  "review_blend": 0.0, "vector": 1.0})
+                                  "review_blend": 0.0, "episode": 0.0, "vector": 1.0})
 HYBRID = Config("hybrid", None)
 
 

@@ -32,6 +32,7 @@ from vaultmem.core.lifecycle_plan import PASS_ORDER
 from vaultmem.core.timestamps import utc_now
 from vaultmem.errors import VaultmemError
 from vaultmem.mcp import LOCK_WAIT_SECONDS, rendering
+from vaultmem.services.background_embedding import BackgroundEmbedder
 from vaultmem.services.vault import Vault
 from vaultmem.services.watcher import VaultWatcher
 
@@ -358,12 +359,19 @@ def serve(vault: Vault, *, lock_wait_seconds: float = LOCK_WAIT_SECONDS) -> None
     """Serve ``vault`` over stdin/stdout until the client closes the connection.
 
     The watcher starts in the background (its first sync may take a while on a large vault
-    whose index is old); until it is up, tools bring the index up to date themselves.
+    whose index is old); until it is up, tools bring the index up to date themselves. With an
+    ``[embeddings]`` provider, changed notes are embedded in a thread of their own, as in
+    ``vaultmem watch``.
     """
     vault.lock_wait_seconds = lock_wait_seconds
-    watcher = VaultWatcher(vault)
+    embedder = (
+        BackgroundEmbedder(vault.root, Vault.open)
+        if vault.settings.embeddings.provider != "none"
+        else None
+    )
+    watcher = VaultWatcher(vault, on_sync=embedder.notify if embedder is not None else None)
     starter = threading.Thread(
-        target=_start_watcher, args=(watcher,), name="vaultmem-mcp-watch", daemon=True
+        target=_start_watcher, args=(watcher, embedder), name="vaultmem-mcp-watch", daemon=True
     )
     starter.start()
     try:
@@ -371,11 +379,15 @@ def serve(vault: Vault, *, lock_wait_seconds: float = LOCK_WAIT_SECONDS) -> None
     finally:
         watcher.stop()  # also ends a first sync still running
         starter.join(timeout=10.0)
+        if embedder is not None:
+            embedder.stop()
 
 
-def _start_watcher(watcher: VaultWatcher) -> None:
+def _start_watcher(watcher: VaultWatcher, embedder: BackgroundEmbedder | None = None) -> None:
     try:
         watcher.start()
+        if embedder is not None:
+            embedder.start()
     except (VaultmemError, OSError) as err:  # e.g. a read-only sidecar: one line, serve on
         logger.error(
             "mcp: the watcher could not start (%s); every call syncs the index itself", err
