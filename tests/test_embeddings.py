@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -422,6 +423,44 @@ def test_watcher_embeds_changed_notes_in_the_background(tmp_path: Path) -> None:
             embedder.stop()
     status = embed_status(vault)
     assert status.missing == 0 and status.stale == 0
+
+
+def _poll(check: object, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_mcp_server_embeds_changed_notes_in_the_background(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    vault = make_vault(root)
+    (root / "STM" / "Old note.md").write_text("Written before the server ran: likes sailing.\n")
+    vault.sync()
+    assert embed_status(vault).missing > 0  # the old note (and the template's dashboard)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "vaultmem", "mcp", "--vault", str(root)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    rel = "STM/Saved in Obsidian.md"
+    try:
+        caught_up = _poll(lambda: embed_status(vault).missing == 0, 90)
+        if caught_up:
+            (root / rel).write_text("Keeps a pet tortoise called Humphrey.\n", encoding="utf-8")
+            # read as the CLI does: a live watcher's index is not synced again here
+            caught_up = _poll(lambda: (vault.catch_up(), rel in vault.index.all_paths())[1]
+                              and embed_status(vault).missing == 0, 90)
+    finally:
+        assert server.stdin is not None and server.stderr is not None
+        server.stdin.close()  # the client hangs up: the server stops its watcher and embedder
+        server.wait(timeout=60)
+        err = server.stderr.read().decode()
+    assert caught_up, f"notes left without a vector: {embed_status(vault)}\n{err}"
+    assert server.returncode == 0 and "Traceback" not in err, err
+    hits = vault.recall("reptile companion", k=3, sync=False)
+    assert hits and hits[0].path == rel and hits[0].signals.cosine is not None
 
 
 def test_storage_benchmark_shrinks_by_tier() -> None:
