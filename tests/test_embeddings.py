@@ -372,6 +372,20 @@ def test_remember_same_content_reinforces_instead_of_copying(tmp_path: Path) -> 
     assert "reinforced it instead of writing a copy" in result.output
 
 
+def test_remember_same_content_as_a_conflicted_memory_writes_beside_it(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    vault = make_vault(root, "none")
+    first = vault.remember("Allergic to peanuts.", now=NOW)
+    note = root / first.path
+    text = note.read_text(encoding="utf-8").replace(
+        "Allergic to peanuts.", "<<<<<<< ours\nAllergic to peanuts.\n=======\nAllergic.\n>>>>>>> x"
+    )
+    note.write_text(text, encoding="utf-8")
+    again = vault.remember("Allergic to peanuts.", now=NOW + dt.timedelta(hours=1))
+    assert again.path != first.path  # vaultmem may not write into the conflicted note
+    assert note.read_text(encoding="utf-8") == text
+
+
 def test_remember_with_vectors_scores_surprise_and_links_semantically(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", auto_link_cosine=0.5)
     remember_facts(vault)

@@ -42,7 +42,9 @@ NEIGHBOURS = 50
 
 def duplicate_of(vault: VaultContext, content: str) -> str | None:
     """Path of an active or promoted memory whose content equals ``content`` after
-    normalisation, or ``None``. The index must be current."""
+    normalisation, or ``None``. Notes vaultmem must not write (conflict markers, other
+    problems) are not candidates: the new memory is written beside them. The index must be
+    current."""
     words = list(dict.fromkeys(word_tokens(content)))[:DEDUP_WORDS]
     if not words:
         return None
@@ -51,6 +53,7 @@ def duplicate_of(vault: VaultContext, content: str) -> str | None:
         f"""
         SELECT n.path, f.body FROM notes_fts f CROSS JOIN notes n ON n.nid = f.rowid
         WHERE notes_fts MATCH ? AND n.type = 'memory' AND n.status IN ('active', 'promoted')
+          AND n.problems = '[]'
         ORDER BY n.path LIMIT {DEDUP_CANDIDATES}
         """,
         (fts_all(words),),
