@@ -271,8 +271,9 @@ def recall_notes(
     ``relevance``, ``decay``, ``graph``, ``review_blend``, ``episode``, ``vector``); ``touch``
     (reinforce the returned memories, spec 3.4); ``sync`` (default True: bring the index up to
     date first unless a live watcher keeps it fresh — ``vault.catch_up()``; False: use the index
-    as it is). ``k`` defaults to ``[recall] k`` (10). Each hit carries its note's body as ``text``. A query with no words
-    returns ``[]``. Raises :class:`InputError` for unknown options or bad values.
+    as it is). ``k`` defaults to ``[recall] k`` (10). Each hit carries its note's body as
+    ``text``. A query with no words returns ``[]`` (without embeddings). Raises
+    :class:`InputError` for unknown options or bad values.
     """
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
