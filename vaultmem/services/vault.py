@@ -560,7 +560,7 @@ class Vault:
         pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML) or
         :class:`LockedError`; nothing is changed then.
         """
-        from vaultmem.services.lifecycle import PassSession
+        from vaultmem.services.lifecycle import PassResult, PassSession
 
         when = now or utc_now()
         path = self._managed(ref)
