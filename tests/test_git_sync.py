@@ -276,31 +276,32 @@ def test_both_machines_pass_over_the_same_notes_and_converge(tmp_path: Path) -> 
     for n in range(3):
         a.remember(f"Python code style rule {n}", title=f"Style {n}", tags=["python", "style"],
                    now=T0 + n * dt.timedelta(minutes=5))  # fmt: skip
-    a.remember("Promote me", title="P", tags=["p"], now=T0)
+    # P: an episode of its own (two hours before the style rules), so it stays in STM
+    a.remember("Promote me", title="P", tags=["p"], now=T0 - 2 * HOUR)
     commit_all(c.a, "memories")
     git(c.a, "push", "--quiet")
     assert pull(c.b)
     b = Vault.open(c.b)
-    for k, vault in enumerate((a, b)):  # both used P five times: both promote it
+    for k, vault in enumerate((a, b)):  # both used P five times on three days: both promote it
         for n in range(5):
-            vault.touch("P", now=T0 + (n + 1) * HOUR + k * dt.timedelta(minutes=7))
+            vault.touch("P", now=T0 + (n + 1) * 9 * HOUR + k * dt.timedelta(minutes=7))
     commit_all(c.a, "uses A")
     commit_all(c.b, "uses B")
-    a.lifecycle(now=T0 + DAY, commit=True)
-    b.lifecycle(now=T0 + DAY + 3 * HOUR, commit=True)
+    a.lifecycle(now=T0 + 2 * DAY, commit=True)
+    b.lifecycle(now=T0 + 2 * DAY + 3 * HOUR, commit=True)
     boxes_a = {p: t for p, t in memory_notes(c.a).items() if p.startswith("Boxes/")}
     boxes_b = {p: t for p, t in memory_notes(c.b).items() if p.startswith("Boxes/")}
     assert boxes_a == boxes_b and boxes_a  # same box path, id and text on both machines
     box_path = next(p for p in boxes_a if p.count("/") == 2 and "python" in p)
     assert not re.search(r"\d{4}-\d\d-\d\d.*\d{4}-\d\d-\d\d", box_path)  # the date once
     assert "Memory box of 3 memories" in boxes_a[box_path]
-    # P went through its own box to LTM in the same run: the box folder it left is removed
+    # no folder a pass emptied is left behind
     empty = [d for d in (c.a / "Boxes").rglob("*") if d.is_dir() and not any(d.iterdir())]
     assert empty == []
     git(c.a, "push", "--quiet")
     assert pull(c.b), git(c.b, "status").stdout
     promoted = fields(c.b / "LTM/P.md")
-    assert promoted["promoted_at"] == (T0 + DAY).replace(tzinfo=None)  # the earliest
+    assert promoted["promoted_at"] == (T0 + 2 * DAY).replace(tzinfo=None)  # the earliest
     assert promoted["use_count"] == 1 + 5 + 5
     git(c.b, "push", "--quiet")
     assert pull(c.a)
@@ -394,6 +395,7 @@ def test_lifecycle_commit_includes_memories_never_committed(tmp_path: Path) -> N
     c = make_clones(tmp_path)
     a = Vault.open(c.a)
     a.remember("Remembered and sealed before any commit", title="New", tags=["t"], now=T0)
+    a.remember("Same session, sealed with it", title="New too", tags=["t"], now=T0 + HOUR / 6)
     (c.a / "Person.md").write_text("a person's note, staged by hand\n")
     git(c.a, "add", "Person.md")
     code, out, err = cli(c.a, "lifecycle", "--commit", "--now", at(T0 + DAY))
@@ -414,10 +416,12 @@ def test_lifecycle_commit_includes_memories_never_committed(tmp_path: Path) -> N
 def test_lifecycle_commit_failure_still_prints_the_report(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     Vault.init(root)
-    Vault.open(root).remember("Not in git", title="N", now=T0)
+    with Vault.open(root) as vault:
+        vault.remember("Not in git", title="N", now=T0)
+        vault.remember("Not in git either", title="N2", now=T0 + HOUR / 6)
     code, out, err = cli(root, "lifecycle", "--commit", "--now", at(T0 + DAY))
     assert code == 1
-    assert "seal: 2 applied" in out  # the pass happened and says so (box + member)
+    assert "seal: 3 applied" in out  # the pass happened and says so (box + two members)
     assert "not a git repository" in err and "not committed" in err
 
 

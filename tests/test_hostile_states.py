@@ -374,12 +374,12 @@ def test_mcp_against_each_hostile_state(state: str, base_vault: Path, tmp_path: 
             "clientInfo": {"name": "hostile-test", "version": "0"},
         },
     )
-    calls = (  # sent once the server answered initialize, as a client does
+    calls = [  # one at a time, each once the last was answered, as a client does
         _rpc("notifications/initialized", None, {})
-        + _rpc("tools/call", 2, {"name": "status", "arguments": {}})
-        + _rpc("tools/call", 3, {"name": "recall", "arguments": {"query": "passwd"}})
-        + _rpc("tools/call", 4, {"name": "show", "arguments": {"id_or_title": "Coffee order"}})
-    )
+        + _rpc("tools/call", 2, {"name": "status", "arguments": {}}),
+        _rpc("tools/call", 3, {"name": "recall", "arguments": {"query": "passwd"}}),
+        _rpc("tools/call", 4, {"name": "show", "arguments": {"id_or_title": "Coffee order"}}),
+    ]
     with guard:
         process = subprocess.Popen(
             [
@@ -410,8 +410,8 @@ def test_mcp_against_each_hostile_state(state: str, base_vault: Path, tmp_path: 
                 if not line:
                     break  # it exited (e.g. a one-line error on stderr)
                 answered.append(line)
-                if len(answered) == 1:
-                    process.stdin.write(calls)
+                if len(answered) <= len(calls):
+                    process.stdin.write(calls[len(answered) - 1])
                     process.stdin.flush()
             out, err = process.communicate(timeout=30)  # closes stdin: the client leaves
         finally:

@@ -41,11 +41,7 @@ from vaultmem.errors import (
     VaultmemError,
     VaultNotFoundError,
 )
-from vaultmem.services.auto_links import related_memories
-from vaultmem.services.doctor import DoctorReport, check_vault
 from vaultmem.services.embeddings import close_vectors, embed_new
-from vaultmem.services.emptied_folders import remove_emptied_folders
-from vaultmem.services.git_commit import commit_paths, commit_run
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.live_index import index_is_live
 from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of, merge_related
@@ -64,7 +60,6 @@ from vaultmem.services.memory_view import (
 from vaultmem.services.note_links import NoteLinks, note_links
 from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
 from vaultmem.services.recall import Hit, recall_notes, review_queue
-from vaultmem.services.shared_ids import FixReport, fix_vault, hold_shared, shared_id_paths
 from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
 from vaultmem.store.note_batch import NewNotes
@@ -75,8 +70,10 @@ from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:  # imported where used: recall and listing start without them
+    from vaultmem.services.doctor import DoctorReport
     from vaultmem.services.lifecycle import LifecycleRun, PassResult
     from vaultmem.services.remembering import ImportReport, MemoryDraft
+    from vaultmem.services.shared_ids import FixReport
     from vaultmem.services.undo import UndoReport
 
 ChangeFunction = Callable[[MemoryFields], dict[str, object]]
@@ -250,9 +247,12 @@ class Vault:
                 return as_path
             paths = self.index.paths_by_title(ref.removesuffix(".md"))
         if not paths:
-            raise NoteNotFoundError(ref, close_titles(
-                ref, [str(t) for (t,) in self.index.conn.execute("SELECT title FROM notes")]
-            ))
+            raise NoteNotFoundError(
+                ref,
+                close_titles(
+                    ref, [str(t) for (t,) in self.index.conn.execute("SELECT title FROM notes")]
+                ),
+            )
         if len(paths) > 1:
             raise AmbiguousNoteError(ref, paths)
         return paths[0]
@@ -268,6 +268,8 @@ class Vault:
 
     def doctor(self) -> DoctorReport:
         """Check the notes and the index (repairing a stale index); see ``vaultmem doctor``."""
+        from vaultmem.services.doctor import check_vault
+
         return check_vault(self)
 
     def fix(self, now: dt.datetime | None = None) -> FixReport:
@@ -276,6 +278,8 @@ class Vault:
         See ``vaultmem doctor --fix``. Raises :class:`~vaultmem.errors.LockedError` when a pass
         is running.
         """
+        from vaultmem.services.shared_ids import fix_vault
+
         return fix_vault(self, now or utc_now())
 
     def _load(self, path: str, now: dt.datetime) -> Memory:
@@ -378,16 +382,17 @@ class Vault:
         ``warnings``). With embeddings, surprise adjusts the importance (unless one was given)
         and close memories are linked (:mod:`vaultmem.services.memory_novelty`).
         """
+        from vaultmem.services.corrections import remember_correction
+        from vaultmem.services.remembering import make_draft
 
         when = now or utc_now()
         dedup = bool(options.pop("dedup", True))
         supersedes = options.pop("supersedes", None)
         if supersedes is not None:
-            from vaultmem.services.corrections import remember_correction
-            path = remember_correction(self, content, str(supersedes), now=when, link=link,
-                                       options=options)
+            path = remember_correction(
+                self, content, str(supersedes), now=when, link=link, options=options
+            )
             return self._load(path, when)
-        from vaultmem.services.remembering import make_draft
         draft = make_draft(content, **options)
         with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             self.catch_up()
@@ -421,6 +426,8 @@ class Vault:
         to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
         synced the index (bulk imports), so it is not synced again.
         """
+        from vaultmem.services.auto_links import related_memories
+
         with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             if not synced:
                 self.catch_up()
@@ -462,6 +469,7 @@ class Vault:
         :func:`.remembering.import_lines`): bad lines are reported and skipped, lines already
         in the vault are not imported again."""
         from vaultmem.services.remembering import import_lines
+
         return import_lines(self, lines, now=now or utc_now(), progress=progress)
 
     # ------------------------------------------------------------------ listing
@@ -476,11 +484,13 @@ class Vault:
         self.catch_up()
         rows = self.index.conn.execute(
             f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
-            "ORDER BY n.path", params,
+            "ORDER BY n.path",
+            params,
         )
         for path, text in rows:  # once per note and key, however often the table is read
-            self.warnings.extend(line for w in json.loads(text)
-                                 if (line := f"{path}: {w}") not in self.warnings)
+            self.warnings.extend(
+                line for w in json.loads(text) if (line := f"{path}: {w}") not in self.warnings
+            )
         return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
 
     def memories(
@@ -518,10 +528,10 @@ class Vault:
 
     def status(self, *, now: dt.datetime | None = None) -> VaultStatus:
         """Counts per folder and status, danger zone, and what a pass would do now."""
+        from vaultmem.services.lifecycle import plan_pass
 
         when = now or utc_now()
         table = self.table(now=when)
-        from vaultmem.services.lifecycle import plan_pass
         would_promote = plan_pass(self, "promote", when, table=table).planned
         would_forget = plan_pass(
             self, "forget", when, table=table, skip=frozenset(m.path for m in would_promote)
@@ -546,6 +556,7 @@ class Vault:
         reason "promoted on request".
         """
         from vaultmem.services.lifecycle import PassSession, on_request_promotion, plan_pass
+        from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 
         when = now or utc_now()
         if ref is None:
@@ -555,8 +566,10 @@ class Vault:
             raise InputError(left_in_place_warning(path))
         row = self.index.note_row(path) or {}
         if row.get("status") == "superseded":
-            raise InputError(f"{path} is superseded by {row.get('superseded_by') or 'a correction'}"
-                             "; a superseded memory is never promoted (promote its successor)")
+            raise InputError(
+                f"{path} is superseded by {row.get('superseded_by') or 'a correction'}"
+                "; a superseded memory is never promoted (promote its successor)"
+            )
         with PassSession(self, "promote", when, dry_run=dry_run) as session:
             result = plan_pass(self, "promote", when)
             result.planned = [m for m in result.planned if m.path == path]
@@ -576,6 +589,8 @@ class Vault:
         pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML) or
         :class:`LockedError`; nothing is changed then.
         """
+        from vaultmem.services.lifecycle import PassResult, PassSession
+
         when = now or utc_now()
         path = self._managed(ref)
         row = self.index.note_row(path) or {}
@@ -597,7 +612,6 @@ class Vault:
             rule="forget",
             reason="forgotten on request",
         )
-        from vaultmem.services.lifecycle import PassResult, PassSession
         waiting = (
             contextlib.nullcontext()
             if dry_run
@@ -652,12 +666,14 @@ class Vault:
         repository, the pass's changes (and only those) are committed with a message that counts
         what moved and why.
         """
+        from vaultmem.services.emptied_folders import remove_emptied_folders
+        from vaultmem.services.git_commit import commit_run
+        from vaultmem.services.lifecycle import run_passes
 
         unknown = [p for p in passes if p not in PASS_ORDER]
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
         self.catch_up()
-        from vaultmem.services.lifecycle import run_passes
         run = run_passes(
             self,
             tuple(passes),
@@ -694,7 +710,10 @@ class Vault:
         With ``commit`` in a git repository the reversal (only its files) is committed; a git
         failure is reported in ``report.commit_error`` and the files stay reverted.
         """
+        from vaultmem.services.emptied_folders import remove_emptied_folders
+        from vaultmem.services.git_commit import commit_paths
         from vaultmem.services.undo import undo_last
+
         report = undo_last(self)
         self.sync()
         paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
@@ -804,8 +823,11 @@ def close_titles(ref: str, titles: Sequence[str], limit: int = 3) -> list[str]:
     if not key:
         return []
     unique = sorted(set(titles), key=lambda t: (len(t), t))
-    holding = [t for t in unique if any(w.startswith(key) for w in t.lower().split())
-               or t.lower().startswith(key)]
+    holding = [
+        t
+        for t in unique
+        if any(w.startswith(key) for w in t.lower().split()) or t.lower().startswith(key)
+    ]
     folded = {t.lower(): t for t in unique}
     close = [folded[m] for m in difflib.get_close_matches(key, list(folded), n=limit, cutoff=0.6)]
     return list(dict.fromkeys([*holding, *close]))[:limit]
