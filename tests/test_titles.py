@@ -95,7 +95,7 @@ def test_a_lone_surrogate_in_a_title_or_content_is_refused(vault: Path) -> None:
 def test_a_long_title_with_a_clash_counter_stays_within_255_bytes(vault: Path) -> None:
     title = "漢字 " * 100
     with Vault.open(vault) as v:
-        paths = [v.remember("same long title", title=title).path for _ in range(3)]
+        paths = [v.remember(f"long title, memory {n}", title=title).path for n in range(3)]
     assert paths[1].endswith(" 2.md") and paths[2].endswith(" 3.md")
     for rel in paths:
         assert len(Path(rel).name.encode()) + DECORATION_BYTES <= 255
@@ -162,7 +162,9 @@ def test_a_title_clash_with_a_persons_note_is_reported(vault: Path) -> None:
 
 
 def test_default_titles_clashing_with_memories_are_numbered_quietly(vault: Path) -> None:
-    for _ in range(2):
-        code, out, err = run("remember", "Same words again", vault=vault)
+    for ending in ("first", "second"):  # the same first words: the same default title
+        code, out, err = run(
+            "remember", f"Same words again and again and again, then {ending}", vault=vault
+        )
         assert code == 0 and "warning" not in err
-    assert (vault / "STM" / "Same words again 2.md").is_file()
+    assert (vault / "STM" / "Same words again and again and again, then 2.md").is_file()
