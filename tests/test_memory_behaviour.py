@@ -376,3 +376,25 @@ def test_a_correction_of_a_note_that_breaks_meanwhile_is_taken_back(
         vault.remember("New fact", title="New fact", supersedes="Old fact", now=T0 + DAY)
     assert not (vault.root / "STM" / "New fact.md").exists()
     assert "status: active" in (vault.root / old.path).read_text()
+
+
+def test_a_boxed_hit_shows_its_box_as_its_episode(vault: Vault) -> None:
+    """A box never takes a hit's slot, but a sealed memory names the box it was sealed in."""
+    for n, text in enumerate(("Deploy freeze starts Friday", "Deploy freeze ends Monday noon")):
+        vault.remember(
+            text, title=f"Freeze {n}", tags=["deploy"], now=T0 + n * dt.timedelta(minutes=5)
+        )
+    vault.remember("Lunch on Thursdays is ramen", title="Lunch", now=T0 + 3 * DAY)
+    vault.lifecycle(now=T0 + DAY)
+    boxes = [p for p in vault.root.joinpath("Boxes").rglob("box-*.md")]
+    assert len(boxes) == 1
+    box = boxes[0].relative_to(vault.root).as_posix()
+    hits = vault.recall("deploy freeze", now=T0 + DAY)
+    assert [h.episode for h in hits if h.title.startswith("Freeze")] == [box, box]
+    assert box not in [h.path for h in hits]
+    lunch = vault.recall("ramen", now=T0 + 3 * DAY)
+    assert lunch[0].title == "Lunch" and lunch[0].episode is None  # in no box
+    code, out, _ = cli(vault.root, "recall", "deploy freeze", "--json", "--now", _iso(T0 + DAY))
+    assert code == 0 and {h["episode"] for h in json.loads(out)} == {box}
+    code, out, _ = cli(vault.root, "recall", "deploy freeze", "--now", _iso(T0 + DAY))
+    assert code == 0 and f"episode: {box}" in out

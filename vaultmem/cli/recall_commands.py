@@ -82,6 +82,8 @@ def recall(vault: Vault, query: tuple[str, ...], k: int | None, explain: bool, t
             line = excerpt(hit.text)
             if line:
                 click.echo(f"{'':13}{line}")
+            if hit.episode:
+                click.echo(f"{'':13}episode: {hit.episode}")
     if chosen:
         touched = touched_hits(hits, chosen)
         names = ", ".join(hit.title for hit in touched) or "none"
@@ -103,6 +105,8 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
         placed = "  ← placed by review blending" if hit.review else ""
         placed += "  [conflicted: git conflict markers]" if hit.conflicted else ""
         click.echo(f"{hit.rank:>3}. {hit.path}  score {hit.score:.3f}{placed}")
+        if hit.episode:
+            click.echo(f"       episode: {hit.episode}")
         bm25 = (f"bm25 {s.bm25:.3f}" if s.bm25 not in (0.0, UNRANKED_BM25)
                 else "no word matched (reached by a link)" if s.bm25 == 0.0
                 else "matched common words only: not ranked")

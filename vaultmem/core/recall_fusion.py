@@ -298,6 +298,9 @@ class Hit:
     """The note holds git conflict markers; it was read from its "ours" side."""
     text: str = ""
     vector: float = 0.0
+    episode: str | None = None
+    """The memory box the hit belongs to (its episode), as a vault-relative path; ``None`` for a
+    memory in no box and for notes."""
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready: identity, score, contributions and signals (numbers rounded to 6 places)."""
@@ -305,7 +308,7 @@ class Hit:
         out: dict[str, object] = {
             "rank": self.rank, "path": self.path, "id": self.id, "title": self.title,
             "text": self.text, "score": _round(self.score), "review": self.review,
-            "conflicted": self.conflicted,
+            "conflicted": self.conflicted, "episode": self.episode,
             "contributions": {"relevance": _round(self.relevance), "decay": _round(self.decay),
                               "graph": _round(self.graph)},
             "signals": {"relevance": _round(s.relevance), "decay": _round(s.decay),

@@ -449,10 +449,39 @@ class Vault:
     ) -> list[Hit]:
         """Ranked notes for ``query`` (spec 7); see :func:`vaultmem.services.recall.recall`.
 
-        A hit whose note holds git conflict markers is marked ``conflicted``."""
+        A hit whose note holds git conflict markers is marked ``conflicted``; a memory sealed in
+        a box carries the box note's path as its ``episode``."""
         hits = recall_notes(self, query, k=k, now=now or utc_now(), **options)
         conflicted = conflicted_paths(self.index)
-        return [replace(h, conflicted=True) if h.path in conflicted else h for h in hits]
+        episodes = self._episodes_of([h.path for h in hits])
+        return [
+            replace(h, conflicted=h.path in conflicted, episode=episodes.get(h.path))
+            for h in hits
+        ]
+
+    def _episodes_of(self, paths: Sequence[str]) -> dict[str, str]:
+        """Path of each memory among ``paths`` → path of the box note it belongs to (if indexed)."""
+        if not paths:
+            return {}
+        marks = ", ".join("?" * len(paths))
+        boxes = {
+            str(path): note_key(str(box).strip().strip("[]").split("|")[0])
+            for path, box in self.index.conn.execute(
+                f"SELECT path, box FROM notes WHERE path IN ({marks}) AND box IS NOT NULL",
+                tuple(paths),
+            )
+        }
+        if not boxes:
+            return {}
+        keys = sorted(set(boxes.values()))
+        found = dict(
+            self.index.conn.execute(
+                f"SELECT name_key, path FROM notes WHERE type = 'box' "
+                f"AND name_key IN ({', '.join('?' * len(keys))})",
+                tuple(keys),
+            ).fetchall()
+        )
+        return {path: found[key] for path, key in boxes.items() if key in found}
 
     def review(self, *, k: int | None = None, now: dt.datetime | None = None) -> list[MemoryRow]:
         """Danger-zone memories ranked by review priority (spec 3.3; seed 001)."""
