@@ -98,7 +98,7 @@ def test_the_pattern_finds_citations(line: str) -> None:
         "a random projection with seed 0 is reproducible",
         "# Expire: below this `confidence` (0–1) a memory is speculative.",
         "the speculative memories and their specific tags",
-        "power law decay (after Mnemex, docs/user-guide.md, \"Scores\")",
+        'power law decay (after Mnemex, docs/user-guide.md, "Scores")',
     ],
 )
 def test_the_pattern_leaves_ordinary_words(line: str) -> None:
