@@ -1,4 +1,7 @@
-"""``recall`` and ``review``: find notes for a query, list memories due for review (spec 7, 3.3)."""
+"""``recall`` and ``review``: find notes for a query, list memories due for review.
+
+See docs/user-guide.md, "Recall" and "Scores" (review priority).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Planning pass 1, *Seal boxes*, and trace weaving (spec section 4.1; seed 002, Memory Boxes).
+"""Planning pass 1, *Seal boxes*, and trace weaving (Engram's Memory Boxes; docs/user-guide.md,
+"Boxes are episodes").
 
 Pure: the caller reads the index and hands over :class:`StmMemory` rows, the existing
 :class:`TraceRecord` notes and the lone :class:`SealedBox` notes of the last days;
@@ -204,7 +205,7 @@ def memory_topics(
     *,
     title_words: int = TITLE_WORDS,
 ) -> frozenset[str]:
-    """The topics of one memory (spec 4.1): its tags, lower-cased, without ``#``.
+    """The topics of one memory (user guide "Lifecycle"): its tags, lower-cased, without ``#``.
 
     A memory without tags gets its link targets (:func:`link_topic`) and its ``title_words``
     most distinctive title words (:func:`content_words`): fewest titles holding them in
@@ -555,7 +556,7 @@ def plan_seal(
     recent_boxes: Sequence[SealedBox] = (),
     document_frequency: Mapping[str, int] | None = None,
 ) -> SealPlan:
-    """Plan pass 1 (spec 4.1; seed 002 Memory Boxes and Trace Weaver). Pure; ``now`` epoch s.
+    """Plan pass 1 (Engram's Memory Boxes and Trace Weaver; "Lifecycle"). Pure; ``now`` epoch s.
 
     ``memories``: the active memories in STM (any order). ``traces``: the existing trace
     notes. ``recent_boxes``: existing box notes without a trace that ended recently (each is

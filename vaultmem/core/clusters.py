@@ -1,6 +1,6 @@
-"""Near-duplicate clusters of memories for consolidation (seeds 001, 004): pure numpy, no I/O.
+"""Near-duplicate clusters of memories for consolidation (Mnemex, engram): pure numpy, no I/O.
 
-- **Single linkage** at ``threshold`` (0.83, seed 001's cluster link threshold): two memories
+- **Single linkage** at ``threshold`` (0.83, Mnemex's cluster link threshold): two memories
   whose vectors' cosine exceeds it are linked, and a cluster is a connected group of links.
   Cosines are computed in blocks of :data:`BLOCK` rows, so memory stays O(BLOCK · n).
 - **Cohesion** of a cluster = the mean cosine over all its pairs (1.0 for identical vectors).
@@ -59,7 +59,10 @@ def cohesion(vectors: npt.ArrayLike) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Band:
-    """Cohesion bands of the spec: ``merge`` at or above, ``review`` at or above, else keep."""
+    """Cohesion bands: ``merge`` at or above, ``review`` at or above, else keep.
+
+    See docs/user-guide.md, "Consolidation".
+    """
 
     merge: float = 0.9
     review: float = 0.75

@@ -3,7 +3,7 @@
 Pure, no I/O.
 
 - :func:`normalised_content_hash` — the dedup key (``docs/user-guide.md``, "Consolidation";
-  seed 002's content-hash dedup): SHA-256 (hex) of the text lower-cased (``casefold``), with
+  Engram's content-hash dedup): SHA-256 (hex) of the text lower-cased (``casefold``), with
   punctuation stripped and whitespace collapsed, so ``"Allergic to  peanuts."`` and
   ``"allergic to peanuts"`` are the same memory.
 - :func:`embedding_key` — the key a vector is stored under in the sidecar: SHA-256 of the model

@@ -1,4 +1,4 @@
-"""Decay models and the decay score (spec section 3.1; seeds 001, 003, 004).
+"""Decay models and the decay score (Mnemex, engram; docs/user-guide.md, "Scores").
 
 Every function serves one memory and a column of n memories with the same definition: pass
 floats and get a ``float`` back, pass ``np.ndarray`` columns (broadcast against each other and
@@ -11,7 +11,8 @@ runs a little behind never raises a score above its fresh value. A half-life of 
 
 Bad inputs (NaN anywhere, a half-life ≤ 0, a negative use count or strength, a trust outside
 [0, 1]) raise ``ValueError``; the note parser replaces such values with defaults before they
-reach this module (spec section 2), so a ``ValueError`` here is a programming error.
+reach this module (docs/user-guide.md, "The memory note"), so a ``ValueError`` here is a
+programming error.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ SourceColumn = list[str] | list[str | None] | tuple[str | None, ...] | npt.NDArr
 SECONDS_PER_DAY = 86_400.0
 
 DECAY_MODELS = ("power_law", "exponential", "two_component", "l2", "huber", "elastic")
-"""Allowed values of ``[decay] model`` (spec 3.1)."""
+"""Allowed values of ``[decay] model`` (docs/user-guide.md, "Scores")."""
 
 SOURCE_TRUST: dict[str, float] = {
     "human": 1.0,
@@ -45,18 +46,20 @@ SOURCE_TRUST: dict[str, float] = {
     "import": 0.5,
     "consolidation": 0.4,
 }
-"""Trust of a memory's ``source`` (seed 004: human 1.0, AI 0.7, conversation 0.6, ingest 0.5,
-consolidation 0.4; spec section 2 names AI ``agent`` and ingest ``import``)."""
+"""Trust of a memory's ``source`` (engram, raya-ac: human 1.0, AI 0.7, conversation 0.6, ingest
+0.5, consolidation 0.4; vaultmem names AI ``agent`` and ingest ``import``, docs/user-guide.md,
+"The memory note")."""
 
 DEFAULT_SOURCE_TRUST = 1.0
-"""Trust of a missing or unknown ``source``: that of the default source ``human`` (spec section 2:
-a value that cannot be used is replaced by the field's default for scoring)."""
+"""Trust of a missing or unknown ``source``: that of the default source ``human``
+(docs/user-guide.md, "The memory note": a value that cannot be used is replaced by the field's
+default for scoring)."""
 
 L2_RATE = 0.693
-"""Rate of seed 004's l2 retention, e^(−0.693·t), as the spec writes it (not exactly ln 2)."""
+"""Rate of engram's l2 retention, e^(−0.693·t), as engram writes it (not exactly ln 2)."""
 
 TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS = 3 * SECONDS_PER_DAY
-"""The half-life seed 003's λ_fast / λ_slow were chosen for (Mnemex's default, 3 days)."""
+"""The half-life Mnemex's λ_fast / λ_slow were chosen for (Mnemex's default, 3 days)."""
 
 
 _PARAM_RANGES = (  # name, low, high, low excluded
@@ -73,7 +76,7 @@ _PARAM_RANGES = (  # name, low, high, low excluded
 
 @dataclass(frozen=True, slots=True)
 class DecayParams:
-    """Parameters of the decay models (spec 3.1; seed 003 for β, α, w, λ; seed 004 for δ, r, κ).
+    """Parameters of the decay models (Mnemex: β, α, w, λ; engram: δ, r, κ; user guide "Scores").
 
     It is also the ``[decay]`` table of ``vaultmem.toml`` (``Settings.decay``). ``two_component``
     scales both λ by :data:`TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS` / H (see :func:`retention`).
@@ -123,8 +126,8 @@ def source_trust(source: SourceColumn) -> FloatArray: ...
 def source_trust(source: str | None | SourceColumn) -> float | FloatArray:
     """Trust in [0, 1] of a ``source`` (or an array of n sources) -> ``float | ndarray`` (n,).
 
-    Seed 004 / :data:`SOURCE_TRUST`; case and surrounding spaces are ignored. A missing (None)
-    or unknown source gets :data:`DEFAULT_SOURCE_TRUST` (1.0, the trust of the default
+    engram (raya-ac) / :data:`SOURCE_TRUST`; case and surrounding spaces are ignored. A missing
+    (None) or unknown source gets :data:`DEFAULT_SOURCE_TRUST` (1.0, the trust of the default
     ``human``). Arrays are mapped through their distinct values, not per memory.
     """
     if source is None or isinstance(source, str):
@@ -157,9 +160,9 @@ def trust_weighted_half_life(
 ) -> float | FloatArray:
     """H_eff = H / (1 + κ·(1 − trust)) -> ``float | ndarray[float64]`` (n,), seconds.
 
-    Seed 004 trust-weighted decay (spec 3.1): human (1.0) keeps H, agent (0.7) gets H / 1.6,
-    trust 0 decays 3× faster. ``inf`` stays ``inf``. Raises ``ValueError`` if H ≤ 0 or NaN,
-    trust outside [0, 1], or κ < 0.
+    engram's trust-weighted decay (docs/user-guide.md, "Scores"): human (1.0) keeps H, agent (0.7)
+    gets H / 1.6, trust 0 decays 3× faster. ``inf`` stays ``inf``. Raises ``ValueError`` if H ≤ 0 or
+    NaN, trust outside [0, 1], or κ < 0.
     """
     h = as_floats("half_life_seconds", half_life_seconds)
     t = as_floats("trust", trust)
@@ -224,18 +227,18 @@ def retention(
 
     ``age_seconds`` is Δt = now − last_used in seconds (floored at 0); ``half_life_seconds`` is
     the effective H (after :func:`trust_weighted_half_life`); H = ``inf`` gives 1.0. With
-    t = Δt / H (spec 3.1):
+    t = Δt / H (docs/user-guide.md, "Scores"):
 
-    - ``power_law`` (seed 003): (1 + Δt/t0)^(−α), t0 = H / (2^(1/α) − 1); f(H) = 0.5.
-    - ``exponential`` (seed 003): e^(−ln2·t); f(H) = 0.5.
-    - ``two_component`` (seed 003): w·e^(−λf'·Δt) + (1 − w)·e^(−λs'·Δt) with
-      λ' = λ · (3 days / H): the seed's λ were set for Mnemex's 3-day half-life, so at H = 3 days
-      the seed's numbers come out unchanged, and a 30-day layer decays 10× slower. H is a time
+    - ``power_law`` (Mnemex): (1 + Δt/t0)^(−α), t0 = H / (2^(1/α) − 1); f(H) = 0.5.
+    - ``exponential`` (Mnemex): e^(−ln2·t); f(H) = 0.5.
+    - ``two_component`` (Mnemex): w·e^(−λf'·Δt) + (1 − w)·e^(−λs'·Δt) with
+      λ' = λ · (3 days / H): Mnemex's λ were set for its 3-day half-life, so at H = 3 days
+      Mnemex's numbers come out unchanged, and a 30-day layer decays 10× slower. H is a time
       scale here, not the point where f = 0.5.
-    - ``l2`` (seed 004): e^(−0.693·t).
-    - ``huber`` (seed 004): l2 while t ≤ δ, then the tangent of l2 at δ, floored at 0
+    - ``l2`` (engram, raya-ac): e^(−0.693·t).
+    - ``huber`` (engram): l2 while t ≤ δ, then the tangent of l2 at δ, floored at 0
       (reaches 0 at t = δ + 1/0.693).
-    - ``elastic`` (seed 004): r·max(0, 1 − t/2) + (1 − r)·l2.
+    - ``elastic`` (engram): r·max(0, 1 − t/2) + (1 − r)·l2.
 
     Every model is non-increasing in Δt. Raises ``ValueError`` for NaN, or H ≤ 0.
     """
@@ -278,11 +281,11 @@ def decay_score(
 ) -> float | FloatArray:
     """score = use_count^β · f(Δt) · strength -> ``float | ndarray[float64]`` (n,).
 
-    Spec 3.1, seed 003 (Mnemex's (use_count + 1)^β with a zero-based count is the same number:
-    vaultmem's ``use_count`` counts the creation). ``age_seconds`` = now − last_used in seconds,
-    floored at 0; ``half_life_seconds`` is the effective H (``inf`` = no decay); f is
-    :func:`retention` of ``params.model``. Compare with the thresholds: forget below 0.05,
-    promote at or above 0.65. Raises ``ValueError`` for NaN, a negative use count or strength,
+    After Mnemex, docs/user-guide.md "Scores" (Mnemex's (use_count + 1)^β with a zero-based count is
+    the same number: vaultmem's ``use_count`` counts the creation). ``age_seconds`` = now −
+    last_used in seconds, floored at 0; ``half_life_seconds`` is the effective H (``inf`` = no
+    decay); f is :func:`retention` of ``params.model``. Compare with the thresholds: forget below
+    0.05, promote at or above 0.65. Raises ``ValueError`` for NaN, a negative use count or strength,
     or H ≤ 0.
     """
     uses = as_floats("use_count", use_count)

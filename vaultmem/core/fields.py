@@ -1,9 +1,10 @@
 """The memory fields of a note's frontmatter, normalised once at the parse boundary.
 
-Spec section 2 lists the keys, their Obsidian property types and defaults. Raw frontmatter is a
-plain dict (whatever YAML gave); :func:`read_fields` turns it into :class:`MemoryFields` with
-aware UTC datetimes, numbers in range and tuples of strings, and reports every value of the
-wrong type as a :class:`FieldWarning` (the default is used for scoring; the note is left alone).
+docs/user-guide.md, "The memory note", lists the keys, their Obsidian property types and defaults.
+Raw frontmatter is a plain dict (whatever YAML gave); :func:`read_fields` turns it into
+:class:`MemoryFields` with aware UTC datetimes, numbers in range and tuples of strings, and reports
+every value of the wrong type as a :class:`FieldWarning` (the default is used for scoring; the note
+is left alone).
 """
 
 from __future__ import annotations
@@ -65,7 +66,10 @@ class FieldWarning:
 
 @dataclass(frozen=True, slots=True)
 class MemoryFields:
-    """Typed view of the spec section 2 keys. Datetimes are aware UTC; ``None`` = absent."""
+    """Typed view of the memory note's keys. Datetimes are aware UTC; ``None`` = absent.
+
+    The keys: docs/user-guide.md, "The memory note".
+    """
 
     id: str | None = None
     type: str | None = None
@@ -101,12 +105,12 @@ class MemoryFields:
 
     @property
     def managed(self) -> bool:
-        """True for notes vaultmem manages (``type`` memory, box or trace; spec section 1)."""
+        """True for notes vaultmem manages: ``type`` memory, box or trace ("The vault")."""
         return self.type in MANAGED_TYPES
 
     @property
     def access_count(self) -> int:
-        """The seeds' ``access_count`` = ``use_count - 1`` (spec section 2)."""
+        """Mnemon's and engram's ``access_count`` = ``use_count - 1`` ("The memory note")."""
         return max(0, self.use_count - 1)
 
 
@@ -234,8 +238,9 @@ def read_fields(
 
     ``fallback_time`` stands in for a missing ``created`` (the store passes the file's mtime);
     a missing ``last_used`` is ``created``. Never raises on bad values: each one becomes a
-    :class:`FieldWarning` and its default is used (spec section 2, last rule). ``layer`` values
-    outside :data:`LAYERS` are kept as written (they decay like ``working``).
+    :class:`FieldWarning` and its default is used (docs/user-guide.md, "The memory note",
+    wrong-typed values). ``layer`` values outside :data:`LAYERS` are kept as written (they decay
+    like ``working``).
     """
     values: dict[str, object] = {}
     warnings: list[FieldWarning] = []

@@ -1,14 +1,14 @@
 """A fast path for the frontmatter most notes have: flat ``key: scalar`` lines and lists.
 
-Indexing must read thousands of notes a second (spec section 11), and libyaml costs ~60 µs for
-a 14-key memory note. :func:`parse_simple` reads the narrow subset vaultmem itself writes —
-``key: value`` lines whose values are plain words, quoted strings without escapes, decimal
-integers and floats, ``true``/``false``, ``YYYY-MM-DD[THH:MM:SS]``, flow lists ``[a, "b"]`` and
-block lists ``- a`` of those — in ~20 µs, and returns exactly what the YAML loader returns for
-it. For anything else (a comment, an escape, a multi-line or special scalar, a tag, an anchor,
-nesting, a non-printable character, CRLF) it returns ``None`` and the caller uses YAML. Whether
-a plain word is a string is decided by PyYAML's own resolver, never by a rule of ours; a test
-checks the two paths agree on generated frontmatter and on every note of the real vaults.
+Indexing must read thousands of notes a second (docs/user-guide.md, "Benchmarks and the recall
+evaluation"), and libyaml costs ~60 µs for a 14-key memory note. :func:`parse_simple` reads the
+narrow subset vaultmem itself writes — ``key: value`` lines whose values are plain words, quoted
+strings without escapes, decimal integers and floats, ``true``/``false``, ``YYYY-MM-DD[THH:MM:SS]``,
+flow lists ``[a, "b"]`` and block lists ``- a`` of those — in ~20 µs, and returns exactly what the
+YAML loader returns for it. For anything else (a comment, an escape, a multi-line or special scalar,
+a tag, an anchor, nesting, a non-printable character, CRLF) it returns ``None`` and the caller uses
+YAML. Whether a plain word is a string is decided by PyYAML's own resolver, never by a rule of ours;
+a test checks the two paths agree on generated frontmatter and on every note of the real vaults.
 """
 
 from __future__ import annotations

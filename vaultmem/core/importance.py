@@ -1,4 +1,6 @@
-"""Importance level, effective importance (EI) and review priority (spec 3.2, 3.3; seeds 000, 001).
+"""Importance level, effective importance (EI) and review priority (Mnemon, Mnemex).
+
+The formulas are those of docs/user-guide.md, "Scores".
 
 Like :mod:`vaultmem.core.decay`, every function serves one memory and a column of n memories:
 floats in, ``float`` (or ``int``) out; ``np.ndarray`` columns in (broadcast against scalars),
@@ -23,21 +25,21 @@ from vaultmem.core.vectorised import (
 )
 
 LEVELS = (1, 2, 3, 4, 5)
-"""Mnemon's importance scale (seed 000)."""
+"""Mnemon's importance scale."""
 
 BASE_WEIGHTS: dict[int, float] = {5: 1.0, 4: 0.8, 3: 0.5, 2: 0.3, 1: 0.15}
-"""EI base weight per importance level (seed 000, spec 3.2)."""
+"""EI base weight per importance level (Mnemon; docs/user-guide.md, "Scores")."""
 
 _BASE_WEIGHT_TABLE = np.array([math.nan] + [BASE_WEIGHTS[lvl] for lvl in LEVELS])
 
 EI_HALF_LIFE_DAYS = 30.0
-"""EI's recency factor halves every 30 days without use (seed 000)."""
+"""EI's recency factor halves every 30 days without use (Mnemon)."""
 
 EI_EDGE_CAP = 5
-"""Edges beyond 5 add nothing: the edge factor tops out at 1.5 (seed 000)."""
+"""Edges beyond 5 add nothing: the edge factor tops out at 1.5 (Mnemon)."""
 
 DANGER_ZONE = (0.15, 0.35)
-"""Default danger zone of the decay score for review (seed 001, spec 3.3)."""
+"""Default danger zone of the decay score for review (Mnemex; docs/user-guide.md, "Scores")."""
 
 
 def _levels(level: float | ArrayIn) -> IntArray:
@@ -55,9 +57,9 @@ def importance_level(importance: ArrayIn) -> IntArray: ...
 def importance_level(importance: float | ArrayIn) -> int | IntArray:
     """Mnemon level 1..5 of an importance in [0, 1] -> ``int | ndarray[int64]`` (n,).
 
-    Spec section 2: level = 1 + round(4 × importance), rounding halves up (0.125 -> 2,
-    0.375 -> 3, 0.625 -> 4, 0.875 -> 5; not Python's round-half-to-even), clipped to 1..5 so
-    out-of-range importances still get a level. Raises ``ValueError`` for NaN.
+    docs/user-guide.md, "The memory note": level = 1 + round(4 × importance), rounding halves up
+    (0.125 -> 2, 0.375 -> 3, 0.625 -> 4, 0.875 -> 5; not Python's round-half-to-even), clipped to
+    1..5 so out-of-range importances still get a level. Raises ``ValueError`` for NaN.
     """
     values = as_floats("importance", importance)
     levels: IntArray = np.clip(1 + np.floor(4.0 * values + 0.5), 1, 5).astype(np.int64)
@@ -86,7 +88,7 @@ def base_weight(level: ArrayIn) -> FloatArray: ...
 def base_weight(level: float | ArrayIn) -> float | FloatArray:
     """EI base weight of a level -> ``float | ndarray[float64]`` (n,).
 
-    Seed 000: 1.0, 0.8, 0.5, 0.3, 0.15 for levels 5..1. Raises ``ValueError`` unless every
+    Mnemon: 1.0, 0.8, 0.5, 0.3, 0.15 for levels 5..1. Raises ``ValueError`` unless every
     level is an integer from 1 to 5.
     """
     return scalar_or_array(_BASE_WEIGHT_TABLE[_levels(level)], level)
@@ -118,7 +120,7 @@ def effective_importance(
 ) -> float | FloatArray:
     """Mnemon's effective importance -> ``float | ndarray[float64]`` (n,); orders auto-pruning.
 
-    Spec 3.2, seed 000::
+    Mnemon (docs/user-guide.md, "Scores")::
 
         EI = base_weight(level) · max(1, ln(1 + access_count))
              · 0.5^(days_since_last_used / 30) · (1 + 0.1 · min(edges, 5))
@@ -159,10 +161,10 @@ def review_priority(
 ) -> float | FloatArray:
     """Review urgency in [0, 1] of a decay score -> ``float | ndarray[float64]`` (n,).
 
-    Spec 3.3, seed 001: inside the danger zone [zone_min, zone_max], with x = (score − zone_min)
-    / (zone_max − zone_min), priority = 1 − 4·(x − 0.5)²: 1.0 at the middle (0.25 by default),
-    0.75 at x = 0.25, 0 at the edges; 0 outside the zone. Raises ``ValueError`` for NaN or a
-    zone with zone_min ≥ zone_max.
+    Mnemex (docs/user-guide.md, "Scores"): inside the danger zone [zone_min, zone_max], with x =
+    (score − zone_min) / (zone_max − zone_min), priority = 1 − 4·(x − 0.5)²: 1.0 at the middle (0.25
+    by default), 0.75 at x = 0.25, 0 at the edges; 0 outside the zone. Raises ``ValueError`` for NaN
+    or a zone with zone_min ≥ zone_max.
     """
     if not (math.isfinite(zone_min) and math.isfinite(zone_max) and zone_min < zone_max):
         raise ValueError(

@@ -1,4 +1,6 @@
-"""Planning the lifecycle passes from columns (spec section 4): promote, expire, forget, prune.
+"""Planning the lifecycle passes from columns: promote, expire, forget, prune.
+
+The rules are those of docs/user-guide.md, "Lifecycle".
 
 Pure and vectorised: every rule is a numpy mask over :class:`~vaultmem.core.scoring.MemoryColumns`
 and :class:`~vaultmem.core.scoring.Scores`; no file is read. Each planned :class:`Move` states its
@@ -23,7 +25,7 @@ FloatArray = npt.NDArray[np.float64]
 PASS_ORDER = ("seal", "promote", "expire", "forget", "prune")
 """The lifecycle passes, in the order a full run applies them (docs/user-guide.md)."""
 PROCEDURAL_CATEGORIES = ("principle", "skill", "decision")
-"""Categories promoted to the procedural layer; the rest go to semantic (spec 4, rule 2)."""
+"""Categories promoted to the procedural layer; the rest go to semantic ("Lifecycle", Promote)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +33,7 @@ class Move:
     """One planned change of one note: move it to ``destination`` and set ``changes``.
 
     ``destination`` is a vault-relative path (``None`` = stays where it is; ``action`` "delete"
-    removes the file). ``rule`` names the spec rule; ``reason`` gives its numbers.
+    removes the file). ``rule`` names the lifecycle rule; ``reason`` gives its numbers.
     """
 
     path: str
@@ -59,7 +61,10 @@ def _managed_active(columns: MemoryColumns) -> BoolArray:
 
 
 def immune_mask(columns: MemoryColumns, settings: Settings) -> BoolArray:
-    """Immune to forget and prune (spec 4): pinned, level ≥ 4, access ≥ 3, semantic/procedural."""
+    """Immune to forget and prune: pinned, level ≥ 4, access ≥ 3, semantic/procedural.
+
+    See docs/user-guide.md, "Lifecycle" (Forget, Prune).
+    """
     lc = settings.lifecycle
     level = np.asarray(importance_level(columns.importance))
     access = np.maximum(columns.use_count - 1, 0)
@@ -74,7 +79,7 @@ def immune_mask(columns: MemoryColumns, settings: Settings) -> BoolArray:
 def plan_promote(
     columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime
 ) -> list[Move]:
-    """Spec 4, rule 2 (seeds 001, 003, 004): STM or box memories that earned long-term memory.
+    """Promote (Mnemex, engram; "Lifecycle"): STM or box memories that earned long-term memory.
 
     Promotion means repeated use (docs/user-guide.md, "Promotion"): every path needs uses on at
     least ``promote_min_use_days`` distinct UTC days (``use_days``, the creation day included),
@@ -187,7 +192,7 @@ def plan_expire(
     columns: MemoryColumns, scores: Scores, settings: Settings, now: dt.datetime,
     superseded_at: FloatArray | None = None,
 ) -> list[Move]:
-    """Spec 4, rule 3 (seed 002): unconfirmed speculative memories, long-resolved commitments,
+    """Expire (Engram; "Lifecycle"): unconfirmed speculative memories, long-resolved commitments,
     and corrected memories: ``status: superseded`` for more than ``superseded_grace_days``
     (counted from ``superseded_at``, epoch seconds per row, NaN = unknown; then from the later
     of ``last_used`` and ``created``). Pinned memories stay."""
@@ -247,10 +252,10 @@ def plan_forget(
     hard: bool = False,
     skip: frozenset[str] = frozenset(),
 ) -> list[Move]:
-    """Spec 4, rule 4 (seeds 001, 003, 004): archive (or delete with ``hard``) faded memories.
+    """Forget (Mnemex, engram; "Lifecycle"): archive (or delete with ``hard``) faded memories.
 
     Score below ``threshold`` (default ``[thresholds] forget``), or older than 90 days with
-    retention < 0.15, importance < 0.3 and access_count < 3 (seed 004). Immune memories
+    retention < 0.15, importance < 0.3 and access_count < 3 (engram). Immune memories
     (:func:`immune_mask`) stay; protected categories are immune to the age rule only. ``skip``
     holds paths another pass already moves.
     """
@@ -294,7 +299,7 @@ def plan_prune(
     *,
     skip: frozenset[str] = frozenset(),
 ) -> list[Move]:
-    """Spec 4, rule 5 (seed 000): over ``max_active`` active memories, archive the lowest EI.
+    """Prune (Mnemon; "Lifecycle"): over ``max_active`` active memories, archive the lowest EI.
 
     Batches of ``prune_batch`` until under the cap; immune memories and those younger than the
     grace period (24 h) are never pruned. ``skip`` holds paths already leaving.

@@ -1,8 +1,9 @@
-"""Resolve a link target to a note path the way Obsidian does (spec section 6, Graph).
+"""Resolve a link target to a note path the way Obsidian does (docs/user-guide.md,
+"Index and graph").
 
 Paths are vault-relative POSIX strings of ``.md`` notes and attachments (``"Folder/Note.md"``,
 ``"img/Photo.png"``), as the store finds them on disk; the caller leaves out ignored paths
-(spec section 1). Targets are :attr:`vaultmem.core.links.Link.target` strings: no
+(docs/user-guide.md, "The vault"). Targets are :attr:`vaultmem.core.links.Link.target` strings: no
 ``#subpath``, no ``|display``, markdown links already URL-decoded. Pure: no file I/O.
 
 Order of the rules in :meth:`LinkResolver.resolve`:
@@ -91,7 +92,7 @@ def _folder(path: str) -> str:
 
 
 class LinkResolver:
-    """Which note a link opens, for a changing set of notes (spec section 6).
+    """Which note a link opens, for a changing set of notes ("Index and graph").
 
     Holds ``note_key(path)`` → the paths filed under it: :meth:`add` and :meth:`remove` cost
     O(notes sharing the base name), :meth:`resolve` the same. 100,000 notes take about 16 MB

@@ -1,10 +1,10 @@
 """Links out of a note: wikilinks, embeds, markdown ``.md`` links and frontmatter ``"[[...]]"``.
 
-Spec section 6 (Graph). :func:`extract_links` takes a note's body (the text after the
+docs/user-guide.md, "Index and graph". :func:`extract_links` takes a note's body (the text after the
 frontmatter) and its parsed frontmatter mapping and returns every link occurrence as a
 :class:`Link`, frontmatter first, then the body in document order. Pure: no file I/O.
 
-What counts (spec section 6):
+What counts ("Index and graph"):
 
 - ``[[Note]]``, ``[[Note|text]]``, ``[[Note#Heading]]``, ``[[Note#^block]]``, ``[[folder/Note]]``
   (kind ``"wikilink"``) and ``![[Note]]`` (kind ``"embed"``). ``[[#Heading]]`` points into the
@@ -124,7 +124,7 @@ def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) ->
 
     ``body`` is the markdown after the frontmatter block; ``frontmatter`` the parsed YAML
     mapping (or ``None``). Every occurrence is kept, duplicates included; callers dedupe.
-    Never raises on odd input. Spec section 6.
+    Never raises on odd input. docs/user-guide.md, "Index and graph".
     """
     links: list[Link] = []
     if frontmatter:

@@ -1,4 +1,4 @@
-"""Titles, file names and ids of new notes (spec section 2).
+"""Titles, file names and ids of new notes (docs/user-guide.md, "The memory note").
 
 File name = title + ``.md``. Titles come from ``--title`` or the first words of the content with
 the characters Obsidian forbids or that break links removed. Ids are ULIDs: sortable by creation

@@ -2,7 +2,8 @@
 
 Pure: the caller reads the file and passes its text. A note whose frontmatter does not parse,
 that holds git conflict markers, that was not valid UTF-8, or that is a sync-conflict copy is
-still indexed (as plain text, with its ``problems``) and is never written to (spec sections 1, 2).
+still indexed (as plain text, with its ``problems``) and is never written to (docs/user-guide.md,
+"The vault", "The memory note").
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def title_of(path: str) -> str:
 
 
 def is_conflict_copy(path: str) -> bool:
-    """Obsidian Sync conflict copies and obsidian-git's conflict file (spec section 1)."""
+    """Obsidian Sync conflict copies and obsidian-git's conflict file ("Syncing with git")."""
     return bool(_CONFLICT_COPY.search(path))
 
 

@@ -1,11 +1,11 @@
 """The text of a note: frontmatter split, parse, problem detection and surgical edits.
 
-Spec section 2 (The memory note). A note is ``---`` / YAML / ``---`` / body. This module is pure
-(no file I/O). It edits frontmatter *surgically*: only the lines of the changed keys change (new
-keys go just before the closing fence); every other byte (body, unknown keys, key order,
+docs/user-guide.md, "The memory note". A note is ``---`` / YAML / ``---`` / body. This module is
+pure (no file I/O). It edits frontmatter *surgically*: only the lines of the changed keys change
+(new keys go just before the closing fence); every other byte (body, unknown keys, key order,
 comments, quoting, CRLF, a missing final newline, a BOM) stays identical. Every edit is re-parsed
-and checked before it is returned: a caller gets the new text or a :class:`FrontmatterError`,
-never mangled text.
+and checked before it is returned: a caller gets the new text or a :class:`FrontmatterError`, never
+mangled text.
 
 YAML is read with python-frontmatter's ``YAMLHandler`` on a subclass of ``yaml.CSafeLoader``
 (libyaml; the pure-Python ``SafeLoader`` when libyaml is missing).
@@ -105,7 +105,7 @@ class NoteText:
 
 
 def split_note(text: str) -> NoteText:
-    """Split ``text`` into frontmatter and body (spec section 2). Never raises; about 3 µs.
+    """Split ``text`` into frontmatter and body ("The memory note"). Never raises; about 3 µs.
 
     Frontmatter exists only when the very first line (after an optional BOM) is ``---`` and a
     closing ``---`` line follows, trailing spaces and tabs allowed (Obsidian's rule;
@@ -180,7 +180,7 @@ def find_conflict_markers(text: str) -> list[int]:
 
 
 def render_value(value: object) -> str:
-    """One-line YAML for ``value``, as written after ``key: `` (spec section 2 formats).
+    """One-line YAML for ``value``, as written after ``key: `` ("The memory note" formats).
 
     ``str`` plain when unambiguous (YAML 1.1 and 1.2 read it back as the same string), else
     double-quoted with escapes (``"[[link]]"`` is always quoted, as Obsidian writes it);

@@ -1,4 +1,4 @@
-"""Quantised storage of embedding vectors by retention tier (seed 004, "embedding compression").
+"""Quantised storage of embedding vectors by retention tier (engram, "embedding compression").
 
 Pure numpy, no I/O. A vector of ``d`` float32 components is stored as one of:
 
@@ -16,8 +16,8 @@ Quantisation is uniform per vector: ``q = round((x − lo) / step)`` with ``lo =
 ``step = (max(x) − lo) / (levels − 1)``; the 8 extra bytes hold ``lo`` and ``step`` as float32.
 Codes are packed little-endian, several per byte for int4 (2) and int2 (4). Dequantised vectors
 are renormalised to unit length before cosine comparisons, so mixed precisions compare on one
-scale (a simpler stand-in for seed 004's FRQAD distance). The tier thresholds on retention follow
-seed 004's table (active R > 0.8); the lower cut-offs are vaultmem's and live in
+scale (a simpler stand-in for engram's FRQAD distance). The tier thresholds on retention follow
+engram's table (active R > 0.8); the lower cut-offs are vaultmem's and live in
 :data:`TIER_FLOORS`.
 """
 

@@ -1,4 +1,5 @@
-"""The maths of recall (spec 7): signals in [0, 1], their weighted fusion, ranking, review blending.
+"""The maths of recall (docs/user-guide.md, "Recall"): signals in [0, 1], their weighted fusion,
+ranking, review blending.
 
 Pure numpy over the n candidates of one query; no I/O. Every array is shape (n,), float64 unless
 said otherwise, indexed like the candidate list the caller built.
@@ -7,11 +8,11 @@ Signals (each in [0, 1]):
 
 - **relevance** ``r`` — FTS5 BM25 relative to the best candidate: ``r = (−bm25) / max(−bm25)``
   (FTS5's ``bm25()`` is negative, more negative = better; the best candidate has ``r = 1``).
-- **decay** ``d`` — the memory's decay score ``s`` (spec 3.1; seeds 001, 003) squashed to
+- **decay** ``d`` — the memory's decay score ``s`` (Mnemex; "Scores") squashed to
   ``s / (1 + s)``: a fresh, once-used memory (s = 1) gives 0.5, a faded one (s = 0.05) 0.048,
   a much-used one (s = 4) 0.8. Notes without decay fields (a person's own notes, boxes, traces)
   get :data:`NEUTRAL_DECAY` = 0.5, the value of a fresh memory: neither lifted nor sunk.
-- **graph** ``g`` — graph proximity (spec 6, 7; seed 000's graph re-ranking): the relevance of
+- **graph** ``g`` — graph proximity (Mnemon's graph re-ranking; "Recall"): the relevance of
   the strongest *strong hit* linked to or from the note, ``g_i = max{ r_s : s strong, s ~ i,
   s ≠ i }``, 0 when none. Strong hits are the :data:`GRAPH_SEEDS` most relevant candidates with
   ``r ≥`` :data:`STRONG_HIT`.
@@ -24,7 +25,7 @@ Fusion: ``score = w_r·r + w_d·d + w_g·g + w_v·v`` (weights from ``[recall]``
 *contribution*, which ``--explain`` prints. With ``w_d = w_g = w_v = 0`` the order is BM25's.
 Ties break by path, so the order is deterministic.
 
-Review blending (seed 001, "Blended Search Results"): a share ``review_blend`` (0.3) of the
+Review blending (Mnemex, "Blended Search Results"): a share ``review_blend`` (0.3) of the
 results are danger-zone memories relevant to the query (active, review priority > 0, relevance
 ≥ :data:`REVIEW_MIN_RELEVANCE`), highest priority first, interleaved ``[p0, p1, r0, p2, p3, r1,
 …]`` — every ``round(1 / blend)``-th slot (every 3rd at 0.3) holds the next review candidate.
@@ -52,7 +53,7 @@ STRONG_HIT = 0.5
 GRAPH_SEEDS = 10
 """At most this many strong hits (the most relevant) lend graph proximity to their neighbours."""
 REVIEW_MIN_RELEVANCE = STRONG_HIT
-"""A danger-zone memory is blended in only when it is relevant: a strong hit itself (seed 001's
+"""A danger-zone memory is blended in only when it is relevant: a strong hit itself (Mnemex's
 "filter for relevance"; measured on ``benchmarks/recall_eval``: looser floors push answers down)."""
 
 UNRANKED_BM25 = -1.0
@@ -64,11 +65,11 @@ WEIGHT_NAMES = ("relevance", "decay", "graph", "review_blend", "episode", "vecto
 
 @dataclass(frozen=True, slots=True)
 class FusionWeights:
-    """Weights of the fused score and the review-blend share (spec 7; ``[recall]`` settings).
+    """Weights of the fused score and the review-blend share ("Recall"; ``[recall]`` settings).
 
     ``relevance``, ``decay``, ``graph``, ``episode``, ``vector`` ≥ 0 weigh their signals;
     ``review_blend``
-    in [0, 1) is the share of results given to danger-zone memories (seed 001: 0.3). Keyword-only
+    in [0, 1) is the share of results given to danger-zone memories (Mnemex: 0.3). Keyword-only
     ranking is ``relevance=1, decay=0, graph=0, review_blend=0, vector=0``; ``vector`` counts only
     when embeddings are configured and the notes have vectors.
     """
@@ -133,7 +134,7 @@ def relevance_signal(bm25: FloatArray) -> FloatArray:
 
 
 def decay_signal(score: FloatArray, decays: BoolArray) -> FloatArray:
-    """Decay score ``s`` (spec 3.1) → ``s / (1 + s)`` where ``decays``, else the neutral 0.5."""
+    """Decay score ``s`` ("Scores") → ``s / (1 + s)`` where ``decays``, else the neutral 0.5."""
     s = np.maximum(np.nan_to_num(score, nan=0.0, posinf=1e12), 0.0)
     return np.where(decays, s / (1.0 + s), NEUTRAL_DECAY)
 
@@ -160,9 +161,9 @@ def graph_signal(
 ) -> Proximity:
     """Graph proximity of n candidates from links ``sources[e] → targets[e]`` (candidate indices).
 
-    Links count in either direction (spec 6: backlinks and outlinks are both edges): a strong hit
-    lends its relevance to every candidate it links to or that links to it, never to itself; a
-    candidate's signal is the largest amount lent to it.
+    Links count in either direction ("Index and graph": backlinks and outlinks are both edges): a
+    strong hit lends its relevance to every candidate it links to or that links to it, never to
+    itself; a candidate's signal is the largest amount lent to it.
     """
     n = len(relevance)
     signal = np.zeros(n, dtype=np.float64)
@@ -215,7 +216,7 @@ def ranking(score: FloatArray, paths: Sequence[str]) -> IntArray:
 
 
 def review_period(blend: float) -> int:
-    """Every how many slots a review candidate goes (seed 001: 0.3 → every 3rd); 0 = never."""
+    """Every how many slots a review candidate goes (Mnemex: 0.3 → every 3rd); 0 = never."""
     if blend <= 0.0:
         return 0
     return max(2, round(1.0 / blend))
@@ -230,7 +231,7 @@ def blend_results(
     order (a subset of ``primary``). Slot j (0-based) is a review slot when ``(j + 1)`` is a
     multiple of :func:`review_period`; it takes the next review candidate not yet shown, or the
     next primary one when none is left. A memory shows once: one already placed by its own score
-    is not placed again. Seed 001's example, blend 0.3: ``[p0, p1, r0, p2, p3, r1, p4, …]``.
+    is not placed again. Mnemex's example, blend 0.3: ``[p0, p1, r0, p2, p3, r1, p4, …]``.
     """
     period = review_period(blend)
     shown: set[int] = set()
@@ -260,8 +261,8 @@ class HitSignals:
 
     ``bm25`` is FTS5's value (≤ 0, lower = better; 0 = reached through a link only;
     :data:`UNRANKED_BM25` = matched but not ranked);
-    ``decay_score`` the spec 3.1 score (``None`` for notes without decay fields);
-    ``review_priority`` spec 3.3; ``linked_to`` the strong hit that lent graph proximity.
+    ``decay_score`` the decay score ("Scores") (``None`` for notes without decay fields);
+    ``review_priority`` as in "Scores"; ``linked_to`` the strong hit that lent graph proximity.
     """
 
     relevance: float
@@ -279,7 +280,7 @@ class HitSignals:
 class Hit:
     """One recall result: ``score`` = ``relevance + decay + graph`` (the weighted contributions).
 
-    ``review`` is True when review blending (seed 001) placed the memory in its slot; ``id`` is
+    ``review`` is True when review blending (Mnemex) placed the memory in its slot; ``id`` is
     ``None`` for notes vaultmem does not manage. ``rank`` counts from 1. ``text`` is the note's
     body as indexed, cut past :data:`~vaultmem.core.excerpts.HIT_TEXT_CHARS` with a marker.
     """

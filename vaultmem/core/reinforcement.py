@@ -1,4 +1,4 @@
-"""Reinforcement: what ``touch``, ``observe`` and ``gc --keep`` change (spec section 3.4).
+"""Reinforcement: what ``touch``, ``observe`` and ``gc --keep`` change (user guide "Scores").
 
 Each function is pure: it takes the current :class:`MemoryFields` and returns the frontmatter
 changes to write (a ``dict`` of key → new value), so the store can apply them surgically and the
@@ -13,12 +13,12 @@ from collections.abc import Iterable
 from vaultmem.core.fields import MemoryFields
 
 STRENGTH_BOOST = 0.1
-"""Strength added by ``touch --boost`` and by a cross-domain ``observe`` (seed 001)."""
+"""Strength added by ``touch --boost`` and by a cross-domain ``observe`` (Mnemex)."""
 STRENGTH_CAP = 2.0
 CROSS_DOMAIN_JACCARD = 0.3
-"""Below this tag overlap a use counts as cross-domain (seed 001, "Cross-Domain Usage")."""
+"""Below this tag overlap a use counts as cross-domain (Mnemex, "Cross-Domain Usage")."""
 KEEP_USE_BONUS = 3
-"""``gc --keep`` adds this many uses (seed 000 adds 3 to access_count)."""
+"""``gc --keep`` adds this many uses (Mnemon adds 3 to access_count)."""
 
 
 def _boosted(strength: float) -> float:
@@ -54,7 +54,7 @@ def touch_changes(
 
 
 def is_cross_domain(memory_tags: Iterable[str], context_tags: Iterable[str]) -> bool:
-    """Seed 001: a use is cross-domain when both tag sets are non-empty and overlap < 0.3."""
+    """Mnemex: a use is cross-domain when both tag sets are non-empty and overlap < 0.3."""
     memory = list(memory_tags)
     context = list(context_tags)
     if not memory or not context:
@@ -65,7 +65,7 @@ def is_cross_domain(memory_tags: Iterable[str], context_tags: Iterable[str]) -> 
 def observe_changes(
     fields: MemoryFields, now: dt.datetime, context_tags: Iterable[str]
 ) -> dict[str, object]:
-    """``observe`` (seed 001 ``reinforce_memory``): a touch plus review bookkeeping.
+    """``observe`` (Mnemex's ``reinforce_memory``): a touch plus review bookkeeping.
 
     ``review_count += 1``, ``last_review_at = now``; when :func:`is_cross_domain`, also
     ``cross_domain_count += 1`` and ``strength += 0.1`` (cap 2.0).
@@ -80,5 +80,5 @@ def observe_changes(
 
 
 def keep_changes(fields: MemoryFields) -> dict[str, object]:
-    """``gc --keep`` (seed 000 ``gc --keep``): ``use_count += 3``."""
+    """``gc --keep`` (Mnemon's ``gc --keep``): ``use_count += 3``."""
     return {"use_count": fields.use_count + KEEP_USE_BONUS}

@@ -1,4 +1,4 @@
-"""Scores of many memories at once, from columns (spec section 3; style rule 5).
+"""Scores of many memories at once, from columns (docs/user-guide.md, "Scores").
 
 :class:`MemoryColumns` holds one numpy array per field for n memories (the index hands them over
 column by column; a single memory is a table of one row). :func:`score_columns` computes every
@@ -130,7 +130,7 @@ _TEXT_COLUMNS = {"path", "id", "type", "status", "layer", "category", "source"}
 
 @dataclass(frozen=True, slots=True)
 class Scores:
-    """Derived values of n memories (spec 3): arrays of shape (n,)."""
+    """Derived values of n memories ("Scores"): arrays of shape (n,)."""
 
     score: FloatArray
     use_factor: FloatArray
@@ -145,7 +145,7 @@ class Scores:
 
 
 def half_life_seconds(layer: ObjArray, source: ObjArray, settings: Settings) -> FloatArray:
-    """Effective half-life per memory: layer half-life, trust-weighted by source (seed 004)."""
+    """Effective half-life per memory: layer half-life, trust-weighted by source (engram)."""
     names, inverse = np.unique(layer.astype(str), return_inverse=True)
     days = np.array([settings.half_life_days(str(name)) for name in names], dtype=np.float64)
     base = days[inverse.reshape(layer.shape)] * SECONDS_PER_DAY
@@ -158,12 +158,12 @@ def half_life_seconds(layer: ObjArray, source: ObjArray, settings: Settings) -> 
 def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) -> Scores:
     """Every derived value of ``columns`` at ``now_epoch`` (epoch seconds).
 
-    score = use_count^β · f(Δt) · strength (spec 3.1, seeds 001/003), Δt = now − last_used
-    floored at 0; EI (spec 3.2, seed 000) with ``edges`` from the link graph; review priority
-    (spec 3.3, seed 001) over the ``[thresholds]`` danger zone.
+    score = use_count^β · f(Δt) · strength (Mnemex; user guide "Scores"), Δt = now − last_used
+    floored at 0; EI (Mnemon) with ``edges`` from the link graph; review priority
+    (Mnemex) over the ``[thresholds]`` danger zone.
 
     ``promotion_score`` is the same score on the working layer's half-life (trust-weighted):
-    seed 003 calibrated the 0.65 promote threshold on that 3-day curve. On a memory's own layer a
+    Mnemex calibrated the 0.65 promote threshold on that 3-day curve. On a memory's own layer a
     sealed, never reinforced episodic memory (30-day half-life) would score 0.91 at 3 days and
     every box would drain into LTM; on the working curve it scores 0.5, and only reinforced
     memories promote.

@@ -1,8 +1,9 @@
 """Typed settings of a vault, from the mapping ``vaultmem.toml`` parses to.
 
-Every key is optional; the defaults are the numbers of the spec (sections 1, 3, 4, 6, 7) and are
-written out, commented, in ``vault-template/vaultmem.toml``. Parsing is pure: the store reads the
-file with :mod:`tomllib` and hands the mapping to :func:`parse_settings`.
+Every key is optional; the defaults are the numbers of ``docs/user-guide.md`` ("The vault",
+"Scores", "Lifecycle", "Index and graph", "Recall") and are written out, commented, in
+``vault-template/vaultmem.toml``. Parsing is pure: the store reads the file with :mod:`tomllib` and
+hands the mapping to :func:`parse_settings`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class FolderSettings:
-    """Vault-relative folder names (spec section 1)."""
+    """Vault-relative folder names (docs/user-guide.md, "The vault")."""
 
     stm: str = "STM"
     boxes: str = "Boxes"
@@ -34,7 +35,7 @@ class FolderSettings:
 
 @dataclass(frozen=True, slots=True)
 class ThresholdSettings:
-    """Forget / promote thresholds and the review danger zone (spec sections 3.1, 3.3, 4)."""
+    """Forget / promote thresholds and the review danger zone ("Scores", "Lifecycle")."""
 
     forget: float = 0.05
     promote: float = 0.65
@@ -50,7 +51,7 @@ class ThresholdSettings:
 
 @dataclass(frozen=True, slots=True)
 class LifecycleSettings:
-    """Parameters of the lifecycle passes (spec section 4; seeds 000, 002, 004)."""
+    """Parameters of the lifecycle passes (Mnemon, Engram, engram; "Lifecycle")."""
 
     box_topic_overlap: float = 0.2
     box_gap_minutes: float = 45.0
@@ -75,7 +76,7 @@ class LifecycleSettings:
 
 @dataclass(frozen=True, slots=True)
 class LinkSettings:
-    """Semantic auto-links at remember (spec section 6; seed 000)."""
+    """Semantic auto-links at remember (Mnemon; docs/user-guide.md, "Recall")."""
 
     auto_link_overlap: float = 0.10
     auto_link_max: int = 5
@@ -83,7 +84,7 @@ class LinkSettings:
 
 @dataclass(frozen=True, slots=True)
 class RecallSettings:
-    """Recall fusion (spec section 7; seeds 000, 001)."""
+    """Recall fusion (Mnemon, Mnemex; docs/user-guide.md, "Recall")."""
 
     k: int = 10
     review_blend: float = 0.3
@@ -100,7 +101,7 @@ class EmbeddingSettings:
     ``provider``: ``none`` (keywords only, the default), ``local`` (an ONNX sentence model run
     in-process; ``model = "bundled"`` is all-MiniLM-L6-v2 from ``vaultmem[embeddings]``, or a
     folder holding ``model.onnx`` and ``tokenizer.json``/``vocab.txt``) or ``ollama`` (HTTP).
-    Thresholds are cosines (seeds 000, 001, 004); see ``docs/user-guide.md``, "Semantic recall".
+    Thresholds are cosines (Mnemon, Mnemex, engram); see ``docs/user-guide.md``, "Semantic recall".
     """
 
     provider: str = "none"
@@ -125,7 +126,7 @@ class EmbeddingSettings:
 
 @dataclass(frozen=True, slots=True)
 class IndexSettings:
-    """What the index skips besides dot-paths and non-markdown files (spec section 1)."""
+    """What the index skips besides dot-paths and non-markdown files ("The vault")."""
 
     exclude: tuple[str, ...] = ()
 
@@ -136,7 +137,7 @@ def _default_half_lives() -> dict[str, float]:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """All settings of one vault; ``Settings()`` is the spec's defaults."""
+    """All settings of one vault; ``Settings()`` is the defaults of ``docs/user-guide.md``."""
 
     folders: FolderSettings = field(default_factory=FolderSettings)
     decay: DecayParams = field(default_factory=DecayParams)

@@ -1,13 +1,13 @@
-"""Words of a text: tokens for FTS5 queries and content tokens for overlap (spec 6, 7; seed 000).
+"""Words of a text: tokens for FTS5 queries and content tokens for overlap (Mnemon; "Recall").
 
 Pure, no I/O. Two uses:
 
-- **Recall queries** (spec 7). A person's query is never handed to FTS5 as syntax: it is cut into
-  word tokens here and each token becomes a quoted FTS5 string (``"foo"``), so quotes, hyphens,
-  ``:``, ``*``, parentheses and ``AND``/``OR``/``NOT``/``NEAR`` are searched as text and can never
-  raise. FTS5's ``porter unicode61 remove_diacritics 2`` tokenizer then stems and folds each
-  quoted token exactly as it did the notes.
-- **Semantic auto-links** (spec 6, seed 000's "token overlap > 0.10"): the Jaccard overlap of two
+- **Recall queries** (docs/user-guide.md, "Recall"). A person's query is never handed to FTS5 as
+  syntax: it is cut into word tokens here and each token becomes a quoted FTS5 string (``"foo"``),
+  so quotes, hyphens, ``:``, ``*``, parentheses and ``AND``/``OR``/``NOT``/``NEAR`` are searched as
+  text and can never raise. FTS5's ``porter unicode61 remove_diacritics 2`` tokenizer then stems and
+  folds each quoted token exactly as it did the notes.
+- **Semantic auto-links** (Mnemon's "token overlap > 0.10"): the Jaccard overlap of two
   texts' *content tokens* — lower-cased words with English stopwords and one-letter ASCII
   tokens removed.
 
@@ -55,7 +55,7 @@ def content_tokens(text: str) -> frozenset[str]:
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
-    """|A ∩ B| / |A ∪ B| of two token collections, 0.0 when both are empty (seed 000 overlap)."""
+    """|A ∩ B| / |A ∪ B| of two token collections, 0.0 when both are empty (Mnemon's overlap)."""
     set_a, set_b = set(a), set(b)
     union = len(set_a | set_b)
     return len(set_a & set_b) / union if union else 0.0

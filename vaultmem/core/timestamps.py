@@ -1,8 +1,8 @@
 """Datetimes at the note boundary: read any ISO 8601 form, write Obsidian's UTC form.
 
-Spec section 2: datetimes are written ``YYYY-MM-DDTHH:MM:SS`` in UTC. On read we accept any
-ISO 8601 form (``Z`` and offsets honoured, naive = UTC, a bare date = midnight UTC), epoch
-seconds, and YAML's own ``date``/``datetime`` objects. Everything inside vaultmem is an aware
+docs/user-guide.md, "The memory note": datetimes are written ``YYYY-MM-DDTHH:MM:SS`` in UTC. On read
+we accept any ISO 8601 form (``Z`` and offsets honoured, naive = UTC, a bare date = midnight UTC),
+epoch seconds, and YAML's own ``date``/``datetime`` objects. Everything inside vaultmem is an aware
 UTC :class:`datetime.datetime` or epoch seconds (``float``).
 """
 

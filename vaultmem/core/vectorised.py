@@ -1,6 +1,6 @@
 """One definition for one memory and for columns of n: the input and output rules of core maths.
 
-Spec section 3 and style rule 5: every score function accepts floats or numpy columns
+The scores of docs/user-guide.md, "Scores": every score function accepts floats or numpy columns
 (broadcast against each other) and returns a ``float`` when every input was a scalar, else a
 float64 array of the broadcast shape, usually ``(n,)``.
 """

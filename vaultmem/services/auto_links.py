@@ -1,4 +1,4 @@
-"""Semantic auto-links at ``remember`` (spec section 6; seed 000, "Token overlap > 0.10").
+"""Semantic auto-links at ``remember`` (Mnemon, "Token overlap > 0.10"; user guide "Recall").
 
 Without embeddings, a new memory is linked to the managed memories whose **content tokens**
 overlap its own by Jaccard > ``[links] auto_link_overlap`` (0.10): at most ``auto_link_max`` (5),
@@ -38,7 +38,7 @@ _ACTIVE_MEMORY = "n.type = 'memory' AND n.status != 'archived'"
 def related_memories(vault: VaultContext, content: str, tags: Sequence[str]) -> list[str]:
     """Titles of the memories to write in a new memory's ``related:``, best overlap first.
 
-    ``content`` is the new memory's body. ``tags`` are not part of the overlap (seed 000 compares
+    ``content`` is the new memory's body. ``tags`` are not part of the overlap (Mnemon compares
     content); they are accepted so a tag-aware rule can be added without changing callers.
     The vault's index must be current (``write_draft`` syncs first). Returns ``[]`` when the
     content has no content tokens or nothing overlaps enough.

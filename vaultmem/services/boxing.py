@@ -1,4 +1,4 @@
-"""Pass 1, *Seal boxes*, applied (spec section 4.1; seed 002): box notes, member moves, traces.
+"""Pass 1, *Seal boxes*, applied (Engram; user guide "Lifecycle"): box notes, member moves, traces.
 
 The plan is :func:`vaultmem.core.boxes.plan_seal`, fed from the index (columns and stored
 frontmatter; no note is read to plan). Applying it creates ``Boxes/YYYY-MM-DD/<box>.md``
@@ -320,10 +320,10 @@ def plan_box_archival(
 ) -> list[Move]:
     """Boxes whose members are all archived once ``leaving`` (path → archive/delete move) is done.
 
-    Spec 4: "a box whose members have all been archived is archived with them". ``sealed``
-    holds the seal pass's planned moves when they were not applied (a dry run): the boxes it
-    would create and the members it would move into them count as if done, so the plan lists
-    exactly the boxes the real run archives.
+    docs/user-guide.md, "Lifecycle": "a box whose members have all been archived is archived with
+    them". ``sealed`` holds the seal pass's planned moves when they were not applied (a dry run):
+    the boxes it would create and the members it would move into them count as if done, so the plan
+    lists exactly the boxes the real run archives.
     """
     members: dict[str, list[tuple[str, str]]] = {}
     moved_in = {m.path: m for m in sealed if m.action == "seal" and m.destination}

@@ -1,6 +1,6 @@
 """``vaultmem consolidate``: merge near-duplicate memories, never destructively.
 
-Seeds 001, 002 and 004; ``docs/user-guide.md``, "Consolidation".
+After Mnemex, Engram and engram; ``docs/user-guide.md``, "Consolidation".
 
 1. **Clusters.** The vectors of the active and promoted memories (``embed`` must have run) are
    grouped by single linkage at ``[embeddings] cluster_cosine`` (0.83) and each cluster's

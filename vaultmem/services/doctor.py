@@ -1,12 +1,12 @@
 """``vaultmem doctor``: what is wrong with the vault or its index, in findings a person can act on.
 
-Checks (spec sections 1, 2, 5, 6): the index against the files on disk (before syncing, so a
-stale index is reported, then repaired), notes vaultmem cannot read or must not write (YAML that
-does not parse, conflict markers, non-UTF-8, sync conflict copies), field values of the wrong
-type (notes no pass moves or edits), duplicate base names among managed notes
-(case-insensitive), notes sharing a memory id, memories in a folder their status contradicts,
-and unresolved links (to notes and to attachments that are not there), summarised one finding
-per note.
+Checks (docs/user-guide.md, "The vault", "The memory note", "Index and graph"): the index against
+the files on disk (before syncing, so a stale index is reported, then repaired), notes vaultmem
+cannot read or must not write (YAML that does not parse, conflict markers, non-UTF-8, sync conflict
+copies), field values of the wrong type (notes no pass moves or edits), duplicate base names among
+managed notes (case-insensitive), notes sharing a memory id, memories in a folder their status
+contradicts, and unresolved links (to notes and to attachments that are not there), summarised one
+finding per note.
 
 Templates (the Templates plugin's folder and vaultmem's own ``Templates/``) hold
 ``{{placeholders}}`` until filled in: their YAML and field values are not checked.

@@ -11,7 +11,8 @@ recall"):
   sentence model whose output is mean-pooled. Nothing is downloaded.
 - ``ollama`` — ``POST /api/embed`` of a running Ollama (default ``nomic-embed-text``, 768-d),
   falling back to the older ``/api/embeddings``. Availability is probed with ``GET /api/tags``
-  and a :attr:`~vaultmem.core.settings.EmbeddingSettings.probe_seconds` (2 s) timeout (seed 000).
+  and a :attr:`~vaultmem.core.settings.EmbeddingSettings.probe_seconds` (2 s) timeout (as Mnemon
+  does).
 
 Every provider returns unit-length float32 rows, shape ``(len(texts), dim)``. A provider that
 cannot run raises :class:`EmbeddingUnavailableError` saying how to enable it.

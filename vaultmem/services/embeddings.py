@@ -5,7 +5,7 @@ candidates), as its title, a newline and its body text — the text the FTS inde
 key is :func:`~vaultmem.core.content_hash.embedding_key` of that text and the provider's name, so
 a note is embedded once per text: a ``touch``, a move or a lifecycle pass never re-embeds it.
 
-Tiers (seed 004; :mod:`vaultmem.core.quantisation`): with ``[embeddings] quantise`` (default on)
+Tiers (engram; :mod:`vaultmem.core.quantisation`): with ``[embeddings] quantise`` (default on)
 ``embed`` stores each memory's vector at the precision of its decay retention tier and moves
 vectors of memories that faded to a coarser tier; archived memories are stored as int2. A person's
 own notes have no decay and stay float32.
@@ -144,7 +144,7 @@ def text_of(title: str, body: str) -> str:
 
 
 def _tiers(vault: VaultContext, now: dt.datetime) -> dict[str, str]:
-    """Storage tier per memory path (seed 004); paths not listed are ``active``."""
+    """Storage tier per memory path (engram); paths not listed are ``active``."""
     if not vault.settings.embeddings.quantise:
         return {}
     table = memory_table(vault.index, vault.settings, now, where="n.type = 'memory'")

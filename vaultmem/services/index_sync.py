@@ -1,4 +1,4 @@
-"""Keeping the sidecar index in step with the vault (spec section 5).
+"""Keeping the sidecar index in step with the vault (docs/user-guide.md, "Index and graph").
 
 :func:`sync_index` walks the vault: a note whose size and mtime are unchanged is not read; a
 changed one is re-read (and re-parsed only if its bytes changed); a new file whose content hash
@@ -76,7 +76,7 @@ class SyncReport:
 
 
 def is_ignored(relpath: str, settings: Settings) -> bool:
-    """Spec section 1: dot path parts, non-``.md`` files and ``[index] exclude`` patterns."""
+    """Ignored ("The vault"): dot path parts, non-``.md`` files and ``[index] exclude`` patterns."""
     parts = relpath.split("/")
     if any(part.startswith(".") for part in parts) or not relpath.lower().endswith(".md"):
         return True

@@ -1,4 +1,4 @@
-"""Applying lifecycle passes (spec section 4): planned from the index, journaled, undoable.
+"""Applying lifecycle passes (user guide "Lifecycle"): planned from the index, journaled, undoable.
 
 Plans come from :mod:`vaultmem.core.lifecycle_plan` (pure, from columns). A
 :class:`PassSession` applies them: it takes the vault lock without waiting (a second pass is told
@@ -336,7 +336,7 @@ def run_passes(
     ``keep`` (gc): paths reinforced first (``use_count += 3``) and never forgotten. Every pass
     after seal is planned from one table, each skipping what an earlier one moves, so a dry run
     shows what the real run does (in a dry run the table is adjusted for the planned seal). A
-    box whose members have all been archived is archived with them (spec 4).
+    box whose members have all been archived is archived with them ("Lifecycle").
     """
     run = LifecycleRun(command or "-".join(names), now, dry_run)
     shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides

@@ -1,17 +1,17 @@
 """What ``remember`` checks before writing: exact duplicates, surprise, semantic neighbours.
 
-- **Content-hash dedup** (seed 002; ``docs/user-guide.md``, "Consolidation"): a new memory whose
+- **Content-hash dedup** (Engram; ``docs/user-guide.md``, "Consolidation"): a new memory whose
   content equals an existing active or promoted memory's after normalisation (case, punctuation,
   whitespace; :func:`~vaultmem.core.content_hash.normalised_content_hash`) is not written; the
   existing memory is reinforced instead (``touch``). Candidates come from the FTS index (notes
   holding every word of the content), so no file is read.
-- **Surprise** (seed 004), only with embeddings: the new memory's cosine to its ``surprise_k`` (5)
+- **Surprise** (engram), only with embeddings: the new memory's cosine to its ``surprise_k`` (5)
   nearest memories gives ``surprise = 1 − mean cosine``; importance moves by
   ``surprise_max · clip(2·surprise − 1, −1, 1)`` (±0.3: mean cosine 0 → +0.3, 0.5 → 0, 1 → −0.3)
   unless the caller gave an importance. A neighbour at cosine ≥ ``near_duplicate`` (0.92) is
   written to the new note as ``near_duplicate: "[[…]]"``; the surprise is stored as
   ``surprise:`` for auditing (both are fixed at write time, not derived scores).
-- **Semantic auto-links** (seed 000), only with embeddings: memories at cosine ≥
+- **Semantic auto-links** (Mnemon), only with embeddings: memories at cosine ≥
   ``auto_link_cosine`` (0.80) join the token-overlap links in ``related:`` (at most
   ``[links] auto_link_max`` in all).
 """

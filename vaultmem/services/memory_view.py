@@ -1,7 +1,7 @@
 """Memories as a person or a script sees them: fields plus derived values.
 
 :class:`Memory` is what ``show``, ``touch`` and ``list`` return; :func:`memory_table` loads many
-memories from the index as columns and scores them in one numpy pass (spec 3, style rule 5).
+memories from the index as columns and scores them in one numpy pass (docs/user-guide.md, "Scores").
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from vaultmem.store.index_db import IndexDB
 class Memory:
     """One note with its fields and derived values at a given ``now``.
 
-    ``score`` = ``use_factor`` · ``retention`` · ``strength`` (spec 3.1); ``half_life_days`` is
-    the effective half-life (layer, trust-weighted); ``effective_importance`` spec 3.2;
-    ``review_priority`` spec 3.3; ``edges`` distinct linked notes (spec 6).
+    ``score`` = ``use_factor`` · ``retention`` · ``strength`` ("Scores"); ``half_life_days`` is
+    the effective half-life (layer, trust-weighted); ``effective_importance`` and
+    ``review_priority`` as in "Scores"; ``edges`` distinct linked notes ("Index and graph").
     """
 
     path: str

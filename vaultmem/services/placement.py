@@ -1,13 +1,13 @@
 """Notes in a folder their fields contradict, and notes no pass may write.
 
-A memory's folder and its ``status`` say the same thing (spec sections 1 and 4): STM/ and
-Boxes/ hold ``active`` memories, LTM/ ``promoted`` ones, Archive/ ``archived`` (or
-``superseded``) ones. vaultmem moves a note and sets its fields in one step, so it never leaves
-one contradicting the other; an older version killed between the two steps, a person's drag in
-Obsidian or a sync could. :func:`misplaced` finds them (``doctor`` lists them) and
-:func:`plan_repair` plans the journaled fix the next pass applies: the folder wins for Archive/
-and LTM/ (the note was archived or promoted), the fields win for a memory marked archived or
-promoted that still sits in STM/ or Boxes/ (it is moved where its status says).
+A memory's folder and its ``status`` say the same thing (user guide "The vault", "Lifecycle"): STM/
+and Boxes/ hold ``active`` memories, LTM/ ``promoted`` ones, Archive/ ``archived`` (or
+``superseded``) ones. vaultmem moves a note and sets its fields in one step, so it never leaves one
+contradicting the other; an older version killed between the two steps, a person's drag in Obsidian
+or a sync could. :func:`misplaced` finds them (``doctor`` lists them) and :func:`plan_repair` plans
+the journaled fix the next pass applies: the folder wins for Archive/ and LTM/ (the note was
+archived or promoted), the fields win for a memory marked archived or promoted that still sits in
+STM/ or Boxes/ (it is moved where its status says).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Recall (spec section 7): notes ranked for a query by BM25, decay, graph proximity, review blend.
+"""Recall: notes ranked for a query by BM25, decay, graph proximity, review blend ("Recall").
 
-:func:`recall_notes` is ``Vault.recall``; :func:`review_queue` is ``Vault.review``. Steps:
+See docs/user-guide.md, "Recall". :func:`recall_notes` is ``Vault.recall``; :func:`review_queue`
+is ``Vault.review``. Steps:
 
 1. **Words.** The query is cut into words (:func:`~vaultmem.core.text_tokens.query_terms`) and
    each word is quoted for FTS5, so no query is ever FTS5 syntax (quotes, ``-``, ``:``, ``*``,
@@ -8,15 +9,15 @@
 2. **Candidates** from ``notes_fts`` (porter stemming, diacritics folded), ranked by
    ``bm25(notes_fts, 5, 1, 3)`` (title, body, tags); the best :data:`CANDIDATES` are kept. BM25
    costs about a microsecond per matching row and FTS5 cannot stop early, so at most
-   :data:`SCORE_BUDGET` rows are ranked (spec 11: p95 ≤ 20 ms at 100,000 notes); when the
+   :data:`SCORE_BUDGET` rows are ranked (target: p95 ≤ 20 ms at 100,000 notes); when the
    words match more, the commonest words stop selecting rows (see :func:`_scored_matches`).
    Only the top rows are then looked up in ``notes`` (fields, filters). ``benchmarks.scenarios
    recall`` (generated vaults, index current): p95 ≈ 6 ms at 11,000 notes, 14–17 ms at 110,000.
 3. **Signals**: decay scores and review priorities in one numpy pass
    (:func:`~vaultmem.core.scoring.score_columns`); graph proximity from the resolved links of the
    strong hits (either direction); linked notes that did not match the words join as candidates
-   (at most :data:`EXPAND_MAX`, filters applied) — Mnemon's graph traversal (seed 000).
-4. **Fusion and review blending** (:mod:`vaultmem.core.recall_fusion`; seeds 000, 001).
+   (at most :data:`EXPAND_MAX`, filters applied) — Mnemon's graph traversal.
+4. **Fusion and review blending** (:mod:`vaultmem.core.recall_fusion`; Mnemon, Mnemex).
 5. **Vectors** (only when ``[embeddings]`` names a provider and notes have vectors;
    :mod:`vaultmem.services.embeddings`): the query's nearest notes join the candidates and every
    candidate gets the vector signal of :mod:`vaultmem.core.vector_fusion`. Without a provider
@@ -115,7 +116,7 @@ DEFAULT_TEMPLATES = "Templates"
 
 @dataclass(frozen=True, slots=True)
 class RecallFilters:
-    """Which notes recall may return (spec 7). ``status``/``layer`` select managed notes only.
+    """Which notes recall may return ("Recall"). ``status``/``layer`` select managed notes only.
 
     ``tag`` matches the tag or a nested one (``project`` matches ``project/alpha``), case-
     insensitively; ``folder`` a vault folder prefix; ``since`` notes used or created at or after
@@ -265,11 +266,11 @@ def recall_weights(
 def recall_notes(
     vault: VaultContext, query: str, *, k: int | None, now: dt.datetime, **options: Any
 ) -> list[Hit]:
-    """The ``k`` best notes for ``query`` at ``now`` (spec 7), best first.
+    """The ``k`` best notes for ``query`` at ``now`` (docs/user-guide.md, "Recall"), best first.
 
     ``options``: the filters of :class:`RecallFilters`; ``weights`` (a mapping overriding
     ``relevance``, ``decay``, ``graph``, ``review_blend``, ``episode``, ``vector``); ``touch``
-    (reinforce the returned memories, spec 3.4); ``sync`` (default True: bring the index up to
+    (reinforce the returned memories, "Scores"); ``sync`` (default True: bring the index up to
     date first unless a live watcher keeps it fresh — ``vault.catch_up()``; False: use the index
     as it is). ``k`` defaults to ``[recall] k`` (10). Each hit carries its note's body as
     ``text``. A query with no words returns ``[]`` (without embeddings). Raises
@@ -346,7 +347,7 @@ def touched_hits(hits: Sequence[Hit], touch: object) -> list[Hit]:
 
 
 def _touch(vault: VaultContext, hits: Sequence[Hit], now: dt.datetime) -> None:
-    """Reinforce ``hits`` (spec 3.4: ``recall --touch``), chosen by :func:`touched_hits`.
+    """Reinforce ``hits`` (``recall --touch``, "Recall"), chosen by :func:`touched_hits`.
 
     Goes straight to :meth:`Vault.edit` with the paths recall already resolved (``Vault.touch``
     would sync the whole index once per hit). A memory vaultmem must not write (conflict
@@ -487,9 +488,9 @@ def _episodes(
 ) -> _Episodes:
     """The turns right after and right before each strong hit in its episode.
 
-    A turn's ``previous: "[[…]]"`` property is a frontmatter link (spec 6), so the turn after a
-    hit is a note whose ``previous`` link resolves to the hit, and the turn before is where the
-    hit's own ``previous`` link resolves. Neighbours that are not candidates yet join (filters
+    A turn's ``previous: "[[…]]"`` property is a frontmatter link ("Index and graph"), so the turn
+    after a hit is a note whose ``previous`` link resolves to the hit, and the turn before is where
+    the hit's own ``previous`` link resolves. Neighbours that are not candidates yet join (filters
     applied); ``before`` is 1 for the turn before.
     """
     hits = [paths[int(i)] for i in np.flatnonzero(seeds)]
@@ -752,7 +753,7 @@ def _rows_at(
 
 
 def review_queue(vault: VaultContext, *, k: int | None, now: dt.datetime) -> list[MemoryRow]:
-    """Active memories in the danger zone, highest review priority first (spec 3.3; seed 001).
+    """Active memories in the danger zone, highest review priority first (Mnemex; "Scores").
 
     Priority = 1 − 4(x − 0.5)² for x the decay score's position inside ``[thresholds]``
     ``danger_zone_min``..``danger_zone_max``; memories outside the zone are not listed. Ties by

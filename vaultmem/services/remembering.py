@@ -1,8 +1,8 @@
 """Making memories: ``remember`` (one) and ``import`` (JSONL, one per line).
 
-The frontmatter of a new memory is written in the order of spec section 2's example; only keys
-that carry information are written (``box``/``related`` only when set), and every datetime is
-``YYYY-MM-DDTHH:MM:SS`` UTC.
+The frontmatter of a new memory is written in the order of the example in docs/user-guide.md, "The
+memory note"; only keys that carry information are written (``box``/``related`` only when set), and
+every datetime is ``YYYY-MM-DDTHH:MM:SS`` UTC.
 """
 
 from __future__ import annotations
@@ -181,9 +181,9 @@ DRAFT_KEYS = (
 def draft_from_json(record: object) -> MemoryDraft:
     """A JSONL import record → :class:`MemoryDraft`.
 
-    ``content`` is required; spec section 2 keys map to fields (so decay histories migrate);
-    other datetime keys are parsed; every other key becomes a property as it is. Raises
-    :class:`InputError` describing the problem.
+    ``content`` is required; the keys of docs/user-guide.md, "The memory note", map to fields (so
+    decay histories migrate); other datetime keys are parsed; every other key becomes a property as
+    it is. Raises :class:`InputError` describing the problem.
     """
     if not isinstance(record, dict):
         raise InputError("a line must be a JSON object")

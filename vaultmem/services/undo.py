@@ -1,4 +1,7 @@
-"""``vaultmem undo``: reverse the last applied pass exactly (spec section 4)."""
+"""``vaultmem undo``: reverse the last applied pass exactly.
+
+See docs/user-guide.md, "Journal, undo and safety".
+"""
 
 from __future__ import annotations
 

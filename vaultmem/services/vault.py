@@ -189,7 +189,9 @@ class Vault:
     def sync(
         self, *, rebuild: bool = False, progress: ProgressCallback | None = None
     ) -> SyncReport:
-        """Incremental index sync (spec 5): unchanged notes are not read; ``rebuild`` restarts.
+        """Incremental index sync: unchanged notes are not read; ``rebuild`` restarts.
+
+        See docs/user-guide.md, "Index and graph".
 
         A read-only sidecar is not synced (a warning says so; the index is used as it is).
         ``rebuild`` replaces a damaged ``index.db`` with a new one built from the notes.
@@ -343,7 +345,7 @@ class Vault:
     def observe(
         self, refs: Sequence[str], context_tags: Iterable[str], *, now: dt.datetime | None = None
     ) -> list[Memory]:
-        """Seed 001's observed use of each memory in a context (spec 3.4)."""
+        """Mnemex's observed use of each memory in a context ("Scores", reinforcement)."""
         when = now or utc_now()
         tags = normalise_tags(list(context_tags))
         return [
@@ -352,7 +354,7 @@ class Vault:
         ]
 
     def keep(self, ref: str, *, now: dt.datetime | None = None) -> Memory:
-        """``gc --keep`` (seed 000): ``use_count += 3``."""
+        """``gc --keep`` (Mnemon): ``use_count += 3``."""
         return self.edit(self._managed(ref), keep_changes, now=now)
 
     def pin(self, ref: str, pinned: bool = True, *, now: dt.datetime | None = None) -> Memory:
@@ -372,7 +374,7 @@ class Vault:
     def remember(
         self, content: str, *, now: dt.datetime | None = None, link: bool = True, **options: Any
     ) -> Memory:
-        """Save a new memory in STM (spec 2) and return it.
+        """Save a new memory in STM ("The memory note") and return it.
 
         ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
         source, layer, pinned, strength, extra (other properties), supersedes (id or title of
@@ -422,7 +424,7 @@ class Vault:
     ) -> str:
         """Write a validated :class:`MemoryDraft` as a new note; returns its path.
 
-        With ``link``, managed memories similar to it (spec 6, semantic auto-links) are written
+        With ``link``, managed memories similar to it (semantic auto-links, "Recall") are written
         to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
         synced the index (bulk imports), so it is not synced again.
         """
@@ -447,7 +449,7 @@ class Vault:
     def recall(
         self, query: str, *, k: int | None = None, now: dt.datetime | None = None, **options: Any
     ) -> list[Hit]:
-        """Ranked notes for ``query`` (spec 7); see :func:`vaultmem.services.recall.recall`.
+        """Ranked notes for ``query`` ("Recall"); see :func:`vaultmem.services.recall.recall`.
 
         A hit whose note holds git conflict markers is marked ``conflicted``; a memory sealed in
         a box carries the box note's path as its ``episode``."""
@@ -484,7 +486,7 @@ class Vault:
         return {path: found[key] for path, key in boxes.items() if key in found}
 
     def review(self, *, k: int | None = None, now: dt.datetime | None = None) -> list[MemoryRow]:
-        """Danger-zone memories ranked by review priority (spec 3.3; seed 001)."""
+        """Danger-zone memories ranked by review priority (Mnemex; "Scores")."""
         return review_queue(self, k=k, now=now or utc_now())
 
     def import_jsonl(
@@ -579,7 +581,7 @@ class Vault:
     def promote(
         self, ref: str | None = None, *, dry_run: bool = False, now: dt.datetime | None = None
     ) -> PassResult:
-        """Spec 4 rule 2: move promotion candidates to LTM/ — or the one memory ``ref``.
+        """Promote ("Lifecycle"): move promotion candidates to LTM/ — or the one memory ``ref``.
 
         A named memory that is not a candidate is promoted anyway (the person asked), with the
         reason "promoted on request".
@@ -661,9 +663,10 @@ class Vault:
         hard: bool = False,
         now: dt.datetime | None = None,
     ) -> PassResult:
-        """Forget (spec 4 rule 4): archive memories scoring below ``threshold``; ``hard`` deletes.
+        """Forget ("Lifecycle"): archive memories scoring below ``threshold``; ``hard`` deletes.
 
-        ``keep`` ids/titles are reinforced first (``use_count += 3``, seed 000) and left alone.
+        ``keep`` ids/titles are reinforced first (``use_count += 3``, as Mnemon does) and left
+        alone.
         """
         kept = tuple(self._managed(ref) for ref in keep)
         run = self.lifecycle(
@@ -734,7 +737,9 @@ class Vault:
         return run
 
     def undo(self, *, commit: bool = False) -> UndoReport:
-        """Reverse the last applied pass exactly (spec 4); refuses, naming it, if a note changed.
+        """Reverse the last applied pass exactly; refuses, naming it, if a note changed.
+
+        See docs/user-guide.md, "Journal, undo and safety".
 
         With ``commit`` in a git repository the reversal (only its files) is committed; a git
         failure is reported in ``report.commit_error`` and the files stay reverted.

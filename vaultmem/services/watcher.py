@@ -1,4 +1,4 @@
-"""Live index sync: ``vaultmem watch`` (spec section 5).
+"""Live index sync: ``vaultmem watch`` (docs/user-guide.md, "Index and graph").
 
 A watchdog observer watches the vault root recursively and hands the vault-relative paths of
 events to one worker thread, which waits until no event came for ``debounce_seconds`` (never more

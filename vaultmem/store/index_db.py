@@ -1,4 +1,4 @@
-"""The sidecar index: SQLite in WAL mode at ``.vaultmem/index.db`` (spec section 5).
+"""The sidecar index: SQLite in WAL mode at ``.vaultmem/index.db`` (user guide "Index and graph").
 
 It holds, per note, the path, id, mtime_ns, size, content hash, title, the frontmatter fields as
 typed columns (datetimes as epoch seconds), tags, links (raw and resolved) and problems, plus an
@@ -545,7 +545,7 @@ class IndexDB(LinkIndex):
     ) -> list[tuple[object, ...]]:
         """Rows in :data:`~vaultmem.core.scoring.COLUMN_ORDER` for notes matching ``where``.
 
-        ``edges`` = distinct other notes linked to or from the note (spec 3.2), kept up to date
+        ``edges`` = distinct other notes linked to or from the note ("Scores", EI), kept up to date
         by :meth:`recount_edges` at every sync. Rows come in index order, not sorted.
         """
         return self.conn.execute(

@@ -1,9 +1,9 @@
-"""The link table of the sidecar index (spec sections 5, 6): links, backlinks, edge counts.
+"""The link table of the sidecar index ("Index and graph"): links, backlinks, edge counts.
 
 Each link row keeps the target as written, its lower-cased file name (``target_key``, so an
 unresolved link resolves when a note of that name appears), and — when it resolves — the
 target's path and nid. ``notes.edges`` (distinct notes linked to or from a note, the edge factor
-of EI, spec 3.2) is recounted for exactly the notes whose links changed.
+of EI, docs/user-guide.md "Scores") is recounted for exactly the notes whose links changed.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class LinkIndex:
     def recount_edges(self, nids: Iterable[int] | None = None) -> None:
         """Recompute ``notes.edges`` for ``nids`` (``None``: every note).
 
-        edges = distinct other notes linked to or from the note (spec 3.2, seed 000).
+        edges = distinct other notes linked to or from the note (Mnemon's EI, "Scores").
         """
         wanted = None if nids is None else sorted(set(nids))
         if wanted is not None and len(wanted) <= BULK_RECOUNT:

@@ -1,4 +1,4 @@
-"""Numbered migrations of the sidecar index ``.vaultmem/index.db`` (spec section 5).
+"""Numbered migrations of the sidecar index ``.vaultmem/index.db`` (user guide "Index and graph").
 
 Each migration is a function ``mNNN_<what>(conn)``; the ones applied are recorded in
 ``migrations``. New schema changes are new functions appended to :data:`MIGRATIONS`, never edits

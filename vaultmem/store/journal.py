@@ -1,9 +1,9 @@
 """The pass journal: every file operation of a pass, written ahead, so it can be undone or finished.
 
-Spec section 4: applying a pass writes a journal entry per move or edit to ``.vaultmem/journal``
-so ``vaultmem undo`` can reverse the last pass. Each operation is appended *before* it touches a
-file, and marked ``done`` (or ``skipped``: a person's edit or delete won the race) after; the
-texts before and after are kept, so
+docs/user-guide.md, "Journal, undo and safety": applying a pass writes a journal entry per move or
+edit to ``.vaultmem/journal`` so ``vaultmem undo`` can reverse the last pass. Each operation is
+appended *before* it touches a file, and marked ``done`` (or ``skipped``: a person's edit or delete
+won the race) after; the texts before and after are kept, so
 
 - :func:`recover` rolls an interrupted pass forward to its planned end (every note exists
   exactly once at every instant: a move renames the note and gives it its new fields in one

@@ -1,4 +1,7 @@
-"""The sidecar folder ``.vaultmem/`` (spec section 1): index, journal, lock — never committed."""
+"""The sidecar folder ``.vaultmem/``: index, journal, lock — never committed.
+
+See docs/user-guide.md, "The vault".
+"""
 
 from __future__ import annotations
 
