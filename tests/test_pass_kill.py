@@ -29,11 +29,8 @@ WHEN = "2026-12-15T00:00:00"
 TRIALS = 12
 
 
-def _ids(root: Path, *, aside: bool = True) -> list[str]:
-    """Memory ids of the notes; with ``aside``, also of notes a killed write had set aside
-    (``.<name>.<token>.vaultmem-old``: owned mid-write, put back by the next command)."""
+def _memory_ids(root: Path, paths: list[Path]) -> list[str]:
     ids = []
-    paths = list(root.rglob("*.md")) + (list(root.rglob(".*.vaultmem-old")) if aside else [])
     for path in paths:
         rel = path.relative_to(root).as_posix()
         if rel.startswith("."):
@@ -41,6 +38,19 @@ def _ids(root: Path, *, aside: bool = True) -> list[str]:
         note = parse_note(rel, path.read_text(encoding="utf-8"))
         if note.fields.id and note.fields.type == "memory":
             ids.append(note.fields.id)
+    return ids
+
+
+def _ids(root: Path, *, aside: bool = True) -> list[str]:
+    """Memory ids of the visible notes; with ``aside``, also of notes a killed write had set
+    aside (``.<name>.<token>.vaultmem-old``: owned mid-write, put back by the next command)
+    when no visible note holds that id (a kill after the new text was linked in place but
+    before the aside copy was removed leaves both: the next command removes the copy)."""
+    ids = _memory_ids(root, list(root.rglob("*.md")))
+    if aside:
+        visible = set(ids)
+        ids += [i for i in _memory_ids(root, list(root.rglob(".*.vaultmem-old")))
+                if i not in visible]  # fmt: skip
     return ids
 
 
