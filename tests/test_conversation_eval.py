@@ -1,7 +1,8 @@
 """The conversational evaluation's data (benchmarks/conversation_eval): shape and determinism.
 
-The evaluation itself (import + 3 × 332 recalls) runs with ``python -m
-benchmarks.conversation_eval``; here its generated data is checked against what it claims.
+The evaluation itself (import + 3 × 336 recalls, 5 × with ``--embeddings``) runs with ``python -m
+benchmarks.conversation_eval``; here its generated data is checked against what it claims, and
+one conversation is evaluated with the packaged embedding model.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # `pytest` does not put the repository root on sys.path
@@ -47,3 +50,29 @@ def test_generation_is_deterministic_and_imports_in_time_order() -> None:
     for a, b in zip(turns, turns[1:], strict=False):
         if a.session == b.session:
             assert a.time < b.time
+
+
+@pytest.mark.slow
+def test_evaluation_with_embeddings_reports_keyword_vectors_and_hybrid(tmp_path: Path) -> None:
+    """One conversation, embedded with the packaged model: every configuration gets numbers."""
+    from benchmarks.conversation_eval.__main__ import EMBEDDING_CONFIGS, format_report, run
+
+    result = run(embeddings=True, conversations=1, vector_cache=tmp_path / "cache")
+    assert result["conversations"] == 1 and result["embeddings"] is True
+    assert (tmp_path / "cache" / "conversations.vectors.db").is_file()
+    recall = result["recall"]
+    assert isinstance(recall, dict) and set(recall) >= {"all", "asked", "told"}
+    for by_config in recall.values():
+        assert list(by_config) == list(EMBEDDING_CONFIGS)
+        assert {"keyword", "vectors", "hybrid"} <= set(by_config)
+        for values in by_config.values():
+            assert set(values) == {"R@1", "R@5", "R@10", "R@25", "MRR"}
+            assert all(0.0 <= v <= 1.0 for v in values.values())
+            assert values["R@1"] <= values["R@5"] <= values["R@10"] <= values["R@25"]
+            assert values["R@1"] <= values["MRR"] <= values["R@25"]
+    # vectors alone find answers keyword recall cannot (replies share no word with questions)
+    assert recall["all"]["vectors"]["R@25"] > recall["all"]["keyword"]["R@25"]
+    report = format_report(result)
+    assert all(f"all       {name}" in report for name in ("keyword", "vectors", "hybrid"))
+    again = run(embeddings=True, conversations=1, vector_cache=tmp_path / "cache")
+    assert again["recall"] == recall, "vectors reused from the cache rank the same"
