@@ -13,7 +13,7 @@ opened for appending, as an editor or a script would) or deletes it. After the p
 
 Prints per run and in total, ending with ``edits N, lost L; deletes M, resurrected R``.
 
-    python -m benchmarks.racing_writers [--runs 25] [--memories 400] [--interval-ms 1]
+    python -m benchmarks.racing_writers [--runs 40] [--memories 400] [--interval-ms 1]
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def race_once(base: Path, work: Path, run: int, interval: float) -> Tally:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--runs", type=int, default=25)
+    parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--memories", type=int, default=400)
     parser.add_argument("--interval-ms", type=float, default=1.0)
     args = parser.parse_args(argv)
