@@ -454,7 +454,7 @@ class Vault:
         A hit whose note holds git conflict markers is marked ``conflicted``; a memory sealed in
         a box carries the box note's path as its ``episode``."""
         hits = recall_notes(self, query, k=k, now=now or utc_now(), **options)
-        conflicted = conflicted_paths(self.index)
+        conflicted = conflicted_paths(self.index, [h.path for h in hits])
         episodes = self._episodes_of([h.path for h in hits])
         return [
             replace(h, conflicted=h.path in conflicted, episode=episodes.get(h.path))
