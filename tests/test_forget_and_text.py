@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import snapshot_files, split_note
 
-from tests.conftest import snapshot_files, split_note
 from vaultmem import Vault
 from vaultmem.cli import main
 from vaultmem.core.excerpts import HIT_TEXT_CHARS, capped_text, excerpt

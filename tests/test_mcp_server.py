@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from anyio.from_thread import start_blocking_portal
 from click.testing import CliRunner
+from conftest import snapshot_files
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from tests.conftest import snapshot_files
 from vaultmem import Vault
 from vaultmem.cli import main
 from vaultmem.services.live_index import index_is_live
@@ -127,7 +127,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
         client.close()
 
 
-def wait_until_indexed(served: Client, ref: str, timeout: float = 5.0) -> None:
+def wait_until_indexed(served: Client, ref: str, timeout: float = 15.0) -> None:
     """Poll ``show`` until the server's watcher has indexed the note ``ref``."""
     deadline = time.monotonic() + timeout
     while served.call("show", id_or_title=ref).is_error:
