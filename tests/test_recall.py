@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import vaultmem.services.recall as recall_module
+import vaultmem.services.recall_candidates as recall_module
 from vaultmem.cli import main
 from vaultmem.core.recall_fusion import (
     UNRANKED_BM25,

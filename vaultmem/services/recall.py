@@ -7,16 +7,14 @@ is ``Vault.review``. Steps:
    each word is quoted for FTS5, so no query is ever FTS5 syntax (quotes, ``-``, ``:``, ``*``,
    ``NEAR(`` are searched as text; a query without words returns nothing).
 2. **Candidates** from ``notes_fts`` (porter stemming, diacritics folded), ranked by
-   ``bm25(notes_fts, 5, 1, 3)`` (title, body, tags); the best :data:`CANDIDATES` are kept. BM25
-   costs about a microsecond per matching row and FTS5 cannot stop early, so at most
-   :data:`SCORE_BUDGET` rows are ranked (target: p95 ≤ 20 ms at 100,000 notes); when the
-   words match more, the commonest words stop selecting rows (see :func:`_scored_matches`).
-   Only the top rows are then looked up in ``notes`` (fields, filters). ``benchmarks.scenarios
-   recall`` (generated vaults, index current): p95 ≈ 6 ms at 11,000 notes, 14–17 ms at 110,000.
+   ``bm25(notes_fts, 5, 1, 3)`` (title, body, tags) under a row budget
+   (:mod:`vaultmem.services.recall_candidates`). ``benchmarks.scenarios recall`` (generated
+   vaults, index current): p95 ≈ 6 ms at 11,000 notes, 14–17 ms at 110,000.
 3. **Signals**: decay scores and review priorities in one numpy pass
    (:func:`~vaultmem.core.scoring.score_columns`); graph proximity from the resolved links of the
-   strong hits (either direction); linked notes that did not match the words join as candidates
-   (at most :data:`EXPAND_MAX`, filters applied) — Mnemon's graph traversal.
+   strong hits (either direction); linked notes that did not match the words, and episode
+   neighbours, join as candidates (:mod:`vaultmem.services.recall_neighbours`) — Mnemon's graph
+   traversal.
 4. **Fusion and review blending** (:mod:`vaultmem.core.recall_fusion`; Mnemon, Mnemex).
 5. **Vectors** (only when ``[embeddings]`` names a provider and notes have vectors;
    :mod:`vaultmem.services.embeddings`): the query's nearest notes join the candidates and every
@@ -35,7 +33,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,7 +50,6 @@ from vaultmem.core.recall_context import (
 from vaultmem.core.recall_fusion import (
     REVIEW_MIN_RELEVANCE,
     STRONG_HIT,
-    UNRANKED_BM25,
     FusionWeights,
     Hit,
     HitSignals,
@@ -65,13 +62,8 @@ from vaultmem.core.recall_fusion import (
     strong_hits,
 )
 from vaultmem.core.reinforcement import touch_changes
-from vaultmem.core.scoring import COLUMN_ORDER, MemoryColumns, score_columns
+from vaultmem.core.scoring import MemoryColumns, score_columns
 from vaultmem.core.text_tokens import (
-    STOPWORDS,
-    fts_all,
-    fts_any,
-    fts_in_columns,
-    fts_string,
     query_terms,
 )
 from vaultmem.core.timestamps import parse_datetime
@@ -80,29 +72,19 @@ from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.embeddings import SemanticQuery, semantic_query
 from vaultmem.services.index_sync import templates_folder
 from vaultmem.services.memory_view import MemoryRow, rows_of
+from vaultmem.services.recall_candidates import CANDIDATES, fts_candidates
+from vaultmem.services.recall_neighbours import (
+    Episodes,
+    episode_neighbours,
+    graph_candidates,
+    rows_at,
+    successors,
+)
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
 
-BM25_WEIGHTS = (5.0, 1.0, 3.0)
-"""``bm25(notes_fts, title, body, tags)`` column weights: a word in the title counts 5×."""
-CANDIDATES = 60
-"""At most this many FTS rows (best BM25 first) are fused and ranked (the eval is the same from
-40 to 200; fewer rows to look up is faster)."""
-SCORE_BUDGET = 800
-"""At most this many matching rows are scored by BM25 per query (see the module docstring)."""
-OVERSAMPLE = 1.5
-"""Without narrowing filters, this many times the needed rows are ranked before the archive rule."""
-MIN_MATCHES = 20
-"""A narrower expression is used only when it still matches this many rows."""
-COMMON_WORDS_MAX = 3
-"""When every word of a query is too common for the budget, only this many are searched."""
-EXPAND_MAX = 20
-"""At most this many linked notes that did not match the words join the candidates."""
-_LINK_ROWS_MAX = 2000
-
 _MANAGED_SQL = "COALESCE(n.type, '') IN (" + ", ".join(f"'{t}'" for t in MANAGED_TYPES) + ")"
-_COLUMNS_SQL = ", ".join(f"n.{c}" for c in COLUMN_ORDER if c != "edges") + ", 0"
 _OPTIONS = ("status", "layer", "tag", "folder", "since", "include_archived", "weights", "touch",
             "sync", "include_superseded", "include_notes", "kind")
 KINDS = ("memory", "note", "box", "trace", "template")
@@ -369,7 +351,7 @@ def _rank(
     """Candidates → signals → fused order → blended top ``k`` as :class:`Hit` objects."""
     conn = vault.index.conn
     rows, bm25_values = (
-        _fts_candidates(conn, terms, filters, max(CANDIDATES, k)) if terms else ([], [])
+        fts_candidates(conn, terms, filters, max(CANDIDATES, k)) if terms else ([], [])
     )
     if semantic is not None:  # the query's nearest notes join the candidates
         known = {str(row[0]) for row in rows}
@@ -378,7 +360,7 @@ def _rank(
         wanted = [p for p, cos in semantic.nearest(size + len(known))
                   if p not in known and cos > floor][:size]
         where, params = filters.sql()
-        near = _rows_at(conn, wanted, where, params) if wanted else []
+        near = rows_at(conn, wanted, where, params) if wanted else []
         rows = [*rows, *near]
         bm25_values = [*bm25_values, *([0.0] * len(near))]
     if not rows:
@@ -388,14 +370,14 @@ def _rank(
     sources: list[int] = []
     targets: list[int] = []
     if weights.graph > 0:
-        extra, sources, targets = _graph(conn, filters, paths, relevance)
+        extra, sources, targets = graph_candidates(conn, filters, paths, relevance)
         rows += extra
         paths += [str(row[0]) for row in extra]
         relevance = np.concatenate([relevance, np.zeros(len(extra))])
     seeds = strong_hits(relevance, paths)
-    context = _Episodes()
+    context = Episodes()
     if weights.episode > 0:
-        context = _episodes(conn, filters, paths, seeds)
+        context = episode_neighbours(conn, filters, paths, seeds)
         rows += context.extra
         paths += [str(row[0]) for row in context.extra]
         relevance = np.concatenate([relevance, np.zeros(len(context.extra))])
@@ -430,7 +412,7 @@ def _rank(
     lift = episode_contribution(episode, relevance, weights.episode)
     fused = fuse(relevance, decay, proximity.signal, weights, vector)
     fused = replace(fused, graph=fused.graph + lift, score=fused.score + lift)
-    capped = cap_superseded(fused.score, _successors(conn, columns, index))
+    capped = cap_superseded(fused.score, successors(conn, columns, index))
     fused = replace(fused, score=capped)
     priority = np.where(decays & (columns.status == "active"), scores.review_priority, 0.0)
     primary = [int(i) for i in ranking(fused.score, paths)]
@@ -475,281 +457,8 @@ def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
     return {str(path): str(body or "") for path, body in rows}
 
 
-@dataclass(frozen=True, slots=True)
-class _Episodes:
-    """Episode neighbours of the strong hits: rows to add, and (hit, neighbour, before) paths."""
-
-    extra: list[tuple[object, ...]] = field(default_factory=list)
-    pairs: list[tuple[str, str, int]] = field(default_factory=list)
-
-
-def _episodes(
-    conn: sqlite3.Connection, filters: RecallFilters, paths: Sequence[str], seeds: np.ndarray,
-) -> _Episodes:
-    """The turns right after and right before each strong hit in its episode.
-
-    A turn's ``previous: "[[…]]"`` property is a frontmatter link ("Index and graph"), so the turn
-    after a hit is a note whose ``previous`` link resolves to the hit, and the turn before is where
-    the hit's own ``previous`` link resolves. Neighbours that are not candidates yet join (filters
-    applied); ``before`` is 1 for the turn before.
-    """
-    hits = [paths[int(i)] for i in np.flatnonzero(seeds)]
-    if not hits:
-        return _Episodes()
-    marks = ", ".join("?" * len(hits))
-    rows = conn.execute(
-        f"""
-        SELECT l.resolved, s.path, 0 FROM links l JOIN notes s ON s.nid = l.nid
-        WHERE l.kind = 'frontmatter' AND l.resolved IN ({marks}) AND s.previous IS NOT NULL
-          AND instr(lower(s.previous), lower(l.target)) > 0
-        UNION
-        SELECT s.path, l.resolved, 1 FROM links l JOIN notes s ON s.nid = l.nid
-        WHERE l.kind = 'frontmatter' AND s.path IN ({marks}) AND s.previous IS NOT NULL
-          AND l.resolved IS NOT NULL AND instr(lower(s.previous), lower(l.target)) > 0
-        ORDER BY 1, 2 LIMIT {_LINK_ROWS_MAX}
-        """,
-        (*hits, *hits),
-    ).fetchall()
-    pairs = [(str(h), str(j), int(b)) for h, j, b in rows if h != j]
-    known = set(paths)
-    wanted = sorted({j for _, j, _ in pairs} - known)[:EXPAND_MAX]
-    where, params = filters.sql()
-    extra = _rows_at(conn, wanted, where, params) if wanted else []
-    return _Episodes(extra, pairs)
-
-
-def _successors(
-    conn: sqlite3.Connection, columns: MemoryColumns, index: Mapping[str, int]
-) -> np.ndarray:
-    """Per candidate, the candidate index of its successor (``superseded_by``), else −1."""
-    out = np.full(len(columns), -1, dtype=np.intp)
-    superseded = [str(p) for p, st in zip(columns.path, columns.status, strict=True)
-                  if st == "superseded"]
-    if not superseded:
-        return out
-    marks = ", ".join("?" * len(superseded))
-    rows = conn.execute(
-        f"""
-        SELECT s.path, l.resolved FROM links l JOIN notes s ON s.nid = l.nid
-        WHERE l.kind = 'frontmatter' AND s.path IN ({marks}) AND s.superseded_by IS NOT NULL
-          AND l.resolved IS NOT NULL AND instr(lower(s.superseded_by), lower(l.target)) > 0
-        """,
-        tuple(superseded),
-    )
-    for path, successor in rows:
-        if str(successor) in index and str(successor) != str(path):
-            out[index[str(path)]] = index[str(successor)]
-    return out
-
-
 def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
-
-
-def _graph(
-    conn: sqlite3.Connection, filters: RecallFilters, paths: Sequence[str],
-    relevance: np.ndarray,
-) -> tuple[list[tuple[object, ...]], list[int], list[int]]:
-    """Rows of linked notes to add, and the links among all candidates as index pairs.
-
-    Returns (extra rows, sources, targets): ``sources[e]`` links to ``targets[e]``, both indices
-    into ``paths`` followed by the extra rows.
-    """
-    seed_paths = [paths[int(i)] for i in np.flatnonzero(strong_hits(relevance, paths))]
-    edges = _links_of(conn, seed_paths)
-    wanted = _neighbours(edges, seed_paths, paths, relevance)
-    where, params = filters.sql()
-    extra = _rows_at(conn, wanted, where, params) if wanted else []
-    index = {p: i for i, p in enumerate([*paths, *(str(row[0]) for row in extra)])}
-    pairs = [(index[a], index[b]) for a, b in edges if a in index and b in index]
-    return extra, [a for a, _ in pairs], [b for _, b in pairs]
-
-
-def _fts_candidates(
-    conn: sqlite3.Connection, terms: Sequence[str], filters: RecallFilters, limit: int
-) -> tuple[list[tuple[object, ...]], list[float]]:
-    """The best ``limit`` rows for ``terms`` (columns in ``COLUMN_ORDER``) and their bm25 values.
-
-    Narrowing filters join ``notes`` in the scoring query (only passing rows are scored); the
-    archive rule alone is applied afterwards to the best rows, taking more of the scored rows
-    when it drops some.
-    """
-    where, params = filters.sql()
-    scored = _scored_matches(conn, terms, (where, params) if filters.narrows else None)
-    first = math.ceil(limit * OVERSAMPLE)
-    rows, bm25 = _rows_for(conn, scored[:first], where, params, limit)
-    if len(rows) < limit < len(scored):
-        rows, bm25 = _rows_for(conn, scored, where, params, limit)
-    return rows, bm25
-
-
-def _scored_matches(
-    conn: sqlite3.Connection, terms: Sequence[str],
-    condition: tuple[str, Sequence[object]] | None,
-) -> list[tuple[int, float]]:
-    """(nid, bm25) of the matches for ``terms``, best first (ties by nid), at most the budget.
-
-    Each word's document count is read, capped at ``SCORE_BUDGET + 1``. When the counts sum to
-    at most :data:`SCORE_BUDGET` every match is scored (exact BM25). Otherwise the commonest words
-    — the ones BM25's IDF weighs least — stop selecting rows: ``(rare words) AND (all words)``
-    matches the notes holding a rare word and still scores every word. When even the rarest word
-    is too common (a vault where every query word is in hundreds of notes), only the first
-    :data:`COMMON_WORDS_MAX` words as typed are used and the first of: all of them; any of them
-    in title or tags; any of them — that matches at least :data:`MIN_MATCHES` rows is scored over
-    its first ``budget / (words + 1)`` rows (FTS5's order, not the best). If those words are
-    all stopwords ("the", "and be"), the matches are taken without BM25 (:data:`UNRANKED_BM25`):
-    it would weigh them at about 0 and costs a scan of every note holding each word.
-    Each step is scored as it is counted, so no match list is read twice. Measured on
-    ``benchmarks/recall_eval`` with the budget forced down to 300: the rare-word expression
-    keeps recall@10 and MRR within 0.01 of exact BM25.
-    """
-    budget = SCORE_BUDGET
-    counted = sorted((_count(conn, fts_string(t), budget + 1), t) for t in terms)
-    found = [(count, t) for count, t in counted if count]
-    if not found:
-        return []
-    words = [t for _, t in found]
-    anywhere = fts_any(words)
-    if sum(count for count, _ in found) <= budget:
-        return _scored(conn, anywhere, condition, budget)
-    rare: list[str] = []
-    total = 0
-    for count, t in found:
-        if total + count > budget:
-            break
-        rare.append(t)
-        total += count
-    if rare:
-        return _scored(conn, f"({fts_any(rare)}) AND ({anywhere})", condition, budget)
-    # Every word is common. BM25 reads each word's whole match list once (IDF) and the rows kept
-    # are FTS5's first, not the best: use the first few words as typed, fewer rows the more.
-    common = [t for t in terms if t in set(words)][:COMMON_WORDS_MAX]
-    cap = max(MIN_MATCHES, budget // (len(common) + 1))
-    if all(t in STOPWORDS for t in common):  # "the", "and be": taken unranked (UNRANKED_BM25)
-        for expression in (fts_all(common), fts_any(common)):
-            nids = conn.execute(*_match_sql(expression, condition, cap, rank=False)).fetchall()
-            if len(nids) >= MIN_MATCHES or expression == fts_any(common):
-                return [(int(nid), UNRANKED_BM25) for (nid,) in nids]
-    if len(common) > 1:
-        scored = _scored(conn, fts_all(common), condition, cap)
-        if len(scored) >= MIN_MATCHES:
-            return scored
-    some = fts_any(common)
-    scored = _scored(conn, fts_in_columns(("title", "tags"), some), condition, cap)
-    if len(scored) >= MIN_MATCHES:
-        return scored
-    return _scored(conn, some, condition, cap)
-
-
-def _scored(
-    conn: sqlite3.Connection, expression: str, condition: tuple[str, Sequence[object]] | None,
-    cap: int,
-) -> list[tuple[int, float]]:
-    """(nid, bm25) of the first ``cap`` rows matching ``expression`` and ``condition``, best first.
-
-    The rows are taken in FTS5's order (by nid) and sorted here, so ``cap`` bounds the work.
-    """
-    rows = conn.execute(*_match_sql(expression, condition, cap, rank=True))
-    return _best([(int(nid), float(r)) for nid, r in rows])
-
-
-def _match_sql(
-    expression: str, condition: tuple[str, Sequence[object]] | None, cap: int, *, rank: bool
-) -> tuple[str, tuple[object, ...]]:
-    """SQL and parameters for the first ``cap`` (nid[, bm25]) rows matching ``expression``."""
-    w_title, w_body, w_tags = BM25_WEIGHTS
-    bm25 = f", bm25(notes_fts, {w_title!r}, {w_body!r}, {w_tags!r})" if rank else ""
-    if condition is None:
-        sql = f"SELECT rowid{bm25} FROM notes_fts WHERE notes_fts MATCH ? LIMIT {int(cap)}"
-        return sql, (expression,)
-    # CROSS JOIN keeps FTS5 outside: with notes outside, FTS5 would re-run the match per row
-    sql = (f"SELECT n.nid{bm25} FROM notes_fts CROSS JOIN notes n ON n.nid = notes_fts.rowid "
-           f"WHERE notes_fts MATCH ? AND {condition[0]} LIMIT {int(cap)}")
-    return sql, (expression, *condition[1])
-
-
-def _best(scored: list[tuple[int, float]]) -> list[tuple[int, float]]:
-    """Best bm25 first (FTS5's values are negative: lower is better), ties by nid."""
-    return sorted(scored, key=lambda pair: (pair[1], pair[0]))
-
-
-def _rows_for(
-    conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], where: str,
-    params: Sequence[object], limit: int,
-) -> tuple[list[tuple[object, ...]], list[float]]:
-    """Rows of the ranked notes that pass ``where``, in ranked order, at most ``limit``."""
-    if not ranked:
-        return [], []
-    found: dict[int, tuple[object, ...]] = {}
-    for start in range(0, len(ranked), 500):
-        chunk = [nid for nid, _ in ranked[start : start + 500]]
-        marks = ", ".join("?" * len(chunk))
-        found.update(
-            (int(row[0]), tuple(row[1:]))
-            for row in conn.execute(
-                f"SELECT n.nid, {_COLUMNS_SQL} FROM notes n WHERE n.nid IN ({marks}) AND {where}",
-                (*chunk, *params),
-            )
-        )
-    kept = [(found[nid], r) for nid, r in ranked if nid in found][:limit]
-    return [row for row, _ in kept], [r for _, r in kept]
-
-
-def _count(conn: sqlite3.Connection, expression: str, cap: int) -> int:
-    """Rows matching ``expression``, counted up to ``cap``."""
-    row = conn.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT {int(cap)})",
-        (expression,),
-    )
-    return int(row.fetchone()[0])
-
-
-def _links_of(conn: sqlite3.Connection, seed_paths: Sequence[str]) -> list[tuple[str, str]]:
-    """(source, target) of links between notes from or into ``seed_paths`` (self-links and
-    links to attachments left out)."""
-    if not seed_paths:
-        return []
-    marks = ", ".join("?" * len(seed_paths))
-    rows = conn.execute(
-        f"""
-        SELECT s.path, l.resolved FROM links l JOIN notes s ON s.nid = l.nid
-        WHERE s.path IN ({marks}) AND l.resolved_nid IS NOT NULL AND l.resolved != s.path
-        UNION
-        SELECT s.path, l.resolved FROM links l JOIN notes s ON s.nid = l.nid
-        WHERE l.resolved IN ({marks}) AND l.resolved != s.path
-        ORDER BY 1, 2 LIMIT {_LINK_ROWS_MAX}
-        """,
-        (*seed_paths, *seed_paths),
-    )
-    return [(str(a), str(b)) for a, b in rows]
-
-
-def _neighbours(
-    edges: Sequence[tuple[str, str]], seed_paths: Sequence[str], paths: Sequence[str],
-    relevance: np.ndarray,
-) -> list[str]:
-    """Linked notes that are not candidates yet: the :data:`EXPAND_MAX` nearest the best seeds."""
-    seeds = set(seed_paths)
-    strength = {p: float(relevance[i]) for i, p in enumerate(paths) if p in seeds}
-    known = set(paths)
-    best: dict[str, float] = {}
-    for a, b in edges:
-        for seed, other in ((a, b), (b, a)):
-            if seed in strength and other not in known:
-                best[other] = max(best.get(other, 0.0), strength[seed])
-    return sorted(best, key=lambda p: (-best[p], p))[:EXPAND_MAX]
-
-
-def _rows_at(
-    conn: sqlite3.Connection, paths: Sequence[str], where: str, params: Sequence[object]
-) -> list[tuple[object, ...]]:
-    """Rows (``COLUMN_ORDER``) of the notes at ``paths`` that pass the filters, in path order."""
-    marks = ", ".join("?" * len(paths))
-    rows = conn.execute(
-        f"SELECT {_COLUMNS_SQL} FROM notes n WHERE n.path IN ({marks}) AND {where} ORDER BY n.path",
-        (*paths, *params),
-    )
-    return [tuple(row) for row in rows]
 
 
 def review_queue(vault: VaultContext, *, k: int | None, now: dt.datetime) -> list[MemoryRow]:
