@@ -70,7 +70,7 @@ from vaultmem.core.timestamps import parse_datetime
 from vaultmem.core.vector_fusion import matched_share, vector_signal
 from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.embeddings import SemanticQuery, semantic_query
-from vaultmem.services.index_sync import templates_folder
+from vaultmem.services.index_sync import OWN_TEMPLATES, template_folders
 from vaultmem.services.memory_view import MemoryRow, rows_of
 from vaultmem.services.recall_candidates import CANDIDATES, fts_candidates
 from vaultmem.services.recall_neighbours import (
@@ -92,7 +92,7 @@ KINDS = ("memory", "note", "box", "trace", "template")
 scaffolding notes (templates and the dashboard)."""
 DASHBOARD = "Memory dashboard.md"
 """vaultmem's dashboard note (vault-relative path), scaffolding rather than knowledge."""
-DEFAULT_TEMPLATES = "Templates"
+DEFAULT_TEMPLATES = OWN_TEMPLATES
 """vaultmem's own template folder; Obsidian's (``.obsidian/templates.json``) counts too."""
 
 
@@ -219,12 +219,6 @@ def _asks_for_scaffolding(terms: Sequence[str]) -> bool:
     return any(t.lower() in SCAFFOLDING_WORDS for t in terms)
 
 
-def template_folders(vault: VaultContext) -> tuple[str, ...]:
-    """vaultmem's template folder and Obsidian's (``.obsidian/templates.json``), if set."""
-    obsidian = templates_folder(vault.root)
-    return tuple(dict.fromkeys(f for f in (DEFAULT_TEMPLATES, obsidian) if f))
-
-
 def _checked_k(vault: VaultContext, k: object) -> int:
     """``k`` (default ``[recall] k``); raises :class:`InputError` unless a whole number ≥ 1."""
     value = vault.settings.recall.k if k is None else k
@@ -265,7 +259,7 @@ def recall_notes(
     weights = recall_weights(vault, options.get("weights"))
     terms = query_terms(query)
     filters = RecallFilters.from_options(
-        options, template_folders(vault), asks_for_scaffolding=_asks_for_scaffolding(terms)
+        options, template_folders(vault.root), asks_for_scaffolding=_asks_for_scaffolding(terms)
     )
     if options.get("sync", True):
         vault.catch_up()
