@@ -34,16 +34,23 @@ the plan is what a second run would find, and planning after applying it yields 
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from vaultmem.core.box_naming import (
+    HASH_CHARS,
+    derived_id,
+    ranked_topics,
+    stem,
+    topic_slug,
+    unique_name,
+    utc_date,
+)
+from vaultmem.core.lifecycle_plan import base_name
 from vaultmem.core.link_resolution import fold_path
-from vaultmem.core.naming import safe_title
 from vaultmem.core.reinforcement import jaccard
 from vaultmem.core.settings import LifecycleSettings, Settings
 
@@ -55,9 +62,6 @@ __all__ = [
 
 TITLE_WORDS = 3
 """Title words that stand in for tags when a memory has none."""
-SLUG_TOPICS = 3
-"""Topics named in a box or trace title."""
-MAX_SLUG_CHARS = 60
 TRACES_FOLDER = "Traces"
 """Subfolder of the boxes folder that holds ``type: trace`` notes."""
 STOPWORDS = frozenset("""
@@ -69,7 +73,6 @@ the their theirs them then there these they this those through to too under unti
 were what when where which while who whom why will with would you your yours
 """.split())  # noqa: SIM905 - a word list reads better as text
 _WORD = re.compile(r"[^\W_]+")
-_DASHES = re.compile(r"-{2,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,74 +370,10 @@ def _replay(
 # --- names --------------------------------------------------------------------------------------
 
 
-def _slug(topics: Iterable[str]) -> str:
-    """Up to 3 topics joined by ``-``: safe characters only (:func:`safe_title`), spaces as
-    ``-``, at most 60 characters (a first topic longer than that is cut)."""
-    slug, parts = "", 0
-    for topic in topics:
-        part = _DASHES.sub("-", safe_title(topic).replace(" ", "-")).strip("-")
-        if not part:
-            continue
-        longer = f"{slug}-{part}" if slug else part
-        if len(longer) > MAX_SLUG_CHARS:
-            slug = slug or part[:MAX_SLUG_CHARS].rstrip("-")
-            break
-        slug, parts = longer, parts + 1
-        if parts == SLUG_TOPICS:
-            break
-    return slug
-
-
-def _ranked(topic_sets: Iterable[Iterable[str]]) -> list[str]:
-    """Topics held by the most sets first, then alphabetically."""
-    counts: Counter[str] = Counter()
-    for topics in topic_sets:
-        counts.update(set(topics))
-    return sorted(counts, key=lambda t: (-counts[t], t))
-
-
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-HASH_CHARS = 6
-"""Characters of :func:`derived_id` that end a box or trace name (lower-cased)."""
-
-
-def derived_id(kind: str, keys: Iterable[str]) -> str:
-    """A 26-character Crockford base-32 id (a ULID's shape) from ``kind`` and the sorted ``keys``.
-
-    SHA-256 of ``kind`` and the keys, so it depends on the set of keys only: two machines that
-    seal the same members (keys = the members' ids) derive the same id and name.
-    """
-    digest = hashlib.sha256("\0".join([kind, *sorted(keys)]).encode("utf-8")).digest()
-    number = int.from_bytes(digest[:17], "big")
-    return "".join(_CROCKFORD[(number >> (5 * i)) & 31] for i in range(25, -1, -1))
-
-
 def _member_key(memory: StmMemory) -> str:
     """A member as its box id sees it: its id and its name (the box note lists the names, so
     a member renamed on one machine makes another box, not a conflicting one)."""
-    return f"{memory.id or ''}\0{_base_name(memory.path)}"
-
-
-def _unique(base: str, taken: set[str]) -> str:
-    """``base``, or ``base-2``, ``base-3``… : the first not in ``taken`` (folded); records it."""
-    name, n = base, 1
-    while fold_path(name) in taken:
-        n += 1
-        name = f"{base}-{n}"
-    taken.add(fold_path(name))
-    return name
-
-
-def _base_name(path: str) -> str:
-    return path.rsplit("/", 1)[-1]
-
-
-def _stem(name: str) -> str:
-    return name[:-3] if name.lower().endswith(".md") else name
-
-
-def _utc_date(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(seconds, tz=dt.UTC).strftime("%Y-%m-%d")
+    return f"{memory.id or ''}\0{base_name(memory.path)}"
 
 
 # --- trace weaving ------------------------------------------------------------------------------
@@ -515,9 +454,9 @@ def _weave(
         elif (partner := _best(lone, topics, end, lc)) is not None:  # two boxes chain
             lone.remove(partner)
             trace_id = derived_id("trace", [partner.title, title])
-            slug = _slug(_ranked([partner.topics, topics]))
+            slug = topic_slug(ranked_topics([partner.topics, topics]))
             suffix = trace_id[-HASH_CHARS:].lower()
-            name = _unique(f"trace-{slug}-{suffix}" if slug else f"trace-{suffix}", taken)
+            name = unique_name(f"trace-{slug}-{suffix}" if slug else f"trace-{suffix}", taken)
             ids[name] = trace_id
             pair = sorted([(partner.last, partner.title), (end, title)])
             trace = _Trace(
@@ -593,19 +532,19 @@ def plan_seal(
         sealed += more
         open_members = rest
 
-    taken = {fold_path(_stem(name.strip())) for name in taken_names}
-    taken |= {fold_path(_stem(_base_name(m.path))) for m in ordered}
+    taken = {fold_path(stem(name.strip())) for name in taken_names}
+    taken |= {fold_path(stem(base_name(m.path))) for m in ordered}
     taken |= {fold_path(t.title) for t in traces} | {fold_path(b.title) for b in recent_boxes}
     folder = settings.folders.boxes.strip("/")
     drafts: list[tuple[str, str, _Box]] = []
     box_ids: list[str] = []
     for box in sealed:
-        date = _utc_date(box.members[0].created)
-        slug = _slug(_ranked(box.member_topics))
+        date = utc_date(box.members[0].created)
+        slug = topic_slug(ranked_topics(box.member_topics))
         box_ids.append(derived_id("box", [_member_key(m) for m in box.members]))
         suffix = box_ids[-1][-HASH_CHARS:].lower()
         name = f"box-{slug}-{suffix}" if slug else f"box-{suffix}"
-        drafts.append((_unique(name, taken), date, box))
+        drafts.append((unique_name(name, taken), date, box))
     trace_of, trace_plans = _weave(
         [(title, frozenset(box.topics), box.members[-1].created) for title, _, box in drafts],
         traces, recent_boxes, taken, settings,
@@ -615,7 +554,7 @@ def plan_seal(
         home = f"{folder}/{date}/{title}"
         plans.append(BoxPlan(
             title, f"{home}.md", tuple(m.path for m in box.members),
-            tuple(f"{home}/{_base_name(m.path)}" for m in box.members), tuple(sorted(box.topics)),
+            tuple(f"{home}/{base_name(m.path)}" for m in box.members), tuple(sorted(box.topics)),
             box.members[0].created, box.members[-1].created, trace, box.reason, box_id,
         ))
     return SealPlan(tuple(plans), trace_plans, tuple(m.path for m in open_members))
