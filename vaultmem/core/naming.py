@@ -7,8 +7,10 @@ time, unique without coordination, never changed by moves or renames.
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
+from collections.abc import Sequence
 
 FORBIDDEN_CHARS = '*"\\/<>:|?#^[]'
 """Characters Obsidian, Windows, Android and FAT refuse in file names, or that break links."""
@@ -118,3 +120,20 @@ def title_from_content(content: str, *, max_words: int = 8) -> str:
 def numbered(title: str, n: int) -> str:
     """``title`` with a counter for the n-th clash: ``Foo`` → ``Foo 2``."""
     return title if n <= 1 else f"{title} {n}"
+
+
+def close_titles(ref: str, titles: Sequence[str], limit: int = 3) -> list[str]:
+    """Up to ``limit`` titles close to ``ref`` for a "did you mean": titles holding ``ref`` as a
+    word or prefix (case-insensitive) first, shortest first, then difflib's close matches."""
+    key = ref.strip().removesuffix(".md").lower()
+    if not key:
+        return []
+    unique = sorted(set(titles), key=lambda t: (len(t), t))
+    holding = [
+        t
+        for t in unique
+        if any(w.startswith(key) for w in t.lower().split()) or t.lower().startswith(key)
+    ]
+    folded = {t.lower(): t for t in unique}
+    close = [folded[m] for m in difflib.get_close_matches(key, list(folded), n=limit, cutoff=0.6)]
+    return list(dict.fromkeys([*holding, *close]))[:limit]

@@ -14,6 +14,7 @@ Ctrl-C finishes the step in hand and stops (the journal lets the next command fi
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,7 +38,14 @@ from vaultmem.core.lifecycle_plan import (
 from vaultmem.core.note_parse import parse_note
 from vaultmem.core.note_text import FrontmatterError, set_fields
 from vaultmem.core.reinforcement import keep_changes
-from vaultmem.errors import InterruptedRunError, NoteChangedError, NoteError, VaultmemError
+from vaultmem.errors import (
+    InputError,
+    InterruptedRunError,
+    NoteChangedError,
+    NoteError,
+    UnsafeNoteError,
+    VaultmemError,
+)
 from vaultmem.services.boxing import plan_box_archival, seal_boxes
 from vaultmem.services.memory_view import MemoryTable, with_moves
 from vaultmem.services.placement import hands_off, plan_repair
@@ -284,6 +292,33 @@ def on_request_promotion(vault: VaultContext, path: str, now: dt.datetime) -> Mo
         {"status": "promoted", "layer": layer, "promoted_at": now},
         rule="promote",
         reason="promoted on request",
+    )
+
+
+def on_request_archival(vault: VaultContext, path: str, now: dt.datetime) -> Move:
+    """An archival the person asked for by name (``vaultmem forget``), outside the passes.
+
+    Raises :class:`InputError` for a note that is not a memory, is archived already or pinned,
+    and :class:`UnsafeNoteError` for one vaultmem must not write (conflict markers, bad YAML).
+    """
+    row = vault.index.note_row(path) or {}
+    if row.get("type") != "memory":
+        raise InputError(f"{path} is a {row.get('type')} note, not a memory; not archived")
+    if row.get("status") == "archived":
+        raise InputError(f"{path} is archived already")
+    if row.get("pinned"):
+        raise InputError(f"{path} is pinned; unpin it first (`vaultmem unpin`)")
+    problems = row.get("problems")
+    if isinstance(problems, str) and problems not in ("", "[]"):
+        raise UnsafeNoteError(path, f"{json.loads(problems)[0]}; not archived")
+    return Move(
+        path,
+        str(row["id"]) if row.get("id") else None,
+        "archive",
+        f"{vault.settings.folders.archive}/{base_name(path)}",
+        {"status": "archived", "archived_at": now},
+        rule="forget",
+        reason="forgotten on request",
     )
 
 

@@ -17,6 +17,7 @@ from vaultmem.core.excerpts import SHOW_TEXT_CHARS, capped_text
 from vaultmem.core.fields import DATETIME_KEYS, MemoryFields
 from vaultmem.core.importance import importance_level
 from vaultmem.core.lifecycle_plan import Move
+from vaultmem.core.link_resolution import note_key
 from vaultmem.core.note_parse import CONFLICT_PROBLEM, ParsedNote, title_of
 from vaultmem.core.scoring import MemoryColumns, Scores, score_columns
 from vaultmem.core.settings import Settings
@@ -329,3 +330,28 @@ def vault_status(
         would_promote=promote,
         conflicted=conflicted,
     )
+
+
+def box_notes_of(db: IndexDB, paths: Sequence[str]) -> dict[str, str]:
+    """Path of each memory among ``paths`` → path of the box note it belongs to (if indexed)."""
+    if not paths:
+        return {}
+    marks = ", ".join("?" * len(paths))
+    boxes = {
+        str(path): note_key(str(box).strip().strip("[]").split("|")[0])
+        for path, box in db.conn.execute(
+            f"SELECT path, box FROM notes WHERE path IN ({marks}) AND box IS NOT NULL",
+            tuple(paths),
+        )
+    }
+    if not boxes:
+        return {}
+    keys = sorted(set(boxes.values()))
+    found = dict(
+        db.conn.execute(
+            f"SELECT name_key, path FROM notes WHERE type = 'box' "
+            f"AND name_key IN ({', '.join('?' * len(keys))})",
+            tuple(keys),
+        ).fetchall()
+    )
+    return {path: found[key] for path, key in boxes.items() if key in found}

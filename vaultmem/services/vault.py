@@ -9,22 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import difflib
 import json
 import os
-import shutil
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.fields import MemoryFields, normalise_tags
-from vaultmem.core.lifecycle_plan import PASS_ORDER, Move, base_name
+from vaultmem.core.lifecycle_plan import PASS_ORDER
 from vaultmem.core.link_resolution import note_key
-from vaultmem.core.naming import new_id, numbered, safe_title, title_from_content
-from vaultmem.core.note_parse import CONFLICT_FIX, CONFLICT_PROBLEM, parse_note
+from vaultmem.core.naming import close_titles, new_id, numbered, safe_title, title_from_content
+from vaultmem.core.note_parse import CONFLICT_PROBLEM, parse_note
 from vaultmem.core.note_text import FrontmatterError, render_note, set_fields
 from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.scoring import MemoryColumns, score_columns
@@ -50,6 +47,7 @@ from vaultmem.services.memory_view import (
     MemoryRow,
     MemoryTable,
     VaultStatus,
+    box_notes_of,
     conflicted_paths,
     memory_from_note,
     memory_table,
@@ -58,13 +56,13 @@ from vaultmem.services.memory_view import (
     vault_status,
 )
 from vaultmem.services.note_links import NoteLinks, note_links
-from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
 from vaultmem.services.recall import Hit, recall_notes, review_queue
+from vaultmem.services.vault_setup import discover_vault, install_template
 from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
 from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.note_files import read_note, recover_interrupted_writes, write_note
-from vaultmem.store.settings_file import SETTINGS_FILE, load_settings
+from vaultmem.store.settings_file import load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
@@ -77,24 +75,6 @@ if TYPE_CHECKING:  # imported where used: recall and listing start without them
     from vaultmem.services.undo import UndoReport
 
 ChangeFunction = Callable[[MemoryFields], dict[str, object]]
-
-
-def discover_vault(start: Path) -> Path:
-    """The vault holding ``start``: nearest folder upward with vaultmem.toml or .obsidian/."""
-    here = start.resolve()
-    for folder in (here, *here.parents):
-        if (folder / SETTINGS_FILE).is_file() or (folder / ".obsidian").is_dir():
-            return folder
-    raise VaultNotFoundError(
-        f"no vault found from {here} upward (no vaultmem.toml or .obsidian/); "
-        "pass --vault PATH, set VAULTMEM_VAULT, or run `vaultmem init`"
-    )
-
-
-def template_root() -> Path:
-    """The bundled vault template (``vault-template/`` of the repository)."""
-
-    return Path(str(resources.files("vaultmem") / "template"))
 
 
 class Vault:
@@ -141,13 +121,9 @@ class Vault:
         existing file is changed — the sidecar ignores itself for git.
         """
         root = Path(path)
-        root.mkdir(parents=True, exist_ok=True)
-        created = _copy_missing(template_root(), root)
-        types = merge_property_types(root, template_types(template_root()))
+        created, warnings = install_template(root)
         vault = cls.open(root)
-        if types.added:
-            created.append(f"{TYPES_FILE}: {', '.join(types.added)}")
-        vault.warnings.extend(types.warnings)
+        vault.warnings.extend(warnings)
         for folder in vault.folders():
             target = root / folder
             if not target.exists():
@@ -455,35 +431,11 @@ class Vault:
         a box carries the box note's path as its ``episode``."""
         hits = recall_notes(self, query, k=k, now=now or utc_now(), **options)
         conflicted = conflicted_paths(self.index, [h.path for h in hits])
-        episodes = self._episodes_of([h.path for h in hits])
+        episodes = box_notes_of(self.index, [h.path for h in hits])
         return [
             replace(h, conflicted=h.path in conflicted, episode=episodes.get(h.path))
             for h in hits
         ]
-
-    def _episodes_of(self, paths: Sequence[str]) -> dict[str, str]:
-        """Path of each memory among ``paths`` → path of the box note it belongs to (if indexed)."""
-        if not paths:
-            return {}
-        marks = ", ".join("?" * len(paths))
-        boxes = {
-            str(path): note_key(str(box).strip().strip("[]").split("|")[0])
-            for path, box in self.index.conn.execute(
-                f"SELECT path, box FROM notes WHERE path IN ({marks}) AND box IS NOT NULL",
-                tuple(paths),
-            )
-        }
-        if not boxes:
-            return {}
-        keys = sorted(set(boxes.values()))
-        found = dict(
-            self.index.conn.execute(
-                f"SELECT name_key, path FROM notes WHERE type = 'box' "
-                f"AND name_key IN ({', '.join('?' * len(keys))})",
-                tuple(keys),
-            ).fetchall()
-        )
-        return {path: found[key] for path, key in boxes.items() if key in found}
 
     def review(self, *, k: int | None = None, now: dt.datetime | None = None) -> list[MemoryRow]:
         """Danger-zone memories ranked by review priority (Mnemex; "Scores")."""
@@ -620,29 +572,11 @@ class Vault:
         pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML) or
         :class:`LockedError`; nothing is changed then.
         """
-        from vaultmem.services.lifecycle import PassResult, PassSession
+        from vaultmem.services.lifecycle import PassResult, PassSession, on_request_archival
 
         when = now or utc_now()
         path = self._managed(ref)
-        row = self.index.note_row(path) or {}
-        if row.get("type") != "memory":
-            raise InputError(f"{path} is a {row.get('type')} note, not a memory; not archived")
-        if row.get("status") == "archived":
-            raise InputError(f"{path} is archived already")
-        if row.get("pinned"):
-            raise InputError(f"{path} is pinned; unpin it first (`vaultmem unpin`)")
-        problems = row.get("problems")
-        if isinstance(problems, str) and problems not in ("", "[]"):
-            raise UnsafeNoteError(path, f"{json.loads(problems)[0]}; not archived")
-        move = Move(
-            path,
-            str(row["id"]) if row.get("id") else None,
-            "archive",
-            f"{self.settings.folders.archive}/{base_name(path)}",
-            {"status": "archived", "archived_at": when},
-            rule="forget",
-            reason="forgotten on request",
-        )
+        move = on_request_archival(self, path, when)
         waiting = (
             contextlib.nullcontext()
             if dry_run
@@ -716,14 +650,6 @@ class Vault:
             keep=tuple(keep),
             command=command,
         )
-        if dry_run:  # say now what the real run will skip: notes it must not write
-            conflicted = conflicted_paths(self.index)
-            for result in run.results:
-                for move in [m for m in result.planned if m.path in conflicted]:
-                    result.planned.remove(move)
-                    result.skipped.append(
-                        (move, f"holds {CONFLICT_PROBLEM}: {CONFLICT_FIX}; not moved")
-                    )
         if not dry_run and run.touched:
             remove_emptied_folders(self.root, run.touched, self.folders())
         if commit and not dry_run and run.touched:
@@ -848,36 +774,6 @@ class Vault:
         if refresh:
             self.refresh([rel])
         return rel
-
-
-def close_titles(ref: str, titles: Sequence[str], limit: int = 3) -> list[str]:
-    """Up to ``limit`` titles close to ``ref`` for a "did you mean": titles holding ``ref`` as a
-    word or prefix (case-insensitive) first, shortest first, then difflib's close matches."""
-    key = ref.strip().removesuffix(".md").lower()
-    if not key:
-        return []
-    unique = sorted(set(titles), key=lambda t: (len(t), t))
-    holding = [
-        t
-        for t in unique
-        if any(w.startswith(key) for w in t.lower().split()) or t.lower().startswith(key)
-    ]
-    folded = {t.lower(): t for t in unique}
-    close = [folded[m] for m in difflib.get_close_matches(key, list(folded), n=limit, cutoff=0.6)]
-    return list(dict.fromkeys([*holding, *close]))[:limit]
-
-
-def _copy_missing(template: Path, root: Path) -> list[str]:
-    """Copy the template's files that ``root`` lacks; never touches an existing file."""
-    created: list[str] = []
-    for source in sorted(template.rglob("*")):
-        target = root / source.relative_to(template)
-        if source.is_dir() or target.exists() or source.name == "__init__.py":
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-        created.append(source.relative_to(template).as_posix())
-    return created
 
 
 __all__ = ["Vault", "discover_vault"]

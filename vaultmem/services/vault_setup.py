@@ -1,0 +1,63 @@
+"""Finding a vault and giving it vaultmem's files: ``--vault`` discovery and ``vaultmem init``.
+
+See docs/user-guide.md, "The vault".
+"""
+
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+
+from vaultmem.errors import VaultNotFoundError
+from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
+from vaultmem.store.settings_file import SETTINGS_FILE
+
+
+def discover_vault(start: Path) -> Path:
+    """The vault holding ``start``: nearest folder upward with vaultmem.toml or .obsidian/."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        if (folder / SETTINGS_FILE).is_file() or (folder / ".obsidian").is_dir():
+            return folder
+    raise VaultNotFoundError(
+        f"no vault found from {here} upward (no vaultmem.toml or .obsidian/); "
+        "pass --vault PATH, set VAULTMEM_VAULT, or run `vaultmem init`"
+    )
+
+
+def template_root() -> Path:
+    """The bundled vault template (``vault-template/`` of the repository)."""
+
+    return Path(str(resources.files("vaultmem") / "template"))
+
+
+def _copy_missing(template: Path, root: Path) -> list[str]:
+    """Copy the template's files that ``root`` lacks; never touches an existing file."""
+    created: list[str] = []
+    for source in sorted(template.rglob("*")):
+        target = root / source.relative_to(template)
+        if source.is_dir() or target.exists() or source.name == "__init__.py":
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        created.append(source.relative_to(template).as_posix())
+    return created
+
+
+def install_template(root: Path) -> tuple[list[str], list[str]]:
+    """Give ``root`` (created if missing) the template's files it lacks and vaultmem's property
+    types missing from ``.obsidian/types.json``; returns (created, warnings).
+
+    No existing file is changed except ``.obsidian/types.json``, which only gains entries; a
+    type the vault declares otherwise is kept and named in a warning.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    created = _copy_missing(template_root(), root)
+    types = merge_property_types(root, template_types(template_root()))
+    if types.added:
+        created.append(f"{TYPES_FILE}: {', '.join(types.added)}")
+    return created, list(types.warnings)
+
+
+__all__ = ["discover_vault", "install_template", "template_root"]
