@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -27,7 +27,13 @@ from click.testing import CliRunner
 from vaultmem.cli import main
 from vaultmem.core.content_hash import normalised_content_hash, normalised_text
 from vaultmem.core.quantisation import decode, encode, stored_bytes, tier_for, unit
-from vaultmem.core.vector_fusion import top_k, vector_signal
+from vaultmem.core.vector_fusion import (
+    keyword_agreement,
+    matched_share,
+    top_k,
+    unmatched_share,
+    vector_signal,
+)
 from vaultmem.services.background_embedding import BackgroundEmbedder
 from vaultmem.services.embedding_providers import (
     EmbeddingUnavailableError,
@@ -548,3 +554,41 @@ def test_screened_search_finds_the_exact_neighbours(
     assert found.cosine_of(["n0007.md", "missing.md"])[0] == pytest.approx(1.0)
     assert np.isnan(found.cosine_of(["missing.md"])[0])
     store.close()
+
+
+def test_keyword_agreement_and_unmatched_share() -> None:
+    # the best of the three strongest keyword matches (relevance order), over the best cosine
+    relevance = [1.0, 0.0, 0.8, 0.5, 0.4]
+    cosines = [0.30, 0.50, 0.45, float("nan"), 0.49]
+    assert keyword_agreement(cosines, relevance, top=0.5) == pytest.approx(0.9)
+    assert keyword_agreement(cosines, relevance, top=0.5, leaders=1) == pytest.approx(0.6)
+    assert keyword_agreement(cosines, [0.0] * 5, top=0.5) == 0.0  # no keyword match
+    assert keyword_agreement(cosines, relevance, top=0.0) == 0.0
+    # full vector signal until the words and the meaning agree, then less, down to 1 - damping
+    assert unmatched_share(0.6, damping=0.5, start=0.7) == 1.0
+    assert unmatched_share(0.85, damping=0.5, start=0.7) == pytest.approx(0.75)
+    assert unmatched_share(1.0, damping=0.5, start=0.7) == pytest.approx(0.5)
+    shares = matched_share([1.0, 0.5, 0.8], [True, False, False], share=0.4, unmatched=0.5)
+    assert shares.tolist() == pytest.approx([0.4, 0.25, 0.4])
+
+
+def test_agreeing_keyword_matches_damp_notes_that_match_no_word(
+    copy_vault: Callable[[str], Path],
+) -> None:
+    """kepano-obsidian: the note quoting Forster matches the rare words of the question and is
+    nearly the nearest note by meaning (agreement > agreement_start), so a meeting note that
+    matches no word keeps only part of its vector signal; keyword matches keep theirs."""
+    root = copy_vault("kepano-obsidian")
+    query = "Forster quote where accumulations are notifications"
+    signals = {}
+    for damping in (0.0, 0.5):
+        vault = make_vault(root, agreement_damping=damping)
+        embed_notes(vault, now=NOW)
+        signals[damping] = {h.path: h.signals for h in vault.recall(query, k=10, now=NOW)}
+        vault.close()
+    quote, meeting = "References/The Machine Stops.md", "Notes/2023-09-12 Meeting with Steph.md"
+    assert signals[0.5][quote].bm25 != 0.0 and signals[0.5][meeting].bm25 == 0.0
+    assert signals[0.0][meeting].vector == pytest.approx(1.0)  # the nearest note by meaning
+    damped = signals[0.5][meeting].vector
+    assert 0.5 <= damped < 0.9  # 1 - 0.5 × (agreement - 0.7) / 0.3, agreement ≈ 0.86
+    assert signals[0.5][quote].vector == pytest.approx(signals[0.0][quote].vector)

@@ -110,10 +110,12 @@ class EmbeddingSettings:
     ollama_model: str = "nomic-embed-text"
     probe_seconds: float = 2.0
     batch_size: int = 32
-    weight_vector: float = 1.5
-    vector_floor: float = 0.2
+    weight_vector: float = 2.5
+    vector_floor: float = 0.25
+    agreement_damping: float = 0.5
+    agreement_start: float = 0.7
     vector_candidates: int = 30
-    matched_vector_share: float = 0.3
+    matched_vector_share: float = 0.4
     auto_link_cosine: float = 0.80
     near_duplicate: float = 0.92
     surprise_k: int = 5

@@ -15,6 +15,9 @@ graph (see :mod:`vaultmem.core.recall_fusion`); ``w_v`` and the floor were tuned
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -41,14 +44,51 @@ def top_k(similarity: npt.ArrayLike, k: int) -> npt.NDArray[np.intp]:
     return np.asarray(part[order], dtype=np.intp)
 
 
-def matched_share(vector: npt.ArrayLike, matched: npt.ArrayLike, share: float) -> FloatArray:
-    """The vector signal with notes that matched the query's words scaled by ``share``.
+def keyword_agreement(
+    cosines: Iterable[float], relevance: Iterable[float], top: float, leaders: int = 3
+) -> float:
+    """How close the best keyword matches come to the query's nearest note by meaning, in [0, 1].
+
+    The largest cosine among the ``leaders`` candidates of highest BM25 relevance (ties: the
+    earlier candidate), divided by ``top``, the best cosine in the vault for this query. 1 means
+    a top keyword match *is* (as near as) the nearest note; 0 without keyword matches, without
+    vectors, or when ``top ≤ 0``. NaN cosines (no vector) count as −1.
+    """
+    matched = [(r, -1.0 if math.isnan(c) else float(c))
+               for r, c in zip(relevance, cosines, strict=True) if r > 0]
+    if top <= 0 or not matched:
+        return 0.0
+    matched.sort(key=lambda pair: -pair[0])  # stable: equal relevance keeps candidate order
+    best = max(c for _, c in matched[:leaders])
+    return min(max(best / top, 0.0), 1.0)
+
+
+def unmatched_share(agreement: float, damping: float, start: float) -> float:
+    """Share of the vector signal kept by notes no query word matched, in [1 − damping, 1].
+
+    ``1 − damping · (agreement − start) / (1 − start)`` above ``start``, else 1: when the words
+    and the meaning agree on the best notes (a keyword match is also the nearest note), the
+    keyword ranking is trusted and a note that only resembles the query cannot jump over it.
+    When they disagree (paraphrases: the keyword matches are incidental words), vectors keep
+    their full weight. Tuned on ``benchmarks/recall_eval`` (see ``docs/user-guide.md``,
+    "Hybrid recall").
+    """
+    if agreement <= start or start >= 1.0:
+        return 1.0
+    return 1.0 - damping * min((agreement - start) / (1.0 - start), 1.0)
+
+
+def matched_share(
+    vector: Iterable[float], matched: Iterable[bool], share: float, unmatched: float = 1.0
+) -> FloatArray:
+    """The vector signal with notes that matched the query's words scaled by ``share``, and the
+    others by ``unmatched`` (:func:`unmatched_share`).
 
     Among keyword matches BM25 already orders well, and one vector per note misses the detail
-    of a long note; notes no word matched (paraphrases) keep their full vector signal.
+    of a long note; notes no word matched (paraphrases) keep ``unmatched`` of their signal.
     """
-    v = np.asarray(vector, dtype=np.float64)
-    return np.where(np.asarray(matched, dtype=bool), share * v, v)
+    v = np.asarray(list(vector), dtype=np.float64)
+    return np.where(np.asarray(list(matched), dtype=bool), share * v, unmatched * v)
 
 
 PREFILTER_DIMS = 96

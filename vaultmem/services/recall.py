@@ -67,7 +67,12 @@ from vaultmem.core.text_tokens import (
     query_terms,
 )
 from vaultmem.core.timestamps import parse_datetime
-from vaultmem.core.vector_fusion import matched_share, vector_signal
+from vaultmem.core.vector_fusion import (
+    keyword_agreement,
+    matched_share,
+    unmatched_share,
+    vector_signal,
+)
 from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.embeddings import SemanticQuery, semantic_query
 from vaultmem.services.index_sync import OWN_TEMPLATES, template_folders
@@ -387,14 +392,17 @@ def _rank(
     proximity = graph_signal(relevance, seeds,
                              np.array(sources, dtype=np.intp), np.array(targets, dtype=np.intp))
     cosine = semantic.cosine_of(paths) if semantic is not None else None
-    vector = (
-        matched_share(
-            vector_signal(cosine, semantic.top, vault.settings.embeddings.vector_floor),
+    vector = None
+    if semantic is not None and cosine is not None:
+        tuning = vault.settings.embeddings
+        # vectors alone (relevance weight 0): no BM25 order to protect, the full signal
+        keywords = weights.relevance > 0
+        agreement = keyword_agreement(cosine, relevance, semantic.top) if keywords else 0.0
+        vector = matched_share(
+            vector_signal(cosine, semantic.top, tuning.vector_floor),
             bm25 != 0.0,
-            # vectors alone (relevance weight 0): no BM25 order to protect, the full signal
-            vault.settings.embeddings.matched_vector_share if weights.relevance > 0 else 1.0)
-        if semantic is not None and cosine is not None else None
-    )
+            tuning.matched_vector_share if keywords else 1.0,
+            unmatched_share(agreement, tuning.agreement_damping, tuning.agreement_start))
     index = {p: i for i, p in enumerate(paths)}
     pairs = [(index[h], index[j], before) for h, j, before in context.pairs
              if h in index and j in index]
