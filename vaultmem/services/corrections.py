@@ -9,14 +9,15 @@ archives it after ``[lifecycle] superseded_grace_days`` (docs/user-guide.md, "Co
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmem.core.note_parse import parse_note, title_of
-from vaultmem.errors import InputError, UnsafeNoteError, VaultmemError
+from vaultmem.errors import InputError, NoteChangedError, UnsafeNoteError, VaultmemError
 from vaultmem.services.remembering import make_draft
 from vaultmem.services.vault_context import VaultContext
-from vaultmem.store.note_files import read_note
+from vaultmem.store.note_files import delete_note, read_note
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ def remember_correction(
             options["category"] = "correction"
         draft = make_draft(content, extra=extra, **options)
         new = vault.write_draft(draft, now=now, link=link, synced=True)
+        written = read_note(vault.root / new).fingerprint.sha256
         try:
             vault.edit(
                 old,
@@ -95,8 +97,10 @@ def remember_correction(
             )
         except (VaultmemError, OSError):
             # the old note changed into something vaultmem must not write in the meantime:
-            # take the correction back (we made it a moment ago, under the lock) and report
-            (vault.root / new).unlink(missing_ok=True)
+            # take the correction back (we made it a moment ago, under the lock) and report;
+            # an owned delete, so an edit someone made to the new note since is never lost
+            with contextlib.suppress(NoteChangedError):
+                delete_note(vault.root / new, expected_sha256=written)
             vault.refresh([new])
             raise
     return new
