@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultmem.core.link_resolution import LinkResolver, is_attachment, note_key
-from vaultmem.core.links import Link
 from vaultmem.core.note_parse import ParsedNote, parse_note
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import from_epoch
@@ -41,6 +40,8 @@ from vaultmem.store.note_files import content_hash
 if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
     import multiprocessing.context
     from concurrent.futures import Future
+
+    from vaultmem.core.links import Link
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while notes are read."""

@@ -12,19 +12,17 @@ import datetime as dt
 import json
 import os
 import sqlite3
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.fields import MemoryFields, normalise_tags
-from vaultmem.core.lifecycle_plan import PASS_ORDER
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.naming import close_titles, new_id, numbered, safe_title, title_from_content
 from vaultmem.core.note_parse import CONFLICT_PROBLEM, parse_note
-from vaultmem.core.note_text import FrontmatterError, render_note, set_fields
 from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
-from vaultmem.core.scoring import MemoryColumns, score_columns
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import utc_now
 from vaultmem.errors import (
@@ -38,10 +36,8 @@ from vaultmem.errors import (
     VaultmemError,
     VaultNotFoundError,
 )
-from vaultmem.services.embeddings import close_vectors, embed_new
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.live_index import index_is_live
-from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of, merge_related
 from vaultmem.services.memory_view import (
     Memory,
     MemoryRow,
@@ -67,7 +63,7 @@ from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
-if TYPE_CHECKING:  # imported where used: recall and listing start without them
+if TYPE_CHECKING:  # imported where used: recall and listing start without them (numpy, YAML)
     from vaultmem.services.doctor import DoctorReport
     from vaultmem.services.lifecycle import LifecycleRun, PassResult
     from vaultmem.services.remembering import ImportReport, MemoryDraft
@@ -150,7 +146,10 @@ class Vault:
         return self._index
 
     def close(self) -> None:
-        close_vectors(self)
+        if "vaultmem.services.embeddings" in sys.modules:  # else no vector store was opened
+            from vaultmem.services.embeddings import close_vectors
+
+            close_vectors(self)
         if self._index is not None:
             self._index.close()
             self._index = None
@@ -261,6 +260,8 @@ class Vault:
         return fix_vault(self, now or utc_now())
 
     def _load(self, path: str, now: dt.datetime) -> Memory:
+        from vaultmem.core.scoring import MemoryColumns, score_columns
+
         snapshot = read_note(confined_path(self.root, path))
         mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
         note = parse_note(path, snapshot.text, fallback_time=mtime)
@@ -288,6 +289,8 @@ class Vault:
         computed again from the fresh text once. Raises :class:`UnsafeNoteError` for notes with
         unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
         """
+        from vaultmem.core.note_text import FrontmatterError, set_fields
+
         with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             confined(self.root, path)
             # a linked memory is edited in its target (inside the vault), so the link stays
@@ -361,6 +364,8 @@ class Vault:
         and close memories are linked (:mod:`vaultmem.services.memory_novelty`).
         """
         from vaultmem.services.corrections import remember_correction
+        from vaultmem.services.embeddings import embed_new
+        from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of
         from vaultmem.services.remembering import make_draft
 
         when = now or utc_now()
@@ -405,6 +410,7 @@ class Vault:
         synced the index (bulk imports), so it is not synced again.
         """
         from vaultmem.services.auto_links import related_memories
+        from vaultmem.services.memory_novelty import merge_related
 
         with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             if not synced:
@@ -616,7 +622,7 @@ class Vault:
 
     def lifecycle(
         self,
-        passes: Sequence[str] = PASS_ORDER,
+        passes: Sequence[str] | None = None,
         *,
         dry_run: bool = False,
         now: dt.datetime | None = None,
@@ -628,14 +634,18 @@ class Vault:
     ) -> LifecycleRun:
         """Run lifecycle passes (seal, promote, expire, forget, prune) as one undoable step.
 
+        ``passes``: which, in order (default: every pass, ``PASS_ORDER``).
+
         Raises :class:`LockedError` when another pass is running. With ``commit`` in a git
         repository, the pass's changes (and only those) are committed with a message that counts
         what moved and why.
         """
+        from vaultmem.core.lifecycle_plan import PASS_ORDER
         from vaultmem.services.emptied_folders import remove_emptied_folders
         from vaultmem.services.git_commit import commit_run
         from vaultmem.services.lifecycle import run_passes
 
+        passes = PASS_ORDER if passes is None else passes
         unknown = [p for p in passes if p not in PASS_ORDER]
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
@@ -745,6 +755,8 @@ class Vault:
         asked for (``explicit_title``, default: whenever ``title`` is given). With ``batch`` the
         note is added to it and appears when the caller commits the batch.
         """
+        from vaultmem.core.note_text import render_note
+
         base = safe_title(title) if title else title_from_content(content)
         if not base:
             base = f"Memory {fields.get('id') or new_id()}"
