@@ -199,10 +199,15 @@ def row_scores(
     ``score_columns`` does (a NaN score, a half-life ≤ 0).
     """
     params, th = settings.decay, settings.thresholds
-    if not (math.isfinite(th.danger_zone_min) and math.isfinite(th.danger_zone_max)
-            and th.danger_zone_min < th.danger_zone_max):
-        raise ValueError(f"danger zone must satisfy zone_min < zone_max, not "
-                         f"[{th.danger_zone_min}, {th.danger_zone_max}]")
+    if not (
+        math.isfinite(th.danger_zone_min)
+        and math.isfinite(th.danger_zone_max)
+        and th.danger_zone_min < th.danger_zone_max
+    ):
+        raise ValueError(
+            f"danger zone must satisfy zone_min < zone_max, not "
+            f"[{th.danger_zone_min}, {th.danger_zone_max}]"
+        )
     out: list[tuple[float, float]] = []
     for row in rows:
         layer, source = row[_LAYER], row[_SOURCE]
@@ -218,8 +223,11 @@ def row_scores(
             last_used = now_epoch
         idle = FLOATS.maximum(now_epoch - last_used, 0.0)
         kept = retention_curve(half_lives(idle, half_life, FLOATS), params, FLOATS)
-        score = (use_factor(_number(row[_USE_COUNT]), params.beta, FLOATS) * kept
-                 * _number(row[_STRENGTH]))
+        score = (
+            use_factor(_number(row[_USE_COUNT]), params.beta, FLOATS)
+            * kept
+            * _number(row[_STRENGTH])
+        )
         if math.isnan(score):
             raise ValueError("score must be a number, not NaN")
         out.append((score, review_curve(score, th.danger_zone_min, th.danger_zone_max, FLOATS)))

@@ -36,28 +36,13 @@ from vaultmem.errors import (
     VaultmemError,
     VaultNotFoundError,
 )
+from vaultmem.services.index_lookups import box_notes_of, conflicted_paths
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.live_index import index_is_live
-from vaultmem.services.memory_view import (
-    Memory,
-    MemoryRow,
-    MemoryTable,
-    VaultStatus,
-    box_notes_of,
-    conflicted_paths,
-    memory_from_note,
-    memory_table,
-    order_rows,
-    rows_of,
-    vault_status,
-)
-from vaultmem.services.note_links import NoteLinks, note_links
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
 from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
-from vaultmem.store.note_batch import NewNotes
-from vaultmem.store.note_files import read_note, recover_interrupted_writes, write_note
 from vaultmem.store.settings_file import load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
@@ -66,9 +51,12 @@ from vaultmem.store.vault_paths import confined
 if TYPE_CHECKING:  # imported where used: recall and listing start without them (numpy, YAML)
     from vaultmem.services.doctor import DoctorReport
     from vaultmem.services.lifecycle import LifecycleRun, PassResult
+    from vaultmem.services.memory_view import Memory, MemoryRow, MemoryTable, VaultStatus
+    from vaultmem.services.note_links import NoteLinks
     from vaultmem.services.remembering import ImportReport, MemoryDraft
     from vaultmem.services.shared_ids import FixReport
     from vaultmem.services.undo import UndoReport
+    from vaultmem.store.note_batch import NewNotes
 
 ChangeFunction = Callable[[MemoryFields], dict[str, object]]
 
@@ -130,6 +118,8 @@ class Vault:
     def _sweep(self, folder: Path) -> None:
         """Finish what killed writes left in ``folder`` (once per folder; vault lock held)."""
         if folder not in self._swept:
+            from vaultmem.store.note_files import recover_interrupted_writes
+
             recover_interrupted_writes(folder)
             self._swept.add(folder)
 
@@ -241,6 +231,8 @@ class Vault:
 
     def links(self, ref: str) -> NoteLinks:
         """The note's outgoing links, backlinks and unresolved links (its graph neighbours)."""
+        from vaultmem.services.note_links import note_links
+
         return note_links(self.index, self.resolve(ref))
 
     def doctor(self) -> DoctorReport:
@@ -261,6 +253,8 @@ class Vault:
 
     def _load(self, path: str, now: dt.datetime) -> Memory:
         from vaultmem.core.scoring import MemoryColumns, score_columns
+        from vaultmem.services.memory_view import memory_from_note
+        from vaultmem.store.note_files import read_note
 
         snapshot = read_note(confined_path(self.root, path))
         mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
@@ -290,6 +284,7 @@ class Vault:
         unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
         """
         from vaultmem.core.note_text import FrontmatterError, set_fields
+        from vaultmem.store.note_files import read_note, write_note
 
         with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             confined(self.root, path)
@@ -470,6 +465,8 @@ class Vault:
         params: tuple[object, ...] = (),
     ) -> MemoryTable:
         """Columns and scores of the memories (after a cheap sync), for listing and planning."""
+        from vaultmem.services.memory_view import memory_table
+
         self.catch_up()
         rows = self.index.conn.execute(
             f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
@@ -509,6 +506,8 @@ class Vault:
             prefix = folder.strip("/") + "/"
             clauses.append("substr(n.path, 1, ?) = ?")
             params += [len(prefix), prefix]
+        from vaultmem.services.memory_view import order_rows, rows_of
+
         table = self.table(now=now, where=" AND ".join(clauses), params=tuple(params))
         order = order_rows(table, sort)
         if limit is not None:
@@ -518,6 +517,7 @@ class Vault:
     def status(self, *, now: dt.datetime | None = None) -> VaultStatus:
         """Counts per folder and status, danger zone, and what a pass would do now."""
         from vaultmem.services.lifecycle import plan_pass
+        from vaultmem.services.memory_view import vault_status
 
         when = now or utc_now()
         table = self.table(now=when)
@@ -756,6 +756,7 @@ class Vault:
         note is added to it and appears when the caller commits the batch.
         """
         from vaultmem.core.note_text import render_note
+        from vaultmem.store.note_files import write_note
 
         base = safe_title(title) if title else title_from_content(content)
         if not base:
