@@ -102,7 +102,7 @@ def test_content_tokens_and_jaccard() -> None:
 
 def test_relevance_and_decay_signals() -> None:
     r = relevance_signal(np.array([-4.0, -2.0, 0.0]))
-    assert r.tolist() == [1.0, 0.5, 0.0]
+    assert r == [1.0, 0.5, 0.0]
     d = decay_signal(np.array([1.0, 0.05, 4.0, 7.0]), np.array([True, True, True, False]))
     assert d[0] == pytest.approx(0.5) and d[1] < 0.05 and d[2] == pytest.approx(0.8)
     assert d[3] == 0.5  # not a memory: neutral
@@ -113,8 +113,8 @@ def test_graph_signal_takes_the_strongest_linked_seed() -> None:
     seeds = np.array([True, True, False, False])
     # 0 → 2, 3 → 1 (a backlink), 1 → 2
     proximity = graph_signal(relevance, seeds, np.array([0, 3, 1]), np.array([2, 1, 2]))
-    assert proximity.signal.tolist() == [0.0, 0.0, 1.0, 0.6]
-    assert proximity.via.tolist() == [-1, -1, 0, 1]
+    assert proximity.signal == [0.0, 0.0, 1.0, 0.6]
+    assert proximity.via == [-1, -1, 0, 1]
 
 
 def test_blend_follows_seed_001_example() -> None:

@@ -18,12 +18,24 @@ programming error.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
 
+from vaultmem.core.score_formulas import (  # re-exported: defined without numpy
+    DECAY_MODELS,
+    DEFAULT_SOURCE_TRUST,
+    L2_RATE,
+    SECONDS_PER_DAY,
+    SOURCE_TRUST,
+    TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS,
+    DecayParams,
+    half_lives,
+    retention_curve,
+    trust_weighted,
+    use_factor,
+)
 from vaultmem.core.vectorised import (
     ArrayIn,
     FloatArray,
@@ -33,85 +45,6 @@ from vaultmem.core.vectorised import (
 
 SourceColumn = list[str] | list[str | None] | tuple[str | None, ...] | npt.NDArray[Any]
 """A column of ``source`` values (a bare ``str`` is one source, not a column)."""
-
-SECONDS_PER_DAY = 86_400.0
-
-DECAY_MODELS = ("power_law", "exponential", "two_component", "l2", "huber", "elastic")
-"""Allowed values of ``[decay] model`` (docs/user-guide.md, "Scores")."""
-
-SOURCE_TRUST: dict[str, float] = {
-    "human": 1.0,
-    "agent": 0.7,
-    "conversation": 0.6,
-    "import": 0.5,
-    "consolidation": 0.4,
-}
-"""Trust of a memory's ``source`` (engram, raya-ac: human 1.0, AI 0.7, conversation 0.6, ingest
-0.5, consolidation 0.4; vaultmem names AI ``agent`` and ingest ``import``, docs/user-guide.md,
-"The memory note")."""
-
-DEFAULT_SOURCE_TRUST = 1.0
-"""Trust of a missing or unknown ``source``: that of the default source ``human``
-(docs/user-guide.md, "The memory note": a value that cannot be used is replaced by the field's
-default for scoring)."""
-
-L2_RATE = 0.693
-"""Rate of engram's l2 retention, e^(−0.693·t), as engram writes it (not exactly ln 2)."""
-
-TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS = 3 * SECONDS_PER_DAY
-"""The half-life Mnemex's λ_fast / λ_slow were chosen for (Mnemex's default, 3 days)."""
-
-
-_PARAM_RANGES = (  # name, low, high, low excluded
-    ("beta", 0.0, math.inf, False),
-    ("alpha", 0.0, math.inf, True),
-    ("two_component_weight", 0.0, 1.0, False),
-    ("lambda_fast", 0.0, math.inf, True),
-    ("lambda_slow", 0.0, math.inf, True),
-    ("huber_delta", 0.0, math.inf, False),
-    ("elastic_ratio", 0.0, 1.0, False),
-    ("trust_kappa", 0.0, math.inf, False),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class DecayParams:
-    """Parameters of the decay models (Mnemex: β, α, w, λ; engram: δ, r, κ; user guide "Scores").
-
-    It is also the ``[decay]`` table of ``vaultmem.toml`` (``Settings.decay``). ``two_component``
-    scales both λ by :data:`TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS` / H (see :func:`retention`).
-    Raises ``ValueError`` for an unknown ``model`` (naming the allowed ones) or a parameter
-    outside its range.
-    """
-
-    model: str = "power_law"
-    beta: float = 0.6
-    alpha: float = 1.1
-    two_component_weight: float = 0.7
-    lambda_fast: float = 1.603e-5
-    lambda_slow: float = 1.147e-6
-    huber_delta: float = 0.5
-    elastic_ratio: float = 0.3
-    trust_kappa: float = 2.0
-
-    def __post_init__(self) -> None:
-        if self.model not in DECAY_MODELS:
-            raise ValueError(
-                f"unknown decay model {self.model!r}; choose one of: {', '.join(DECAY_MODELS)}"
-            )
-        for name, low, high, low_open in _PARAM_RANGES:
-            value = getattr(self, name)
-            if not (
-                isinstance(value, int | float)
-                and math.isfinite(value)
-                and (low < value if low_open else low <= value)
-                and value <= high
-            ):
-                if high < math.inf:
-                    wanted = f"in [{low:g}, {high:g}]"
-                else:
-                    wanted = f"{'>' if low_open else '>='} {low:g}"
-                raise ValueError(f"decay {name} must be a finite number {wanted}, not {value!r}")
 
 
 def _check_half_life(half_life: FloatArray) -> None:
@@ -171,41 +104,15 @@ def trust_weighted_half_life(
         raise ValueError("trust must be in [0, 1]")
     if not (math.isfinite(kappa) and kappa >= 0):
         raise ValueError(f"trust kappa must be a finite number >= 0, not {kappa!r}")
-    return scalar_or_array(h / (1.0 + kappa * (1.0 - t)), half_life_seconds, trust)
+    return scalar_or_array(trust_weighted(h, t, kappa), half_life_seconds, trust)
 
 
 def _retention(age: FloatArray, half_life: FloatArray, params: DecayParams) -> FloatArray:
-    """Retention over validated float64 arrays (age already floored at 0)."""
-    finite = np.isfinite(half_life)
+    """Retention over validated float64 arrays (age already floored at 0); the formulas are
+    :func:`~vaultmem.core.score_formulas.retention_curve`, shared with one-memory scoring."""
     with np.errstate(over="ignore", under="ignore"):
-        # t in half-lives; an infinite half-life means t = 0 whatever the age (no inf/inf).
-        t = np.where(finite, age / np.where(finite, half_life, 1.0), 0.0)
-        model = params.model
-        if model == "power_law":
-            # Δt / t0 with t0 = H / (2^(1/α) − 1), so f(H) = 1/2 exactly.
-            f = np.power(1.0 + t * (2.0 ** (1.0 / params.alpha) - 1.0), -params.alpha)
-        elif model == "exponential":
-            f = np.exp(-math.log(2.0) * t)
-        elif model == "two_component":
-            # λ·Δt with λ scaled by H_ref / H  ==  λ·H_ref·t.
-            ref = TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS
-            w = params.two_component_weight
-            f = w * np.exp(-params.lambda_fast * ref * t) + (1.0 - w) * np.exp(
-                -params.lambda_slow * ref * t
-            )
-        elif model == "l2":
-            f = np.exp(-L2_RATE * t)
-        elif model == "huber":
-            delta = params.huber_delta
-            at_delta = math.exp(-L2_RATE * delta)
-            # The tangent of l2 at δ: l2(δ) + l2'(δ)·(t − δ), l2'(δ) = −0.693·l2(δ).
-            line = at_delta * (1.0 - L2_RATE * (t - delta))
-            f = np.where(t <= delta, np.exp(-L2_RATE * t), np.maximum(line, 0.0))
-        else:  # elastic
-            r = params.elastic_ratio
-            f = r * np.maximum(0.0, 1.0 - t / 2.0) + (1.0 - r) * np.exp(-L2_RATE * t)
-    clipped: FloatArray = np.clip(f, 0.0, 1.0)
-    return clipped
+        f = retention_curve(half_lives(age, half_life, np), params, np)
+    return np.asarray(f, dtype=np.float64)
 
 
 @overload
@@ -297,5 +204,20 @@ def decay_score(
     age = np.maximum(as_floats("age_seconds", age_seconds), 0.0)
     half_life = as_floats("half_life_seconds", half_life_seconds)
     _check_half_life(half_life)
-    score = np.power(uses, params.beta) * _retention(age, half_life, params) * power
+    score = use_factor(uses, params.beta, np) * _retention(age, half_life, params) * power
     return scalar_or_array(score, use_count, age_seconds, strength, half_life_seconds)
+
+
+__all__ = [
+    "DECAY_MODELS",
+    "DEFAULT_SOURCE_TRUST",
+    "L2_RATE",
+    "SECONDS_PER_DAY",
+    "SOURCE_TRUST",
+    "TWO_COMPONENT_REFERENCE_HALF_LIFE_SECONDS",
+    "DecayParams",
+    "decay_score",
+    "retention",
+    "source_trust",
+    "trust_weighted_half_life",
+]

@@ -15,6 +15,7 @@ from typing import overload
 
 import numpy as np
 
+from vaultmem.core.score_formulas import review_curve
 from vaultmem.core.vectorised import (
     ArrayIn,
     FloatArray,
@@ -170,8 +171,5 @@ def review_priority(
         raise ValueError(
             f"danger zone must satisfy zone_min < zone_max, not [{zone_min}, {zone_max}]"
         )
-    values = as_floats("score", score)
-    x = (values - zone_min) / (zone_max - zone_min)
-    inside = (values >= zone_min) & (values <= zone_max)
-    priority = np.where(inside, np.clip(1.0 - 4.0 * (x - 0.5) ** 2, 0.0, 1.0), 0.0)
+    priority = review_curve(as_floats("score", score), zone_min, zone_max, np)
     return scalar_or_array(priority, score)

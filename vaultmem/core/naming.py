@@ -7,7 +7,6 @@ time, unique without coordination, never changed by moves or renames.
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -135,5 +134,7 @@ def close_titles(ref: str, titles: Sequence[str], limit: int = 3) -> list[str]:
         if any(w.startswith(key) for w in t.lower().split()) or t.lower().startswith(key)
     ]
     folded = {t.lower(): t for t in unique}
+    import difflib  # only for a note that was not found
+
     close = [folded[m] for m in difflib.get_close_matches(key, list(folded), n=limit, cutoff=0.6)]
     return list(dict.fromkeys([*holding, *close]))[:limit]

@@ -11,17 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vaultmem.core.fields import FieldWarning, MemoryFields, read_fields
-from vaultmem.core.links import Link, extract_links
-from vaultmem.core.note_merge import conflict_sides
-from vaultmem.core.note_text import (
-    FrontmatterError,
-    find_conflict_markers,
-    parse_frontmatter,
-    split_note,
-)
+if TYPE_CHECKING:  # the parser's modules load on the first parse: recall only needs title_of
+    from vaultmem.core.fields import FieldWarning, MemoryFields
+    from vaultmem.core.links import Link
 
 CONFLICT_PROBLEM = "git conflict markers"
 """Start of the problem recorded for a note holding conflict markers (``doctor`` kind
@@ -81,6 +75,16 @@ def parse_note(
     ``=======``), so it stays listed and findable, with the problem recorded: it is never
     written until the markers are gone.
     """
+    from vaultmem.core.fields import read_fields
+    from vaultmem.core.links import extract_links
+    from vaultmem.core.note_merge import conflict_sides
+    from vaultmem.core.note_text import (
+        FrontmatterError,
+        find_conflict_markers,
+        parse_frontmatter,
+        split_note,
+    )
+
     problems = list(extra_problems)
     markers = find_conflict_markers(text)
     if markers:

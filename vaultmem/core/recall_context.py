@@ -1,4 +1,5 @@
-"""Recall adjustments that come from how memories relate, not from their words (pure numpy).
+"""Recall adjustments that come from how memories relate, not from their words (pure Python
+over the candidates of one query, lists indexed like them).
 
 - **Episode context.** Memories imported from a conversation link each turn to the one before
   (``previous: "[[…]]"``, same ``episode``). A short reply ("We called him Biscuit!") rarely
@@ -16,14 +17,12 @@
 
 from __future__ import annotations
 
+import bisect
 import math
+from collections.abc import Sequence
 
-import numpy as np
-import numpy.typing as npt
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.intp]
-BoolArray = npt.NDArray[np.bool_]
+Floats = list[float]
+Ints = list[int]
 
 NEXT_SHARE = 1.0
 """Share of a hit's relevance lent to the turn right after it (the reply to a question)."""
@@ -38,15 +37,15 @@ decay bound this far below a relevant memory's, so ties go to the memory)."""
 
 
 def plain_note_decay(
-    decay: FloatArray,
-    decays: BoolArray,
-    relevance: FloatArray,
+    decay: Sequence[float],
+    decays: Sequence[bool],
+    relevance: Sequence[float],
     ratio: float,
     *,
-    plain: BoolArray,
+    plain: Sequence[bool],
     relevant: float = 0.5,
     neutral: float = 0.5,
-) -> FloatArray:
+) -> Floats:
     """``decay`` with each non-memory entry set to ``neutral``, lowered just enough that the
     plain note cannot outrank, on relevance plus decay, a *relevant* memory (``decays`` marks
     the memories that count: the caller leaves out those below the forget threshold; relevance
@@ -54,29 +53,33 @@ def plain_note_decay(
     ``d_p = min(neutral, min{ d_m + (r_m − r_p)·ratio : m relevant memory, r_m ≥ r_p })``, with
     ``ratio`` = relevance weight / decay weight (docs/user-guide.md, "Clean recall"). Only the
     entries where ``plain`` is set change."""
-    out = np.where(plain, neutral, np.asarray(decay, dtype=np.float64))
-    memories = np.flatnonzero(decays & (relevance >= relevant))
-    notes = np.flatnonzero(plain)
-    if not len(memories) or not len(notes) or not math.isfinite(ratio):
+    out = [neutral if p else float(d) for p, d in zip(plain, decay, strict=True)]
+    memories = [i for i, m in enumerate(decays) if m and relevance[i] >= relevant]
+    notes = [i for i, p in enumerate(plain) if p]
+    if not memories or not notes or not math.isfinite(ratio):
         return out
-    order = memories[np.argsort(-relevance[memories], kind="stable")]
+    order = sorted(memories, key=lambda i: -relevance[i])  # stable
     # min over the memories at least as relevant (a prefix of `order`) of d_m + r_m·ratio
-    running = np.minimum.accumulate(out[order] + relevance[order] * ratio)
-    count = np.searchsorted(-relevance[order], -relevance[notes], side="right")
-    has = count > 0
-    bound = np.full(len(notes), np.inf)
-    bound[has] = running[count[has] - 1] - relevance[notes][has] * ratio - SUPERSEDED_GAP
-    out[notes] = np.clip(np.minimum(neutral, bound), 0.0, None)
+    running: Floats = []
+    for i in order:
+        value = out[i] + relevance[i] * ratio
+        running.append(min(running[-1], value) if running else value)
+    descending = [-relevance[i] for i in order]
+    for j in notes:
+        count = bisect.bisect_right(descending, -relevance[j])
+        bound = (running[count - 1] - relevance[j] * ratio - SUPERSEDED_GAP if count > 0
+                 else math.inf)
+        out[j] = max(min(neutral, bound), 0.0)
     return out
 
 
 def episode_signal(
-    relevance: FloatArray,
-    seeds: BoolArray,
-    hits: IntArray,
-    nexts: IntArray,
-    previous: IntArray,
-) -> tuple[FloatArray, IntArray]:
+    relevance: Sequence[float],
+    seeds: Sequence[bool],
+    hits: Sequence[int],
+    nexts: Sequence[int],
+    previous: Sequence[int],
+) -> tuple[Floats, Ints]:
     """Episode signal of n candidates and the hit that gave it (−1: none).
 
     ``hits[e]``/``nexts[e]``: candidate ``nexts[e]`` is the turn after candidate ``hits[e]``;
@@ -84,9 +87,9 @@ def episode_signal(
     neighbour is the turn before) and 0 otherwise. Only seeds (strong hits) lend.
     """
     n = len(relevance)
-    signal = np.zeros(n, dtype=np.float64)
-    via = np.full(n, -1, dtype=np.intp)
-    for h, j, before in zip(hits.tolist(), nexts.tolist(), previous.tolist(), strict=True):
+    signal = [0.0] * n
+    via = [-1] * n
+    for h, j, before in zip(hits, nexts, previous, strict=True):
         if h == j or not seeds[h]:
             continue
         lent = float(relevance[h]) * (PREVIOUS_SHARE if before else NEXT_SHARE)
@@ -96,22 +99,25 @@ def episode_signal(
     return signal, via
 
 
-def episode_contribution(signal: FloatArray, relevance: FloatArray, weight: float) -> FloatArray:
+def episode_contribution(
+    signal: Sequence[float], relevance: Sequence[float], weight: float
+) -> Floats:
     """``weight · e · (1 − r)``: what the episode signal adds to each fused score."""
-    return weight * signal * (1.0 - np.clip(relevance, 0.0, 1.0))
+    return [weight * e * (1.0 - min(max(r, 0.0), 1.0))
+            for e, r in zip(signal, relevance, strict=True)]
 
 
-def cap_superseded(score: FloatArray, successor: IntArray) -> FloatArray:
+def cap_superseded(score: Sequence[float], successor: Sequence[int]) -> Floats:
     """``score`` with each superseded candidate (``successor[i] ≥ 0``, the index of its
     successor among the candidates) capped :data:`SUPERSEDED_GAP` below its successor.
 
     Chains (a superseded successor) are followed by repeating until nothing changes.
     """
-    out = score.astype(np.float64, copy=True)
-    rows = np.flatnonzero(successor >= 0)
+    out = [float(x) for x in score]
+    rows = [i for i, s in enumerate(successor) if s >= 0]
     for _ in range(len(rows) + 1):
         changed = False
-        for i in rows.tolist():
+        for i in rows:
             cap = out[successor[i]] - SUPERSEDED_GAP
             if out[i] > cap:
                 out[i] = cap

@@ -1,8 +1,8 @@
 """The maths of recall (docs/user-guide.md, "Recall"): signals in [0, 1], their weighted fusion,
 ranking, review blending.
 
-Pure numpy over the n candidates of one query; no I/O. Every array is shape (n,), float64 unless
-said otherwise, indexed like the candidate list the caller built.
+Pure Python over the n candidates of one query (a few dozen: recall starts without numpy); no
+I/O. Every signal is a list of n floats indexed like the candidate list the caller built.
 
 Signals (each in [0, 1]):
 
@@ -37,14 +37,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-import numpy.typing as npt
-
 from vaultmem.core.settings import RecallSettings
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.intp]
-BoolArray = npt.NDArray[np.bool_]
+Floats = list[float]
+Ints = list[int]
+Bools = list[bool]
 
 NEUTRAL_DECAY = 0.5
 """Decay signal of notes without decay fields: that of a fresh, once-used memory (score 1)."""
@@ -123,28 +120,39 @@ class FusionWeights:
         return {name: float(getattr(self, name)) for name in WEIGHT_NAMES}
 
 
-def relevance_signal(bm25: FloatArray) -> FloatArray:
+def relevance_signal(bm25: Sequence[float]) -> Floats:
     """FTS5 ``bm25()`` values (≤ 0, lower = better) → relevance in [0, 1], best = 1.
 
-    Candidates that did not match the query (graph neighbours) carry ``bm25 = 0`` → ``r = 0``.
+    Candidates that did not match the query (graph neighbours) carry ``bm25 = 0`` → ``r = 0``;
+    NaN counts as 0.
     """
-    gain = np.maximum(-np.nan_to_num(bm25, nan=0.0), 0.0)
-    top = float(gain.max()) if gain.size else 0.0
-    return gain / top if top > 0.0 else np.zeros_like(gain)
+    gain = [max(-(0.0 if math.isnan(b) else float(b)), 0.0) for b in bm25]
+    top = max(gain, default=0.0)
+    return [g / top for g in gain] if top > 0.0 else [0.0] * len(gain)
 
 
-def decay_signal(score: FloatArray, decays: BoolArray) -> FloatArray:
-    """Decay score ``s`` ("Scores") → ``s / (1 + s)`` where ``decays``, else the neutral 0.5."""
-    s = np.maximum(np.nan_to_num(score, nan=0.0, posinf=1e12), 0.0)
-    return np.where(decays, s / (1.0 + s), NEUTRAL_DECAY)
+def decay_signal(score: Sequence[float], decays: Sequence[bool]) -> Floats:
+    """Decay score ``s`` ("Scores") → ``s / (1 + s)`` where ``decays``, else the neutral 0.5.
+
+    NaN counts as 0, ``inf`` as 10¹² (a signal of 1)."""
+    out: Floats = []
+    for value, decaying in zip(score, decays, strict=True):
+        s = 0.0 if math.isnan(value) else 1e12 if value == math.inf else max(float(value), 0.0)
+        out.append(s / (1.0 + s) if decaying else NEUTRAL_DECAY)
+    return out
 
 
-def strong_hits(relevance: FloatArray, paths: Sequence[str]) -> BoolArray:
+def _best_first(values: Sequence[float], paths: Sequence[str]) -> Ints:
+    """Indices by value descending, ties by path ascending (then by index: stable)."""
+    return sorted(range(len(values)), key=lambda i: (-values[i], str(paths[i])))
+
+
+def strong_hits(relevance: Sequence[float], paths: Sequence[str]) -> Bools:
     """Mask of the graph seeds: the :data:`GRAPH_SEEDS` most relevant with ``r ≥ STRONG_HIT``."""
-    order = np.lexsort((np.asarray(paths, dtype=object).astype(str), -relevance))
-    chosen = [i for i in order[:GRAPH_SEEDS] if relevance[i] >= STRONG_HIT]
-    mask = np.zeros(len(relevance), dtype=bool)
-    mask[chosen] = True
+    mask = [False] * len(relevance)
+    for i in _best_first(relevance, paths)[:GRAPH_SEEDS]:
+        if relevance[i] >= STRONG_HIT:
+            mask[i] = True
     return mask
 
 
@@ -152,12 +160,13 @@ def strong_hits(relevance: FloatArray, paths: Sequence[str]) -> BoolArray:
 class Proximity:
     """Graph signal per candidate and, for ``--explain``, which seed gave it (−1: none)."""
 
-    signal: FloatArray
-    via: IntArray
+    signal: Floats
+    via: Ints
 
 
 def graph_signal(
-    relevance: FloatArray, seeds: BoolArray, sources: IntArray, targets: IntArray
+    relevance: Sequence[float], seeds: Sequence[bool], sources: Sequence[int],
+    targets: Sequence[int],
 ) -> Proximity:
     """Graph proximity of n candidates from links ``sources[e] → targets[e]`` (candidate indices).
 
@@ -166,21 +175,17 @@ def graph_signal(
     itself; a candidate's signal is the largest amount lent to it.
     """
     n = len(relevance)
-    signal = np.zeros(n, dtype=np.float64)
-    via = np.full(n, -1, dtype=np.intp)
-    lender = np.concatenate([sources, targets]).astype(np.intp)
-    taker = np.concatenate([targets, sources]).astype(np.intp)
-    keep = seeds[lender] & (lender != taker) if len(lender) else np.zeros(0, dtype=bool)
-    lender, taker = lender[keep], taker[keep]
-    if not len(lender):
-        return Proximity(signal, via)
-    lent = relevance[lender]
-    np.maximum.at(signal, taker, lent)
+    signal = [0.0] * n
+    via = [-1] * n
+    pairs = [(int(a), int(b)) for a, b in (*zip(sources, targets, strict=True),
+                                           *zip(targets, sources, strict=True))
+             if seeds[int(a)] and int(a) != int(b)]
+    for lender, taker in pairs:
+        signal[taker] = max(signal[taker], float(relevance[lender]))
     # the seed that gave the maximum; among equals the lowest index (deterministic)
-    best = lent == signal[taker]
-    first = np.full(n, n, dtype=np.intp)
-    np.minimum.at(first, taker[best], lender[best])
-    via = np.where(first < n, first, -1).astype(np.intp)
+    for lender, taker in pairs:
+        if float(relevance[lender]) == signal[taker] and (via[taker] < 0 or lender < via[taker]):
+            via[taker] = lender
     return Proximity(signal, via)
 
 
@@ -188,31 +193,32 @@ def graph_signal(
 class Fused:
     """Per-signal contributions (weight × signal) and their sum ``score``, shape (n,) each."""
 
-    relevance: FloatArray
-    decay: FloatArray
-    graph: FloatArray
-    score: FloatArray
-    vector: FloatArray | None = None
+    relevance: Floats
+    decay: Floats
+    graph: Floats
+    score: Floats
+    vector: Floats | None = None
 
 
 def fuse(
-    relevance: FloatArray, decay: FloatArray, graph: FloatArray, weights: FusionWeights,
-    vector: FloatArray | None = None,
+    relevance: Sequence[float], decay: Sequence[float], graph: Sequence[float],
+    weights: FusionWeights, vector: Sequence[float] | None = None,
 ) -> Fused:
     """``score = w_r·r + w_d·d + w_g·g (+ w_v·v)``, each weighted term kept for ``--explain``."""
-    r = weights.relevance * relevance
-    d = weights.decay * decay
-    g = weights.graph * graph
+    r = [weights.relevance * x for x in relevance]
+    d = [weights.decay * x for x in decay]
+    g = [weights.graph * x for x in graph]
+    score = [a + b + c for a, b, c in zip(r, d, g, strict=True)]
     if vector is None:
-        return Fused(relevance=r, decay=d, graph=g, score=r + d + g)
-    v = weights.vector * vector
-    return Fused(relevance=r, decay=d, graph=g, score=r + d + g + v, vector=v)
+        return Fused(relevance=r, decay=d, graph=g, score=score)
+    v = [weights.vector * x for x in vector]
+    total = [a + b for a, b in zip(score, v, strict=True)]
+    return Fused(relevance=r, decay=d, graph=g, score=total, vector=v)
 
 
-def ranking(score: FloatArray, paths: Sequence[str]) -> IntArray:
+def ranking(score: Sequence[float], paths: Sequence[str]) -> Ints:
     """Candidate indices by ``score`` descending, ties by path ascending (deterministic)."""
-    keys = np.asarray(paths, dtype=object).astype(str)
-    return np.asarray(np.lexsort((keys, -score)), dtype=np.intp)
+    return _best_first(score, paths)
 
 
 def review_period(blend: float) -> int:

@@ -23,6 +23,7 @@ from vaultmem.core.decay import (
 )
 from vaultmem.core.fields import MemoryFields
 from vaultmem.core.importance import effective_importance, review_priority
+from vaultmem.core.score_formulas import COLUMN_ORDER, use_factor
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import to_epoch
 
@@ -106,25 +107,6 @@ class MemoryColumns:
         return cls.from_rows([row])
 
 
-COLUMN_ORDER = (
-    "path",
-    "id",
-    "type",
-    "status",
-    "layer",
-    "category",
-    "source",
-    "created",
-    "last_used",
-    "use_count",
-    "strength",
-    "importance",
-    "confidence",
-    "pinned",
-    "resolved_at",
-    "use_days",
-    "edges",
-)
 _TEXT_COLUMNS = {"path", "id", "type", "status", "layer", "category", "source"}
 
 
@@ -175,13 +157,13 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
     idle = np.maximum(now_epoch - last_used, 0.0)
     created = np.where(np.isnan(columns.created), last_used, columns.created)
     kept = np.asarray(retention(idle, half_life, params), dtype=np.float64)
-    use_factor = np.power(np.maximum(columns.use_count, 0.0), params.beta)
-    score = use_factor * kept * columns.strength
+    uses = use_factor(columns.use_count, params.beta, np)
+    score = uses * kept * columns.strength
     working = half_life_seconds(
         np.full(len(columns.layer), "working", dtype=object), columns.source, settings
     )
     promotion_score = (
-        use_factor
+        uses
         * np.asarray(retention(idle, working, params), dtype=np.float64)
         * columns.strength
     )
@@ -197,7 +179,7 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
     )
     return Scores(
         score=score,
-        use_factor=use_factor,
+        use_factor=uses,
         retention=kept,
         half_life_days=half_life / SECONDS_PER_DAY,
         age_days=np.maximum(now_epoch - created, 0.0) / SECONDS_PER_DAY,

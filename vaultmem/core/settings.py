@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from vaultmem.core.decay import DecayParams
+from vaultmem.core.score_formulas import DecayParams
 
 LAYERS = ("working", "episodic", "semantic", "procedural")
 

@@ -1,6 +1,7 @@
 """The vector signal of hybrid recall: cosine similarity turned into a [0, 1] signal.
 
-Pure numpy, no I/O. For the n candidates of one query (shape ``(n,)`` arrays):
+No I/O. For the n candidates of one query (lists of n floats; numpy only for the nearest-vector
+search over the whole vault, :func:`top_k` and the projection):
 
 ``v_i = clip((cos_i − floor) / (top − floor), 0, 1)`` with ``top`` the best cosine of the whole
 vault for this query (the first vector candidate) and ``floor`` = ``[embeddings] vector_floor``:
@@ -17,24 +18,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy loads with the vectors: keyword recall starts without it
+    import numpy as np
+    import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
 
-
-def vector_signal(cosines: npt.ArrayLike, top: float, floor: float) -> FloatArray:
+def vector_signal(cosines: Iterable[float], top: float, floor: float) -> list[float]:
     """Cosines (NaN = no vector) → signal in [0, 1]; all zeros when ``top ≤ floor``."""
-    cos = np.nan_to_num(np.asarray(cosines, dtype=np.float64), nan=-1.0)
+    cos = [-1.0 if math.isnan(c) else float(c) for c in cosines]
     span = top - floor
-    if not np.isfinite(span) or span <= 0:
-        return np.zeros_like(cos)
-    return np.clip((cos - floor) / span, 0.0, 1.0)
+    if not math.isfinite(span) or span <= 0:
+        return [0.0] * len(cos)
+    return [min(max((c - floor) / span, 0.0), 1.0) for c in cos]
 
 
 def top_k(similarity: npt.ArrayLike, k: int) -> npt.NDArray[np.intp]:
     """Indices of the ``k`` largest values, largest first (ties: lower index first)."""
+    import numpy as np
+
     sims = np.asarray(similarity)
     n = len(sims)
     if k <= 0 or n == 0:
@@ -80,15 +83,15 @@ def unmatched_share(agreement: float, damping: float, start: float) -> float:
 
 def matched_share(
     vector: Iterable[float], matched: Iterable[bool], share: float, unmatched: float = 1.0
-) -> FloatArray:
+) -> list[float]:
     """The vector signal with notes that matched the query's words scaled by ``share``, and the
     others by ``unmatched`` (:func:`unmatched_share`).
 
     Among keyword matches BM25 already orders well, and one vector per note misses the detail
     of a long note; notes no word matched (paraphrases) keep ``unmatched`` of their signal.
     """
-    v = np.asarray(list(vector), dtype=np.float64)
-    return np.where(np.asarray(list(matched), dtype=bool), share * v, unmatched * v)
+    return [share * v if m else unmatched * float(v)
+            for v, m in zip(vector, matched, strict=True)]
 
 
 PREFILTER_DIMS = 96
@@ -103,6 +106,8 @@ def projection(
     Embeddings concentrate in a few directions; cosines in this subspace rank neighbours almost
     as the full vectors do, at ``dims / d`` of the memory traffic.
     """
+    import numpy as np
+
     m = np.asarray(vectors, dtype=np.float32)
     rng = np.random.default_rng(seed)
     rows = m if len(m) <= sample else m[rng.choice(len(m), sample, replace=False)]

@@ -10,13 +10,11 @@ after a second ``stat`` confirms it is gone. :func:`sync_paths` does the same fo
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import fnmatch
 import gc
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -28,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultmem.core.link_resolution import LinkResolver, is_attachment, note_key
-from vaultmem.core.links import Link
 from vaultmem.core.note_parse import ParsedNote, parse_note
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import from_epoch
@@ -36,11 +33,12 @@ from vaultmem.errors import NoteError
 from vaultmem.store.confinement import confined_path, is_symlinked, resolves_inside
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
-from vaultmem.store.note_files import content_hash
 
 if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
     import multiprocessing.context
     from concurrent.futures import Future
+
+    from vaultmem.core.links import Link
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while notes are read."""
@@ -164,6 +162,8 @@ def _read(root: Path, rel: str) -> _Read | None:
             info = os.fstat(handle.fileno())
     except (OSError, NoteError):
         return None
+    from vaultmem.store.note_files import content_hash  # hashlib: only when a note is read
+
     problems: tuple[str, ...] = ()
     try:
         text = data.decode("utf-8")
@@ -261,6 +261,9 @@ def die_with_parent(parent_pid: int) -> None:
     still ``parent_pid``.
     """
     if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
     if os.getppid() != parent_pid:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -33,6 +32,8 @@ _MAX_HEARTBEAT_BYTES = 4096
 
 
 def _host() -> str:
+    import socket  # only when a heartbeat file is there or written
+
     return socket.gethostname().replace("/", "_").replace(os.sep, "_")
 
 
@@ -94,12 +95,12 @@ def live_watchers(sidecar: Path, *, now: float | None = None) -> list[dict[str, 
     out (a dead process's file is removed when it is on this host).
     """
     now = time.time() if now is None else now
-    host = _host()
     found: list[dict[str, object]] = []
     try:
         names = [n for n in os.listdir(sidecar) if n.startswith(_PREFIX) and n.endswith(_SUFFIX)]
     except OSError:
         return []
+    host = _host() if names else ""
     for name in names:
         path = sidecar / name
         try:

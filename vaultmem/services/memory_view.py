@@ -10,19 +10,21 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from vaultmem.core.excerpts import SHOW_TEXT_CHARS, capped_text
 from vaultmem.core.fields import DATETIME_KEYS, MemoryFields
-from vaultmem.core.importance import importance_level
-from vaultmem.core.lifecycle_plan import Move
-from vaultmem.core.link_resolution import note_key
 from vaultmem.core.note_parse import CONFLICT_PROBLEM, ParsedNote, title_of
-from vaultmem.core.scoring import MemoryColumns, Scores, score_columns
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import format_datetime
+from vaultmem.services.index_lookups import conflicted_paths
 from vaultmem.store.index_db import IndexDB
+
+if TYPE_CHECKING:  # numpy and the scoring columns load where a table is built (not for recall)
+    import numpy as np
+
+    from vaultmem.core.lifecycle_plan import Move
+    from vaultmem.core.scoring import MemoryColumns, Scores
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,8 @@ class Memory:
 
     @property
     def importance_level(self) -> int:
+        from vaultmem.core.importance import importance_level
+
         return int(importance_level(self.fields.importance))
 
     def as_dict(self) -> dict[str, object]:
@@ -136,6 +140,8 @@ def memory_table(
     params: tuple[object, ...] = (),
 ) -> MemoryTable:
     """Load the notes matching ``where`` (SQL over ``notes n``) and score them at ``now``."""
+    from vaultmem.core.scoring import MemoryColumns, score_columns
+
     columns = MemoryColumns.from_rows(db.memory_rows(where, params))
     return MemoryTable(columns, score_columns(columns, now.timestamp(), settings))
 
@@ -144,6 +150,8 @@ def with_moves(
     table: MemoryTable, moves: Sequence[Move], settings: Settings, now: dt.datetime
 ) -> MemoryTable:
     """``table`` as it will be after ``moves`` (new paths and layers), re-scored; for dry runs."""
+    from vaultmem.core.scoring import score_columns
+
     c = table.columns
     row_of = {str(p): i for i, p in enumerate(c.path)}
     path, layer, top = c.path.copy(), c.layer.copy(), c.top_folder.copy()
@@ -165,6 +173,8 @@ SORT_KEYS = ("score", "ei", "last_used", "created", "title")
 
 def order_rows(table: MemoryTable, sort: str) -> np.ndarray:
     """Row order for ``list --sort``: score, ei, last_used, created descending; title ascending."""
+    import numpy as np
+
     c, s = table.columns, table.scores
     if sort == "score":
         key = -s.score
@@ -220,6 +230,8 @@ class MemoryRow:
 
 def rows_of(table: MemoryTable, order: np.ndarray, db: IndexDB) -> list[MemoryRow]:
     """:class:`MemoryRow` for the rows ``order`` of ``table``."""
+    import numpy as np
+
     c, s = table.columns, table.scores
     rows: list[MemoryRow] = []
     conflicted = conflicted_paths(db)
@@ -247,27 +259,6 @@ def rows_of(table: MemoryTable, order: np.ndarray, db: IndexDB) -> list[MemoryRo
             )
         )
     return rows
-
-
-def conflicted_paths(db: IndexDB, among: Sequence[str] | None = None) -> set[str]:
-    """Paths of the indexed notes that hold git conflict markers (read from their "ours" side).
-
-    ``among``: look only at these vault-relative paths (a page of recall hits), not the whole
-    index — a full scan costs tens of milliseconds at 100,000 notes.
-    """
-    if among is None:
-        rows = db.conn.execute(
-            "SELECT path FROM notes WHERE problems LIKE ?", (f"%{CONFLICT_PROBLEM}%",)
-        )
-    elif not among:
-        return set()
-    else:
-        marks = ", ".join("?" * len(among))
-        rows = db.conn.execute(
-            f"SELECT path FROM notes WHERE path IN ({marks}) AND problems LIKE ?",
-            (*among, f"%{CONFLICT_PROBLEM}%"),
-        )
-    return {row[0] for row in rows}
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +291,8 @@ class VaultStatus:
 
 
 def _counts(values: np.ndarray) -> dict[str, int]:
+    import numpy as np
+
     names, counts = np.unique(values.astype(str), return_counts=True)
     return {str(n): int(k) for n, k in zip(names, counts, strict=True)}
 
@@ -314,6 +307,8 @@ def vault_status(
     conflicted: int = 0,
 ) -> VaultStatus:
     """Summarise ``table`` (all memories); ``forget``/``promote`` are the planned move counts."""
+    import numpy as np
+
     c, s = table.columns, table.scores
     folders = np.array([f"{top}/" if top else "(top)" for top in c.top_folder])
     th = settings.thresholds
@@ -330,28 +325,3 @@ def vault_status(
         would_promote=promote,
         conflicted=conflicted,
     )
-
-
-def box_notes_of(db: IndexDB, paths: Sequence[str]) -> dict[str, str]:
-    """Path of each memory among ``paths`` → path of the box note it belongs to (if indexed)."""
-    if not paths:
-        return {}
-    marks = ", ".join("?" * len(paths))
-    boxes = {
-        str(path): note_key(str(box).strip().strip("[]").split("|")[0])
-        for path, box in db.conn.execute(
-            f"SELECT path, box FROM notes WHERE path IN ({marks}) AND box IS NOT NULL",
-            tuple(paths),
-        )
-    }
-    if not boxes:
-        return {}
-    keys = sorted(set(boxes.values()))
-    found = dict(
-        db.conn.execute(
-            f"SELECT name_key, path FROM notes WHERE type = 'box' "
-            f"AND name_key IN ({', '.join('?' * len(keys))})",
-            tuple(keys),
-        ).fetchall()
-    )
-    return {path: found[key] for path, key in boxes.items() if key in found}

@@ -10,8 +10,9 @@ is ``Vault.review``. Steps:
    ``bm25(notes_fts, 5, 1, 3)`` (title, body, tags) under a row budget
    (:mod:`vaultmem.services.recall_candidates`). ``benchmarks.scenarios recall`` (generated
    vaults, index current): p95 ≈ 6 ms at 11,000 notes, 14–17 ms at 110,000.
-3. **Signals**: decay scores and review priorities in one numpy pass
-   (:func:`~vaultmem.core.scoring.score_columns`); graph proximity from the resolved links of the
+3. **Signals**: decay scores and review priorities of the candidates
+   (:func:`~vaultmem.core.score_formulas.row_scores`, the formulas of ``list`` and the passes,
+   in Python floats: recall starts without numpy); graph proximity from the resolved links of the
    strong hits (either direction); linked notes that did not match the words, and episode
    neighbours, join as candidates (:mod:`vaultmem.services.recall_neighbours`) — Mnemon's graph
    traversal.
@@ -34,9 +35,7 @@ import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, cast
 
 from vaultmem.core.excerpts import capped_text
 from vaultmem.core.fields import LAYERS, MANAGED_TYPES, STATUSES
@@ -62,7 +61,7 @@ from vaultmem.core.recall_fusion import (
     strong_hits,
 )
 from vaultmem.core.reinforcement import touch_changes
-from vaultmem.core.scoring import MemoryColumns, score_columns
+from vaultmem.core.score_formulas import COLUMN_ORDER, row_scores
 from vaultmem.core.text_tokens import (
     query_terms,
 )
@@ -74,9 +73,7 @@ from vaultmem.core.vector_fusion import (
     vector_signal,
 )
 from vaultmem.errors import InputError, UnsafeNoteError
-from vaultmem.services.embeddings import SemanticQuery, semantic_query
 from vaultmem.services.index_sync import OWN_TEMPLATES, template_folders
-from vaultmem.services.memory_view import MemoryRow, rows_of
 from vaultmem.services.recall_candidates import CANDIDATES, fts_candidates
 from vaultmem.services.recall_neighbours import (
     Episodes,
@@ -86,9 +83,12 @@ from vaultmem.services.recall_neighbours import (
     successors,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # embeddings (numpy) load only when a provider is configured
+    from vaultmem.services.embeddings import SemanticQuery
+    from vaultmem.services.memory_view import MemoryRow
     from vaultmem.services.vault_context import VaultContext
 
+_ID, _TYPE, _STATUS = (COLUMN_ORDER.index(name) for name in ("id", "type", "status"))
 _MANAGED_SQL = "COALESCE(n.type, '') IN (" + ", ".join(f"'{t}'" for t in MANAGED_TYPES) + ")"
 _OPTIONS = ("status", "layer", "tag", "folder", "since", "include_archived", "weights", "touch",
             "sync", "include_superseded", "include_notes", "kind")
@@ -268,7 +268,11 @@ def recall_notes(
     )
     if options.get("sync", True):
         vault.catch_up()
-    semantic = semantic_query(vault, query) if weights.vector > 0 and query.strip() else None
+    semantic = None
+    if weights.vector > 0 and query.strip() and vault.settings.embeddings.provider != "none":
+        from vaultmem.services.embeddings import semantic_query
+
+        semantic = semantic_query(vault, query)
     if not terms and semantic is None:
         return []
     hits = _rank(vault, terms, filters, weights, k, now, semantic)
@@ -365,33 +369,35 @@ def _rank(
     if not rows:
         return []
     paths = [str(row[0]) for row in rows]
-    relevance = relevance_signal(np.array(bm25_values, dtype=np.float64))
+    relevance = relevance_signal(bm25_values)
     sources: list[int] = []
     targets: list[int] = []
     if weights.graph > 0:
         extra, sources, targets = graph_candidates(conn, filters, paths, relevance)
         rows += extra
         paths += [str(row[0]) for row in extra]
-        relevance = np.concatenate([relevance, np.zeros(len(extra))])
+        relevance += [0.0] * len(extra)
     seeds = strong_hits(relevance, paths)
     context = Episodes()
     if weights.episode > 0:
         context = episode_neighbours(conn, filters, paths, seeds)
         rows += context.extra
         paths += [str(row[0]) for row in context.extra]
-        relevance = np.concatenate([relevance, np.zeros(len(context.extra))])
-        seeds = np.concatenate([seeds, np.zeros(len(context.extra), dtype=bool)])
-    bm25 = np.concatenate([bm25_values, np.zeros(len(paths) - len(bm25_values))])
-    columns = MemoryColumns.from_rows(rows)
-    scores = score_columns(columns, now.timestamp(), vault.settings)
-    decays = np.asarray(columns.type == "memory", dtype=bool)
+        relevance += [0.0] * len(context.extra)
+        seeds += [False] * len(context.extra)
+    bm25 = [*bm25_values, *([0.0] * (len(paths) - len(bm25_values)))]
+    kinds = [row[_TYPE] for row in rows]
+    statuses = [row[_STATUS] for row in rows]
+    scored = row_scores(rows, now.timestamp(), vault.settings)
+    score = [s for s, _ in scored]
+    decays = [kind == "memory" for kind in kinds]
     ratio = weights.relevance / weights.decay if weights.decay > 0 else math.inf
-    alive = decays & (scores.score >= vault.settings.thresholds.forget)
-    decay = plain_note_decay(decay_signal(scores.score, decays), alive, relevance, ratio,
-                             plain=~decays, relevant=STRONG_HIT)
-    proximity = graph_signal(relevance, seeds,
-                             np.array(sources, dtype=np.intp), np.array(targets, dtype=np.intp))
-    cosine = semantic.cosine_of(paths) if semantic is not None else None
+    forget = vault.settings.thresholds.forget
+    alive = [d and s >= forget for d, s in zip(decays, score, strict=True)]
+    decay = plain_note_decay(decay_signal(score, decays), alive, relevance, ratio,
+                             plain=[not d for d in decays], relevant=STRONG_HIT)
+    proximity = graph_signal(relevance, seeds, sources, targets)
+    cosine = [float(c) for c in semantic.cosine_of(paths)] if semantic is not None else None
     vector = None
     if semantic is not None and cosine is not None:
         tuning = vault.settings.embeddings
@@ -400,24 +406,24 @@ def _rank(
         agreement = keyword_agreement(cosine, relevance, semantic.top) if keywords else 0.0
         vector = matched_share(
             vector_signal(cosine, semantic.top, tuning.vector_floor),
-            bm25 != 0.0,
+            [b != 0.0 for b in bm25],
             tuning.matched_vector_share if keywords else 1.0,
             unmatched_share(agreement, tuning.agreement_damping, tuning.agreement_start))
     index = {p: i for i, p in enumerate(paths)}
     pairs = [(index[h], index[j], before) for h, j, before in context.pairs
              if h in index and j in index]
     episode, episode_via = episode_signal(
-        relevance, seeds, np.array([p[0] for p in pairs], dtype=np.intp),
-        np.array([p[1] for p in pairs], dtype=np.intp),
-        np.array([p[2] for p in pairs], dtype=np.intp),
+        relevance, seeds, [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]
     )
     lift = episode_contribution(episode, relevance, weights.episode)
     fused = fuse(relevance, decay, proximity.signal, weights, vector)
-    fused = replace(fused, graph=fused.graph + lift, score=fused.score + lift)
-    capped = cap_superseded(fused.score, successors(conn, columns, index))
+    fused = replace(fused, graph=[g + x for g, x in zip(fused.graph, lift, strict=True)],
+                    score=[s + x for s, x in zip(fused.score, lift, strict=True)])
+    capped = cap_superseded(fused.score, successors(conn, paths, statuses, index))
     fused = replace(fused, score=capped)
-    priority = np.where(decays & (columns.status == "active"), scores.review_priority, 0.0)
-    primary = [int(i) for i in ranking(fused.score, paths)]
+    priority = [p if d and st == "active" else 0.0
+                for (_, p), d, st in zip(scored, decays, statuses, strict=True)]
+    primary = ranking(fused.score, paths)
     due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE]
     due.sort(key=lambda i: -priority[i])  # stable: equal priorities keep the fused order
     hits: list[Hit] = []
@@ -427,14 +433,14 @@ def _rank(
         via = int(episode_via[i]) if lift[i] > 0 else int(proximity.via[i])
         hits.append(Hit(
             rank=rank, path=paths[i],
-            id=columns.id[i] if columns.type[i] in MANAGED_TYPES else None,
+            id=cast("str | None", rows[i][_ID]) if kinds[i] in MANAGED_TYPES else None,
             title=title_of(paths[i]), score=float(fused.score[i]),
             relevance=float(fused.relevance[i]), decay=float(fused.decay[i]),
             graph=float(fused.graph[i]), review=by_review,
             signals=HitSignals(
                 relevance=float(relevance[i]), decay=float(decay[i]),
                 graph=float(proximity.signal[i]), bm25=float(bm25[i]),
-                decay_score=float(scores.score[i]) if decays[i] else None,
+                decay_score=float(score[i]) if decays[i] else None,
                 review_priority=float(priority[i]),
                 linked_to=title_of(paths[via]) if via >= 0 else None,
                 vector=float(vector[i]) if vector is not None else 0.0,
@@ -470,6 +476,10 @@ def review_queue(vault: VaultContext, *, k: int | None, now: dt.datetime) -> lis
     ``danger_zone_min``..``danger_zone_max``; memories outside the zone are not listed. Ties by
     path. ``k`` defaults to ``[recall] k``; raises :class:`InputError` for ``k < 1``.
     """
+    import numpy as np
+
+    from vaultmem.services.memory_view import rows_of
+
     k = _checked_k(vault, k)
     table = vault.table(now=now, where="n.type = 'memory' AND n.status = 'active'")
     priority = table.scores.review_priority

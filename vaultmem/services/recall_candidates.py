@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from vaultmem.core.recall_fusion import (
     UNRANKED_BM25,
 )
-from vaultmem.core.scoring import COLUMN_ORDER
+from vaultmem.core.score_formulas import COLUMN_ORDER
 from vaultmem.core.text_tokens import (
     STOPWORDS,
     fts_all,

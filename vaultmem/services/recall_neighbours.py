@@ -14,12 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from vaultmem.core.recall_fusion import (
     strong_hits,
 )
-from vaultmem.core.scoring import MemoryColumns
 from vaultmem.services.recall_candidates import COLUMNS_SQL
 
 if TYPE_CHECKING:
@@ -44,7 +41,7 @@ def episode_neighbours(
     conn: sqlite3.Connection,
     filters: RecallFilters,
     paths: Sequence[str],
-    seeds: np.ndarray,
+    seeds: Sequence[bool],
 ) -> Episodes:
     """The turns right after and right before each strong hit in its episode.
 
@@ -53,7 +50,7 @@ def episode_neighbours(
     the hit's own ``previous`` link resolves. Neighbours that are not candidates yet join (filters
     applied); ``before`` is 1 for the turn before.
     """
-    hits = [paths[int(i)] for i in np.flatnonzero(seeds)]
+    hits = [paths[i] for i, seed in enumerate(seeds) if seed]
     if not hits:
         return Episodes()
     marks = ", ".join("?" * len(hits))
@@ -79,13 +76,12 @@ def episode_neighbours(
 
 
 def successors(
-    conn: sqlite3.Connection, columns: MemoryColumns, index: Mapping[str, int]
-) -> np.ndarray:
+    conn: sqlite3.Connection, paths: Sequence[str], statuses: Sequence[object],
+    index: Mapping[str, int],
+) -> list[int]:
     """Per candidate, the candidate index of its successor (``superseded_by``), else −1."""
-    out = np.full(len(columns), -1, dtype=np.intp)
-    superseded = [
-        str(p) for p, st in zip(columns.path, columns.status, strict=True) if st == "superseded"
-    ]
+    out = [-1] * len(paths)
+    superseded = [str(p) for p, st in zip(paths, statuses, strict=True) if st == "superseded"]
     if not superseded:
         return out
     marks = ", ".join("?" * len(superseded))
@@ -107,14 +103,14 @@ def graph_candidates(
     conn: sqlite3.Connection,
     filters: RecallFilters,
     paths: Sequence[str],
-    relevance: np.ndarray,
+    relevance: Sequence[float],
 ) -> tuple[list[tuple[object, ...]], list[int], list[int]]:
     """Rows of linked notes to add, and the links among all candidates as index pairs.
 
     Returns (extra rows, sources, targets): ``sources[e]`` links to ``targets[e]``, both indices
     into ``paths`` followed by the extra rows.
     """
-    seed_paths = [paths[int(i)] for i in np.flatnonzero(strong_hits(relevance, paths))]
+    seed_paths = [paths[i] for i, seed in enumerate(strong_hits(relevance, paths)) if seed]
     edges = _links_of(conn, seed_paths)
     wanted = _neighbours(edges, seed_paths, paths, relevance)
     where, params = filters.sql()
@@ -148,7 +144,7 @@ def _neighbours(
     edges: Sequence[tuple[str, str]],
     seed_paths: Sequence[str],
     paths: Sequence[str],
-    relevance: np.ndarray,
+    relevance: Sequence[float],
 ) -> list[str]:
     """Linked notes that are not candidates yet: the :data:`EXPAND_MAX` nearest the best seeds."""
     seeds = set(seed_paths)

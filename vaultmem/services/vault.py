@@ -12,19 +12,17 @@ import datetime as dt
 import json
 import os
 import sqlite3
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.fields import MemoryFields, normalise_tags
-from vaultmem.core.lifecycle_plan import PASS_ORDER
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.naming import close_titles, new_id, numbered, safe_title, title_from_content
 from vaultmem.core.note_parse import CONFLICT_PROBLEM, parse_note
-from vaultmem.core.note_text import FrontmatterError, render_note, set_fields
 from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
-from vaultmem.core.scoring import MemoryColumns, score_columns
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import utc_now
 from vaultmem.errors import (
@@ -38,41 +36,27 @@ from vaultmem.errors import (
     VaultmemError,
     VaultNotFoundError,
 )
-from vaultmem.services.embeddings import close_vectors, embed_new
+from vaultmem.services.index_lookups import box_notes_of, conflicted_paths
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
 from vaultmem.services.live_index import index_is_live
-from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of, merge_related
-from vaultmem.services.memory_view import (
-    Memory,
-    MemoryRow,
-    MemoryTable,
-    VaultStatus,
-    box_notes_of,
-    conflicted_paths,
-    memory_from_note,
-    memory_table,
-    order_rows,
-    rows_of,
-    vault_status,
-)
-from vaultmem.services.note_links import NoteLinks, note_links
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
 from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
-from vaultmem.store.note_batch import NewNotes
-from vaultmem.store.note_files import read_note, recover_interrupted_writes, write_note
 from vaultmem.store.settings_file import load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
-if TYPE_CHECKING:  # imported where used: recall and listing start without them
+if TYPE_CHECKING:  # imported where used: recall and listing start without them (numpy, YAML)
     from vaultmem.services.doctor import DoctorReport
     from vaultmem.services.lifecycle import LifecycleRun, PassResult
+    from vaultmem.services.memory_view import Memory, MemoryRow, MemoryTable, VaultStatus
+    from vaultmem.services.note_links import NoteLinks
     from vaultmem.services.remembering import ImportReport, MemoryDraft
     from vaultmem.services.shared_ids import FixReport
     from vaultmem.services.undo import UndoReport
+    from vaultmem.store.note_batch import NewNotes
 
 ChangeFunction = Callable[[MemoryFields], dict[str, object]]
 
@@ -134,6 +118,8 @@ class Vault:
     def _sweep(self, folder: Path) -> None:
         """Finish what killed writes left in ``folder`` (once per folder; vault lock held)."""
         if folder not in self._swept:
+            from vaultmem.store.note_files import recover_interrupted_writes
+
             recover_interrupted_writes(folder)
             self._swept.add(folder)
 
@@ -150,7 +136,10 @@ class Vault:
         return self._index
 
     def close(self) -> None:
-        close_vectors(self)
+        if "vaultmem.services.embeddings" in sys.modules:  # else no vector store was opened
+            from vaultmem.services.embeddings import close_vectors
+
+            close_vectors(self)
         if self._index is not None:
             self._index.close()
             self._index = None
@@ -242,6 +231,8 @@ class Vault:
 
     def links(self, ref: str) -> NoteLinks:
         """The note's outgoing links, backlinks and unresolved links (its graph neighbours)."""
+        from vaultmem.services.note_links import note_links
+
         return note_links(self.index, self.resolve(ref))
 
     def doctor(self) -> DoctorReport:
@@ -261,6 +252,10 @@ class Vault:
         return fix_vault(self, now or utc_now())
 
     def _load(self, path: str, now: dt.datetime) -> Memory:
+        from vaultmem.core.scoring import MemoryColumns, score_columns
+        from vaultmem.services.memory_view import memory_from_note
+        from vaultmem.store.note_files import read_note
+
         snapshot = read_note(confined_path(self.root, path))
         mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
         note = parse_note(path, snapshot.text, fallback_time=mtime)
@@ -288,6 +283,9 @@ class Vault:
         computed again from the fresh text once. Raises :class:`UnsafeNoteError` for notes with
         unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
         """
+        from vaultmem.core.note_text import FrontmatterError, set_fields
+        from vaultmem.store.note_files import read_note, write_note
+
         with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             confined(self.root, path)
             # a linked memory is edited in its target (inside the vault), so the link stays
@@ -361,6 +359,8 @@ class Vault:
         and close memories are linked (:mod:`vaultmem.services.memory_novelty`).
         """
         from vaultmem.services.corrections import remember_correction
+        from vaultmem.services.embeddings import embed_new
+        from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of
         from vaultmem.services.remembering import make_draft
 
         when = now or utc_now()
@@ -405,6 +405,7 @@ class Vault:
         synced the index (bulk imports), so it is not synced again.
         """
         from vaultmem.services.auto_links import related_memories
+        from vaultmem.services.memory_novelty import merge_related
 
         with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
             if not synced:
@@ -464,6 +465,8 @@ class Vault:
         params: tuple[object, ...] = (),
     ) -> MemoryTable:
         """Columns and scores of the memories (after a cheap sync), for listing and planning."""
+        from vaultmem.services.memory_view import memory_table
+
         self.catch_up()
         rows = self.index.conn.execute(
             f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
@@ -503,6 +506,8 @@ class Vault:
             prefix = folder.strip("/") + "/"
             clauses.append("substr(n.path, 1, ?) = ?")
             params += [len(prefix), prefix]
+        from vaultmem.services.memory_view import order_rows, rows_of
+
         table = self.table(now=now, where=" AND ".join(clauses), params=tuple(params))
         order = order_rows(table, sort)
         if limit is not None:
@@ -512,6 +517,7 @@ class Vault:
     def status(self, *, now: dt.datetime | None = None) -> VaultStatus:
         """Counts per folder and status, danger zone, and what a pass would do now."""
         from vaultmem.services.lifecycle import plan_pass
+        from vaultmem.services.memory_view import vault_status
 
         when = now or utc_now()
         table = self.table(now=when)
@@ -616,7 +622,7 @@ class Vault:
 
     def lifecycle(
         self,
-        passes: Sequence[str] = PASS_ORDER,
+        passes: Sequence[str] | None = None,
         *,
         dry_run: bool = False,
         now: dt.datetime | None = None,
@@ -628,14 +634,18 @@ class Vault:
     ) -> LifecycleRun:
         """Run lifecycle passes (seal, promote, expire, forget, prune) as one undoable step.
 
+        ``passes``: which, in order (default: every pass, ``PASS_ORDER``).
+
         Raises :class:`LockedError` when another pass is running. With ``commit`` in a git
         repository, the pass's changes (and only those) are committed with a message that counts
         what moved and why.
         """
+        from vaultmem.core.lifecycle_plan import PASS_ORDER
         from vaultmem.services.emptied_folders import remove_emptied_folders
         from vaultmem.services.git_commit import commit_run
         from vaultmem.services.lifecycle import run_passes
 
+        passes = PASS_ORDER if passes is None else passes
         unknown = [p for p in passes if p not in PASS_ORDER]
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
@@ -745,6 +755,9 @@ class Vault:
         asked for (``explicit_title``, default: whenever ``title`` is given). With ``batch`` the
         note is added to it and appears when the caller commits the batch.
         """
+        from vaultmem.core.note_text import render_note
+        from vaultmem.store.note_files import write_note
+
         base = safe_title(title) if title else title_from_content(content)
         if not base:
             base = f"Memory {fields.get('id') or new_id()}"

@@ -5,12 +5,9 @@ See docs/user-guide.md, "The vault".
 
 from __future__ import annotations
 
-import shutil
-from importlib import resources
 from pathlib import Path
 
 from vaultmem.errors import VaultNotFoundError
-from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
 from vaultmem.store.settings_file import SETTINGS_FILE
 
 
@@ -28,12 +25,15 @@ def discover_vault(start: Path) -> Path:
 
 def template_root() -> Path:
     """The bundled vault template (``vault-template/`` of the repository)."""
+    from importlib import resources  # init only: opening a vault does not need it
 
     return Path(str(resources.files("vaultmem") / "template"))
 
 
 def _copy_missing(template: Path, root: Path) -> list[str]:
     """Copy the template's files that ``root`` lacks; never touches an existing file."""
+    import shutil
+
     created: list[str] = []
     for source in sorted(template.rglob("*")):
         target = root / source.relative_to(template)
@@ -52,6 +52,8 @@ def install_template(root: Path) -> tuple[list[str], list[str]]:
     No existing file is changed except ``.obsidian/types.json``, which only gains entries; a
     type the vault declares otherwise is kept and named in a warning.
     """
+    from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
+
     root.mkdir(parents=True, exist_ok=True)
     created = _copy_missing(template_root(), root)
     types = merge_property_types(root, template_types(template_root()))

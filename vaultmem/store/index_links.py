@@ -12,8 +12,6 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 LinkValues = tuple[int, str, str, str | None, str, str | None, int | None]
 """(source nid, target, target_key, subpath, kind, resolved path, resolved nid)."""
 
@@ -137,6 +135,8 @@ class LinkIndex:
                     tuple(chunk),
                 )
             return
+        import numpy as np  # the bulk recount only (a cold index); recall never loads it
+
         pairs = np.array(
             self.conn.execute(
                 "SELECT nid, resolved_nid FROM links "

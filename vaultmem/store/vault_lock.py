@@ -6,11 +6,13 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING
 
 from vaultmem.errors import LockedError, SidecarError
 from vaultmem.store.sidecar import ensure_sidecar
+
+if TYPE_CHECKING:  # filelock (and logging) load with the first write, not for reads
+    from filelock import FileLock
 
 _LOCKS: dict[str, FileLock] = {}
 """One lock object per lock file: nested ``with vault_lock(...)`` in one process re-enter it."""
@@ -27,6 +29,8 @@ def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None
     :class:`SidecarError` when the lock file cannot be made (a read-only sidecar, a folder in
     its place). Re-entrant within one process.
     """
+    from filelock import FileLock, Timeout
+
     path = _HELD.get(sidecar)
     lock = _LOCKS.get(path) if path is not None else None
     if lock is None or not lock.is_locked:  # not re-entering: find (and check) the lock file
