@@ -40,7 +40,7 @@ from vaultmem.services.embedding_providers import (
     LocalOnnxProvider,
     OllamaProvider,
 )
-from vaultmem.services.embeddings import embed_notes, embed_status, vector_store
+from vaultmem.services.embeddings import embed_notes, embed_status, text_of, vector_store
 from vaultmem.services.index_sync import SyncReport
 from vaultmem.services.vault import Vault
 from vaultmem.services.watcher import VaultWatcher
@@ -306,6 +306,7 @@ def test_hybrid_recall_finds_paraphrases_keywords_miss(tmp_path: Path) -> None:
     assert vault.recall("dietary restrictions", now=NOW) == []  # nothing embedded yet
     embed_notes(vault, now=NOW)
     cases = {
+        "dietary restrictions": "STM/Allergic to peanuts.md",  # the issue's own example
         "food allergies": "STM/Allergic to peanuts.md",
         "what does he drink in the morning": "STM/Drinks green tea every morning.md",
         "European countries": "STM/Visited England and France last summer.md",
@@ -554,6 +555,12 @@ def test_screened_search_finds_the_exact_neighbours(
     assert found.cosine_of(["n0007.md", "missing.md"])[0] == pytest.approx(1.0)
     assert np.isnan(found.cosine_of(["missing.md"])[0])
     store.close()
+
+
+def test_a_title_the_body_begins_with_is_embedded_once() -> None:
+    assert text_of("Allergic to peanuts", "Allergic to peanuts\n") == "Allergic to peanuts"
+    assert text_of("Kyoto", "Temples and gardens.\n") == "Kyoto\nTemples and gardens."
+    assert text_of("", "Only a body") == "Only a body"
 
 
 def test_keyword_agreement_and_unmatched_share() -> None:
