@@ -280,3 +280,18 @@ def test_worker_processes_index_exactly_what_one_process_does(
         report = vault.sync(rebuild=True)
         assert report.added == len(serial[0]) > 1000
         assert rows(vault) == serial
+
+
+def test_an_edit_that_removes_a_notes_last_link_drops_its_edge(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    _write(vault.root, "Tea.md", "see [[Coffee]] and ![[Kettle.png]]\n")
+    _write(vault.root, "Coffee.md", "a drink\n")
+    vault.sync()
+    assert {link.target for link in vault.links("Tea").outgoing} == {"Coffee", "Kettle.png"}
+    assert [link.source for link in vault.links("Coffee").backlinks] == ["Tea.md"]
+    _write(vault.root, "Tea.md", "steep oolong at 90 C\n")  # no link left
+    vault.sync()
+    assert vault.links("Tea").outgoing == []
+    assert vault.links("Coffee").backlinks == []
+    fresh = vault.index.conn.execute("SELECT count(*) FROM links").fetchone()[0]
+    assert fresh == 0

@@ -428,7 +428,10 @@ class _Syncer:
         for target in key_of:
             key_of[target] = note_key(target)
         keys = set(self.dirty_keys) | set(key_of.values())
-        if not keys:
+        if not keys:  # nothing to resolve, but parsed notes whose last link went lose their rows
+            if self.parsed:
+                nids = sorted({nid for nid, _, _ in self.parsed})
+                self.edges_changed |= self.db.replace_links(nids, iter(()))
             return
         nid_of = self.db.nids_with_keys(keys)
         resolver = LinkResolver([*nid_of, *self.db.attachments_with_keys(keys)])
