@@ -275,6 +275,8 @@ def _superseded_at(vault: VaultContext, paths: np.ndarray) -> np.ndarray:
     stamps = dict(vault.index.conn.execute(
         "SELECT path, superseded_at FROM notes WHERE type = 'memory' AND status = 'superseded'"
     ).fetchall())
+    if not stamps:  # the common case: nothing superseded, no walk over every path
+        return np.full(len(paths), math.nan, dtype=np.float64)
     return np.array([math.nan if stamps.get(str(p)) is None else float(stamps[str(p)])
                      for p in paths], dtype=np.float64)
 

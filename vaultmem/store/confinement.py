@@ -43,7 +43,7 @@ def is_symlinked(root: Path, rel: str) -> bool:
     return os.path.realpath(root / rel) != os.path.normpath(root / rel)
 
 
-LIST_FOLDER_FROM = 32
+LIST_FOLDER_FROM = 8
 """From this many paths in one folder, :func:`linked_notes` lists the folder once instead of
 calling ``lstat`` per path."""
 
