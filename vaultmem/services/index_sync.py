@@ -153,7 +153,7 @@ def _read(root: Path, rel: str) -> _Read | None:
     """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
     try:
         try:
-            fd = os.open(root / rel, os.O_RDONLY | _NOFOLLOW)
+            fd = os.open(os.path.join(root, rel), os.O_RDONLY | _NOFOLLOW)
         except OSError as err:
             if err.errno != errno.ELOOP:
                 raise
