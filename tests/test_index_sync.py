@@ -334,6 +334,8 @@ def test_bulk_loaded_index_equals_the_incrementally_synced_one(
         assert report.added == sum(p.suffix == ".md" for p in notes) - 1 > 50
         assert report.unchanged == 1  # the incremental path: the first note was known
         incremental = _index_content(vault)
+        schema = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+        tables = vault.index.conn.execute(schema).fetchall()
         assert incremental["links"] and incremental["fts"] and incremental["notes"]
         assert any(link[-1] for link in incremental["links"])
         monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10**9)
@@ -343,8 +345,11 @@ def test_bulk_loaded_index_equals_the_incrementally_synced_one(
         monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10)
         vault.sync(rebuild=True)
         assert _index_content(vault) == incremental
-        names = {row[0] for row in vault.index.conn.execute("SELECT name FROM sqlite_master")}
-        assert {"notes_name_key", "links_target_key", "tags_tag", "attachments_name_key"} <= names
+        assert vault.index.conn.execute(schema).fetchall() == tables  # indexes and FTS as made
+        word = str(incremental["fts"][0][1]).split()[0]
+        assert vault.index.conn.execute(
+            "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (f'"{word}"',)
+        ).fetchone()[0]
 
 
 def test_a_note_that_vanishes_during_a_bulk_load_is_left_out_and_unlinked(

@@ -23,7 +23,7 @@ from vaultmem.core.link_resolution import LinkResolver, note_key
 from vaultmem.services import index_sync
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, _parse, die_with_parent
 from vaultmem.store.index_db import IndexDB
-from vaultmem.store.index_links import LinkValues
+from vaultmem.store.index_links import BULK_RECOUNT, LinkValues
 from vaultmem.store.index_load import NoteRows, bulk_load
 
 if TYPE_CHECKING:
@@ -145,9 +145,9 @@ def index_all(
     paths = sorted(present)
     nid_of = {rel: nid for nid, rel in enumerate(paths, 1)}
     state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of)
+    size = max(16, min(BATCH_NOTES, len(paths) // (8 * WORKERS)))  # small vaults: all busy
     batches = [
-        [(rel, nid_of[rel]) for rel in paths[i : i + BATCH_NOTES]]
-        for i in range(0, len(paths), BATCH_NOTES)
+        [(rel, nid_of[rel]) for rel in paths[i : i + size]] for i in range(0, len(paths), size)
     ]
     missing: list[str] = []
     done = 0
@@ -165,7 +165,8 @@ def index_all(
                     progress(done, len(paths))
     if missing:
         _resolve_without(db, state, missing)
-    db.recount_edges()
+    # a small vault is recounted in SQL: numpy's first use costs more than its notes do
+    db.recount_edges(None if len(paths) > BULK_RECOUNT else list(state.nid_of.values()))
 
 
 def _resolve_without(db: IndexDB, state: _LoadState, missing: list[str]) -> None:
