@@ -150,6 +150,7 @@ def index_all(
         [(rel, nid_of[rel]) for rel in paths[i : i + size]] for i in range(0, len(paths), size)
     ]
     missing: list[str] = []
+    pairs: list[tuple[int, int]] = []  # (source, target) of every link between two notes
     done = 0
     with bulk_load(db.conn) as load:
         if attachments:
@@ -159,14 +160,18 @@ def index_all(
             report.added += len(rows.notes)
             report.touched_paths += [str(values[1]) for values in rows.notes]
             missing += rows.missing
+            pairs += [(v[0], v[6]) for v in rows.links if v[6] is not None and v[6] != v[0]]
             if progress is not None:
                 for _ in range(len(rows.notes) + len(rows.missing)):
                     done += 1
                     progress(done, len(paths))
     if missing:
-        _resolve_without(db, state, missing)
-    # a small vault is recounted in SQL: numpy's first use costs more than its notes do
-    db.recount_edges(None if len(paths) > BULK_RECOUNT else list(state.nid_of.values()))
+        _resolve_without(db, state, missing)  # links changed: count them from the index
+        db.recount_edges()
+    elif len(paths) > BULK_RECOUNT:
+        db.set_edges(pairs, fresh=True)
+    else:  # a small vault is counted in SQL: numpy's first use costs more than its notes do
+        db.recount_edges(list(state.nid_of.values()))
 
 
 def _resolve_without(db: IndexDB, state: _LoadState, missing: list[str]) -> None:
