@@ -408,7 +408,7 @@ def plan_live(root: Path, repeat: int) -> Result:
         watch.stop()
         vault.close()
     return {"seconds": statistics.median(totals), "cpu_seconds": statistics.median(cpus),
-            "memories": len(table), "planned": planned}
+            "runs": totals, "memories": len(table), "planned": planned}
 
 
 def recall(root: Path, queries: int) -> Result:
