@@ -506,7 +506,7 @@ def sync_index(
         attachments: set[str] = set()
         present = scan_vault(root, settings, attachments=attachments)
         known = db.stat_states()
-        if not known and not db.attachment_paths():  # an empty index: load it in bulk
+        if present and not known and not db.attachment_paths():  # empty index: in bulk
             from vaultmem.services.index_bulk import index_all
 
             index_all(
