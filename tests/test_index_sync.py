@@ -381,3 +381,33 @@ def test_a_note_that_vanishes_during_a_bulk_load_is_left_out_and_unlinked(
     assert report.added == len(during["notes"]) == len(after["notes"])
     assert during == after
     assert not any(link[-1] == linked or link[-2] == linked for link in during["links"])
+
+
+def test_planning_reads_the_partial_indexes_of_a_bulk_built_index(
+    copy_vault: Callable[[str], Path],
+) -> None:
+    """The per-pass lookups of notes left alone and of superseded notes read the few rows of
+    their partial indexes, not every memory — also in an index built in bulk."""
+    import datetime as dt
+
+    from vaultmem.services.lifecycle import plan_pass
+
+    root = copy_vault("13th-age-srd")
+    with Vault.open(root) as vault:
+        vault.sync(rebuild=True)
+        seen: list[str] = []
+        vault.index.conn.set_trace_callback(seen.append)
+        for name in ("promote", "expire", "forget", "prune"):
+            plan_pass(vault, name, dt.datetime(2026, 11, 20, tzinfo=dt.UTC))
+        vault.index.conn.set_trace_callback(None)
+        plans = {
+            sql: " ".join(
+                str(row[-1])
+                for row in vault.index.conn.execute(f"EXPLAIN QUERY PLAN {sql}").fetchall()
+            )
+            for sql in seen
+            if "problems != '[]'" in sql or "status = 'superseded'" in sql
+        }
+    assert any("notes_hands_off" in plan for plan in plans.values()), plans
+    assert any("notes_superseded" in plan for plan in plans.values()), plans
+    assert all("notes_hands_off" in p or "notes_superseded" in p for p in plans.values()), plans
