@@ -411,3 +411,33 @@ def test_planning_reads_the_partial_indexes_of_a_bulk_built_index(
     assert any("notes_hands_off" in plan for plan in plans.values()), plans
     assert any("notes_superseded" in plan for plan in plans.values()), plans
     assert all("notes_hands_off" in p or "notes_superseded" in p for p in plans.values()), plans
+
+
+def test_a_rebuild_that_fails_midway_leaves_the_previous_index_whole(
+    copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bulk load drops the FTS table and the secondary indexes inside its transaction: a
+    rebuild that dies half-way rolls all of it back."""
+    root = copy_vault("kepano-obsidian")
+    with Vault.open(root) as vault:
+        vault.sync()
+        before = _index_content(vault)
+        schema = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+        tables = vault.index.conn.execute(schema).fetchall()
+        real = index_sync._read
+        reads: list[str] = []
+
+        def failing(vault_root: Path, rel: str) -> index_sync._Read | None:
+            reads.append(rel)
+            if len(reads) == 50:
+                raise RuntimeError("killed half-way")
+            return real(vault_root, rel)
+
+        monkeypatch.setattr(index_sync, "_read", failing)
+        with pytest.raises(RuntimeError, match="half-way"):
+            vault.sync(rebuild=True)
+        assert len(reads) == 50
+        assert vault.index.conn.execute(schema).fetchall() == tables
+        assert _index_content(vault) == before
+        monkeypatch.setattr(index_sync, "_read", real)
+        assert not vault.sync().any_change
