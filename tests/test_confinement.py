@@ -185,3 +185,28 @@ def test_symlinked_memory_inside_the_vault_is_indexed_and_left_in_place(vault: P
     code, out, err = run("touch", "Walnuts", "--now", NOW, vault=vault)
     assert code == 0, err
     assert link.is_symlink() and "use_count: 2" in target.read_text()
+
+
+def test_linked_notes_finds_exactly_the_links_whether_it_lists_folders_or_not(
+    tmp_path: Path,
+) -> None:
+    from vaultmem.store.confinement import LIST_FOLDER_FROM, linked_notes
+
+    root = tmp_path / "v"
+    (root / "Many").mkdir(parents=True)
+    (root / "Few").mkdir()
+    (root / "Sources").mkdir()
+    (root / "Sources" / "real.md").write_text("x")
+    paths = []
+    for folder, count in (("Many", LIST_FOLDER_FROM + 5), ("Few", 3)):
+        for i in range(count):
+            rel = f"{folder}/n{i}.md"
+            if i % 2:
+                (root / rel).symlink_to(Path("..") / "Sources" / "real.md")
+            else:
+                (root / rel).write_text("y")
+            paths.append(rel)
+    paths += ["Many/gone.md", "Nowhere/x.md", "top.md"]
+    expected = {rel for rel in paths if os.path.islink(root / rel)}
+    assert len(expected) == (LIST_FOLDER_FROM + 5) // 2 + 1
+    assert linked_notes(root, paths) == expected

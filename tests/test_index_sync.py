@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vaultmem import Vault
-from vaultmem.services import index_sync
+from vaultmem.services import index_bulk, index_sync
 
 
 def _vault(tmp_path: Path) -> Vault:
@@ -295,3 +295,164 @@ def test_an_edit_that_removes_a_notes_last_link_drops_its_edge(tmp_path: Path) -
     assert vault.links("Coffee").backlinks == []
     fresh = vault.index.conn.execute("SELECT count(*) FROM links").fetchone()[0]
     assert fresh == 0
+
+
+def _index_content(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the index keyed by paths instead of row ids (which depend on the order
+    notes were added in), each table sorted."""
+    conn = vault.index.conn
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(notes)") if row[1] != "nid"]
+    path_of = dict(conn.execute("SELECT nid, path FROM notes").fetchall())
+    links = conn.execute(
+        "SELECT nid, target, target_key, subpath, kind, resolved, resolved_nid FROM links"
+    ).fetchall()
+    return {
+        "notes": sorted(conn.execute(f"SELECT {', '.join(columns)} FROM notes"), key=repr),
+        "tags": sorted((path_of[nid], tag) for nid, tag in conn.execute("SELECT * FROM tags")),
+        "fts": sorted(
+            (path_of[nid], title, body, tags)
+            for nid, title, body, tags in conn.execute(
+                "SELECT rowid, title, body, tags FROM notes_fts"
+            )
+        ),
+        "links": sorted(
+            (
+                (path_of[nid], *rest[:-1], path_of.get(rest[-1]) if rest[-1] is not None else None)
+                for nid, *rest in links
+            ),
+            key=repr,
+        ),
+        "attachments": sorted(conn.execute("SELECT path, name_key FROM attachments").fetchall()),
+    }
+
+
+@pytest.mark.parametrize("name", ["13th-age-srd", "kepano-obsidian"])
+def test_bulk_loaded_index_equals_the_incrementally_synced_one(
+    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """A cold index (bulk load, in worker processes or not) holds exactly the rows an index
+    synced note by note holds: every column of every table, links resolved to the same notes."""
+    root = copy_vault(name)
+    held = tmp_path / "held"
+    notes = sorted(p for p in root.rglob("*") if p.is_file() and ".obsidian" not in p.parts)
+    keep = next(p for p in notes if p.suffix == ".md")
+    for path in notes:  # the vault starts as one note; the rest arrive after the first sync
+        if path != keep:
+            (held / path.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, held / path.relative_to(root))
+    with Vault.open(root) as vault:
+        assert vault.sync().added == 1
+        for path in notes:
+            if path != keep:
+                os.replace(held / path.relative_to(root), path)
+        report = vault.sync()
+        assert report.added == sum(p.suffix == ".md" for p in notes) - 1 > 50
+        assert report.unchanged == 1  # the incremental path: the first note was known
+        incremental = _index_content(vault)
+        schema = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+        tables = vault.index.conn.execute(schema).fetchall()
+        assert incremental["links"] and incremental["fts"] and incremental["notes"]
+        assert any(link[-1] for link in incremental["links"])
+        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10**9)
+        vault.sync(rebuild=True)
+        assert _index_content(vault) == incremental
+        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10)
+        monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10)
+        vault.sync(rebuild=True)
+        assert _index_content(vault) == incremental
+        monkeypatch.setattr(index_bulk, "BULK_RECOUNT", 10)  # edges counted by numpy
+        vault.sync(rebuild=True)
+        assert _index_content(vault) == incremental
+        assert vault.index.conn.execute(schema).fetchall() == tables  # indexes and FTS as made
+        word = str(incremental["fts"][0][1]).split()[0]
+        assert vault.index.conn.execute(
+            "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (f'"{word}"',)
+        ).fetchone()[0]
+
+
+def test_a_note_that_vanishes_during_a_bulk_load_is_left_out_and_unlinked(
+    copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_vault("13th-age-srd")
+    with Vault.open(root) as vault:
+        vault.sync()
+        linked = vault.index.conn.execute(
+            "SELECT resolved FROM links WHERE resolved LIKE '%.md' "
+            "GROUP BY resolved ORDER BY count(*) DESC LIMIT 1"
+        ).fetchone()[0]
+        real = index_sync._read
+
+        def vanishing(vault_root: Path, rel: str) -> index_sync._Read | None:
+            return None if rel == linked else real(vault_root, rel)
+
+        monkeypatch.setattr(index_sync, "_read", vanishing)
+        report = vault.sync(rebuild=True)
+        assert vault.index.note_row(linked) is None
+        during = _index_content(vault)
+        monkeypatch.setattr(index_sync, "_read", real)
+        (root / linked).unlink()
+        vault.sync(rebuild=True)
+        after = _index_content(vault)
+    assert report.added == len(during["notes"]) == len(after["notes"])
+    assert during == after
+    assert not any(link[-1] == linked or link[-2] == linked for link in during["links"])
+
+
+def test_planning_reads_the_partial_indexes_of_a_bulk_built_index(
+    copy_vault: Callable[[str], Path],
+) -> None:
+    """The per-pass lookups of notes left alone and of superseded notes read the few rows of
+    their partial indexes, not every memory — also in an index built in bulk."""
+    import datetime as dt
+
+    from vaultmem.services.lifecycle import plan_pass
+
+    root = copy_vault("13th-age-srd")
+    with Vault.open(root) as vault:
+        vault.sync(rebuild=True)
+        seen: list[str] = []
+        vault.index.conn.set_trace_callback(seen.append)
+        for name in ("promote", "expire", "forget", "prune"):
+            plan_pass(vault, name, dt.datetime(2026, 11, 20, tzinfo=dt.UTC))
+        vault.index.conn.set_trace_callback(None)
+        plans = {
+            sql: " ".join(
+                str(row[-1])
+                for row in vault.index.conn.execute(f"EXPLAIN QUERY PLAN {sql}").fetchall()
+            )
+            for sql in seen
+            if "problems != '[]'" in sql or "status = 'superseded'" in sql
+        }
+    assert any("notes_hands_off" in plan for plan in plans.values()), plans
+    assert any("notes_superseded" in plan for plan in plans.values()), plans
+    assert all("notes_hands_off" in p or "notes_superseded" in p for p in plans.values()), plans
+
+
+def test_a_rebuild_that_fails_midway_leaves_the_previous_index_whole(
+    copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bulk load drops the FTS table and the secondary indexes inside its transaction: a
+    rebuild that dies half-way rolls all of it back."""
+    root = copy_vault("kepano-obsidian")
+    with Vault.open(root) as vault:
+        vault.sync()
+        before = _index_content(vault)
+        schema = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+        tables = vault.index.conn.execute(schema).fetchall()
+        real = index_sync._read
+        reads: list[str] = []
+
+        def failing(vault_root: Path, rel: str) -> index_sync._Read | None:
+            reads.append(rel)
+            if len(reads) == 50:
+                raise RuntimeError("killed half-way")
+            return real(vault_root, rel)
+
+        monkeypatch.setattr(index_sync, "_read", failing)
+        with pytest.raises(RuntimeError, match="half-way"):
+            vault.sync(rebuild=True)
+        assert len(reads) == 50
+        assert vault.index.conn.execute(schema).fetchall() == tables
+        assert _index_content(vault) == before
+        monkeypatch.setattr(index_sync, "_read", real)
+        assert not vault.sync().any_change

@@ -317,11 +317,14 @@ def plan_prune(
     candidates &= scores.age_days >= grace_days
     order = np.flatnonzero(candidates)
     order = order[np.lexsort((columns.path[order].astype(str), scores.effective_importance[order]))]
-    moves: list[Move] = []
-    for i in order[:count]:
-        reason = (
-            f"{n_active} active > max_active {lc.max_active}; lowest EI "
-            f"{scores.effective_importance[i]:.3f}"
+    chosen = order[:count]
+    head = f"{n_active} active > max_active {lc.max_active}; lowest EI "
+    return [
+        _archive(str(path), note_id, settings, now, "prune", f"{head}{ei:.3f}")
+        for path, note_id, ei in zip(
+            columns.path[chosen].tolist(),
+            columns.id[chosen].tolist(),
+            scores.effective_importance[chosen].tolist(),
+            strict=True,
         )
-        moves.append(_archive(str(columns.path[i]), columns.id[i], settings, now, "prune", reason))
-    return moves
+    ]

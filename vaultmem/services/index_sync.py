@@ -151,7 +151,7 @@ def _read(root: Path, rel: str) -> _Read | None:
     """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
     try:
         try:
-            fd = os.open(root / rel, os.O_RDONLY | _NOFOLLOW)
+            fd = os.open(os.path.join(root, rel), os.O_RDONLY | _NOFOLLOW)
         except OSError as err:
             if err.errno != errno.ELOOP:
                 raise
@@ -291,6 +291,19 @@ def _process_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+def pool_context(notes: int) -> multiprocessing.context.BaseContext | None:
+    """How to start worker processes for reading ``notes`` notes; ``None``: read them here.
+
+    Workers pay off from :data:`PARALLEL_MIN_NOTES` notes when they can be forked, from
+    :data:`SPAWN_MIN_NOTES` when they must be spawned, and never on a single core.
+    """
+    if notes < PARALLEL_MIN_NOTES or (os.cpu_count() or 1) < 2:
+        return None
+    context = _process_context()
+    least = PARALLEL_MIN_NOTES if context.get_start_method() == "fork" else SPAWN_MIN_NOTES
+    return context if notes >= least else None
+
+
 class _Syncer:
     """One sync: compares, reads, parses and stores; then links and edge counts."""
 
@@ -383,13 +396,8 @@ class _Syncer:
         Many notes (a cold index) are read and parsed by a second process while this one writes
         the index, so both cores work; a few are read here and parsed only when needed.
         """
-        context = _process_context() if len(to_read) >= PARALLEL_MIN_NOTES else None
-        least = (
-            PARALLEL_MIN_NOTES
-            if context is not None and context.get_start_method() == "fork"
-            else SPAWN_MIN_NOTES
-        )
-        if context is None or len(to_read) < least or (os.cpu_count() or 1) < 2:
+        context = pool_context(len(to_read))
+        if context is None:
             for rel in to_read:
                 yield rel, _read(self.root, rel), None
             return
@@ -504,9 +512,17 @@ def sync_index(
         attachments: set[str] = set()
         present = scan_vault(root, settings, attachments=attachments)
         known = db.stat_states()
-        syncer.apply(present, known, progress)
-        syncer.apply_attachments(attachments, db.attachment_paths())
-        syncer.finish(all_edges=rebuild or len(syncer.parsed) > len(present) // 2)
+        if present and not known and not db.attachment_paths():  # empty index: in bulk
+            from vaultmem.services.index_bulk import index_all
+
+            index_all(
+                root, db, syncer.templates, present, attachments,
+                context=pool_context(len(present)), report=syncer.report, progress=progress,
+            )
+        else:
+            syncer.apply(present, known, progress)
+            syncer.apply_attachments(attachments, db.attachment_paths())
+            syncer.finish(all_edges=rebuild or len(syncer.parsed) > len(present) // 2)
     syncer.report.rebuilt = rebuild or db.recreated
     syncer.report.seconds = time.perf_counter() - started
     return syncer.report

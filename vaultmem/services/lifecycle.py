@@ -273,8 +273,11 @@ def plan_pass(
 def _superseded_at(vault: VaultContext, paths: np.ndarray) -> np.ndarray:
     """``superseded_at`` (epoch seconds, NaN = unknown) of each of ``paths``, from the index."""
     stamps = dict(vault.index.conn.execute(
-        "SELECT path, superseded_at FROM notes WHERE type = 'memory' AND status = 'superseded'"
+        # "+type": read the few rows of the partial index notes_superseded, not every memory
+        "SELECT path, superseded_at FROM notes WHERE +type = 'memory' AND status = 'superseded'"
     ).fetchall())
+    if not stamps:  # the common case: nothing superseded, no walk over every path
+        return np.full(len(paths), math.nan, dtype=np.float64)
     return np.array([math.nan if stamps.get(str(p)) is None else float(stamps[str(p)])
                      for p in paths], dtype=np.float64)
 

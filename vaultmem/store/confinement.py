@@ -43,9 +43,35 @@ def is_symlinked(root: Path, rel: str) -> bool:
     return os.path.realpath(root / rel) != os.path.normpath(root / rel)
 
 
+LIST_FOLDER_FROM = 8
+"""From this many paths in one folder, :func:`linked_notes` lists the folder once instead of
+calling ``lstat`` per path."""
+
+
 def linked_notes(root: Path, paths: list[str]) -> set[str]:
-    """The vault-relative ``paths`` that are symbolic links themselves (an ``lstat`` each)."""
-    return {rel for rel in paths if os.path.islink(root / rel)}
+    """The vault-relative ``paths`` that are symbolic links themselves.
+
+    Paths are grouped by folder: a folder holding :data:`LIST_FOLDER_FROM` of them or more is
+    listed once (``os.scandir`` tells links apart without a ``stat`` per file); the others get
+    an ``lstat`` each. A folder that cannot be listed falls back to ``lstat`` too.
+    """
+    by_folder: dict[str, list[str]] = {}
+    for rel in paths:
+        by_folder.setdefault(rel[: rel.rfind("/") + 1], []).append(rel)
+    base = os.fspath(root) + os.sep
+    found: set[str] = set()
+    for folder, members in by_folder.items():
+        if len(members) >= LIST_FOLDER_FROM:
+            try:
+                with os.scandir(base + folder) as entries:
+                    links = {folder + e.name for e in entries if e.is_symlink()}
+            except OSError:
+                pass
+            else:
+                found.update(rel for rel in members if rel in links)
+                continue
+        found.update(rel for rel in members if os.path.islink(base + rel))
+    return found
 
 
 def left_in_place_warning(rel: str) -> str:

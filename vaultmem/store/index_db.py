@@ -9,7 +9,9 @@ rebuilt from the notes without loss.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
+import operator
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -192,44 +194,43 @@ class FileState:
     id: str | None
 
 
-def _epoch(value: object) -> float | None:
-    return None if value is None else to_epoch(value)  # type: ignore[arg-type]
-
-
 def _json_default(value: object) -> str:
     """YAML gives datetimes and dates; JSON stores them as ISO 8601 text."""
     isoformat = getattr(value, "isoformat", None)
     return str(isoformat()) if callable(isoformat) else str(value)
 
 
+_FIELD_VALUES = operator.attrgetter(*FIELD_COLUMNS)
+_DATETIME_AT = tuple(i for i, column in enumerate(FIELD_COLUMNS) if column in DATETIME_KEYS)
+_PINNED_AT = FIELD_COLUMNS.index("pinned")
+
+
 def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) -> list[object]:
     f = note.fields
-    values: list[object] = [
+    fields = list(_FIELD_VALUES(f))
+    for i in _DATETIME_AT:
+        value = fields[i]
+        if value is not None:
+            aware = type(value) is dt.datetime and value.tzinfo is not None
+            fields[i] = value.timestamp() if aware else to_epoch(value)
+    fields[_PINNED_AT] = int(fields[_PINNED_AT])
+    return [
         note.path,
         note_key(note.path),
         mtime_ns,
         size,
         content_hash,
         note.title,
-    ]
-    for column in FIELD_COLUMNS:
-        value = getattr(f, column)
-        if column in DATETIME_KEYS:
-            value = _epoch(value)
-        elif column == "pinned":
-            value = int(value)
-        values.append(value)
-    values += [
+        *fields,
         _json_list(f.tags),
         _json_list(f.related),
         _json_list(note.problems),
-        _json_list([w.describe() for w in note.warnings]),
+        _json_list([w.describe() for w in note.warnings]) if note.warnings else "[]",
         # box and trace properties (topics, members, boxes) have no column of their own
         json.dumps(note.frontmatter, ensure_ascii=False, default=_json_default)
         if f.type in ("box", "trace")
         else "{}",
     ]
-    return values
 
 
 def _json_list(items: Sequence[str]) -> str:
@@ -535,9 +536,13 @@ class IndexDB(LinkIndex):
         return neighbours - {nid}
 
     def clear(self) -> None:
-        """Drop every row (``index --rebuild``)."""
-        for table in ("links", "tags", "notes_fts", "notes", "attachments"):
+        """Drop every row (``index --rebuild``). The FTS table is made again from its own
+        definition: deleting its rows one by one costs as much as indexing them did."""
+        for table in ("links", "tags", "notes", "attachments"):
             self.conn.execute(f"DELETE FROM {table}")
+        row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'notes_fts'").fetchone()
+        self.conn.execute("DROP TABLE notes_fts")
+        self.conn.execute(row[0])
 
     # ----------------------------------------------------------------- memory columns
     def memory_rows(

@@ -135,20 +135,25 @@ class LinkIndex:
                     tuple(chunk),
                 )
             return
+        pairs = self.conn.execute(
+            "SELECT nid, resolved_nid FROM links "
+            "WHERE resolved_nid IS NOT NULL AND resolved_nid != nid"
+        ).fetchall()
+        self.set_edges(pairs)
+
+    def set_edges(self, pairs: Sequence[tuple[int, int]], *, fresh: bool = False) -> None:
+        """Set every note's ``edges`` from all (source nid, resolved nid) pairs of the index
+        whose ends differ. ``fresh``: every note's count is still 0 (just loaded), so only the
+        linked ones are written."""
         import numpy as np  # the bulk recount only (a cold index); recall never loads it
 
-        pairs = np.array(
-            self.conn.execute(
-                "SELECT nid, resolved_nid FROM links "
-                "WHERE resolved_nid IS NOT NULL AND resolved_nid != nid"
-            ).fetchall(),
-            dtype=np.int64,
-        ).reshape(-1, 2)
-        low, high = np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
+        both = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        low, high = np.minimum(both[:, 0], both[:, 1]), np.maximum(both[:, 0], both[:, 1])
         distinct = np.unique(low << 32 | high)
         ends = np.concatenate([distinct >> 32, distinct & 0xFFFFFFFF])
         nid_list, counts = np.unique(ends, return_counts=True)
-        self.conn.execute("UPDATE notes SET edges = 0")
+        if not fresh:
+            self.conn.execute("UPDATE notes SET edges = 0")
         self.conn.executemany(
             "UPDATE notes SET edges = ? WHERE nid = ?",
             zip(counts.tolist(), nid_list.tolist(), strict=True),

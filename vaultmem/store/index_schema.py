@@ -126,6 +126,20 @@ def m006_corrections_episodes(conn: sqlite3.Connection) -> None:
     )
 
 
+def m007_few_row_indexes(conn: sqlite3.Connection) -> None:
+    """Partial indexes over the few notes that planning looks up in every pass: notes with
+    problems or warnings (left as they are) and superseded notes. Each leads with ``type`` so
+    queries that filter on it use them instead of scanning every memory."""
+    conn.executescript(
+        """
+        CREATE INDEX notes_hands_off ON notes(type, path)
+            WHERE problems != '[]' OR warnings != '[]';
+        CREATE INDEX notes_warned ON notes(type, path) WHERE warnings != '[]';
+        CREATE INDEX notes_superseded ON notes(type, path) WHERE status = 'superseded';
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_notes_links_fts,
     m002_meta,
@@ -133,6 +147,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m004_edges,
     m005_attachments,
     m006_corrections_episodes,
+    m007_few_row_indexes,
 )
 
 

@@ -1,0 +1,192 @@
+"""A cold index in bulk: every note of the vault into an empty index (docs/user-guide.md,
+"Index and graph").
+
+When the index holds nothing (a first sync, ``index --rebuild``), the walk has already named
+every note and attachment, so each note's id and each link's target are known before any note
+is read. Worker processes then read, parse and resolve whole batches of notes into plain rows
+(:class:`~vaultmem.store.index_load.NoteRows`), and this process only inserts them, many per
+statement (:func:`~vaultmem.store.index_load.bulk_load`). The rows are the same ones an
+incremental sync writes note by note; a note that vanishes between the walk and its read is
+left out and the links that named it are resolved again without it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vaultmem.core.link_resolution import LinkResolver, note_key
+from vaultmem.services import index_sync
+from vaultmem.services.index_sync import ProgressCallback, SyncReport, _parse, die_with_parent
+from vaultmem.store.index_db import IndexDB
+from vaultmem.store.index_links import BULK_RECOUNT, LinkValues
+from vaultmem.store.index_load import NoteRows, bulk_load
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+    from concurrent.futures import Future
+
+BATCH_NOTES = 256
+"""Notes per batch a worker reads, parses and sends back as rows."""
+IN_FLIGHT_BATCHES = 6
+"""Batches handed to the workers ahead of the writer (bounds the rows held in memory)."""
+WORKERS = 2
+"""Worker processes: two keep both cores of a 2-core machine busy beside the writer."""
+
+
+@dataclass(frozen=True, slots=True)
+class _LoadState:
+    """What every batch needs: the vault, its template folders, and who is where."""
+
+    root: Path
+    templates: tuple[str, ...]
+    resolver: LinkResolver
+    nid_of: dict[str, int]
+
+
+_STATE: _LoadState | None = None
+"""The worker's :class:`_LoadState` (set once per worker process by :func:`_start_worker`)."""
+
+
+def _start_worker(parent_pid: int, state: _LoadState) -> None:
+    global _STATE
+    die_with_parent(parent_pid)
+    _STATE = state
+
+
+def _worker_rows(batch: list[tuple[str, int]]) -> NoteRows:
+    assert _STATE is not None, "worker started without its state"
+    return batch_rows(_STATE, batch)
+
+
+def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
+    """Read, parse and resolve the notes of ``batch`` ((path, nid) pairs) into their rows."""
+    rows = NoteRows()
+    resolver, nid_of = state.resolver, state.nid_of
+    key_of: dict[str, str] = {}
+    for rel, nid in batch:
+        read = index_sync._read(state.root, rel)  # looked up here: tests stand in for it
+        if read is None:
+            rows.missing.append(rel)
+            continue
+        note = _parse(read, state.templates)
+        links: list[LinkValues] = []
+        for link in note.links:
+            target = link.target
+            key = key_of.get(target)
+            if key is None:
+                key = key_of[target] = note_key(target)
+            resolved = resolver.resolve(target, note.path)
+            links.append(
+                (
+                    nid,
+                    target,
+                    key,
+                    link.subpath,
+                    link.kind,
+                    resolved,
+                    nid_of.get(resolved) if resolved is not None else None,
+                )
+            )
+        rows.add_note(
+            nid, note, size=read.size, mtime_ns=read.mtime_ns, content_hash=read.hash, links=links
+        )
+    return rows
+
+
+def _batches(
+    state: _LoadState,
+    batches: list[list[tuple[str, int]]],
+    context: multiprocessing.context.BaseContext | None,
+) -> Iterator[NoteRows]:
+    """The rows of each batch, in order: from worker processes, or made here (``context`` None)."""
+    if context is None:
+        for batch in batches:
+            yield batch_rows(state, batch)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(
+        max_workers=WORKERS,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(os.getpid(), state),
+    ) as pool:
+        pending: deque[Future[NoteRows]] = deque()
+        for batch in batches:  # a bounded window: rows never pile up in memory
+            pending.append(pool.submit(_worker_rows, batch))
+            if len(pending) > IN_FLIGHT_BATCHES:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def index_all(
+    root: Path,
+    db: IndexDB,
+    templates: tuple[str, ...],
+    present: dict[str, tuple[int, int]],
+    attachments: set[str],
+    *,
+    context: multiprocessing.context.BaseContext | None,
+    report: SyncReport,
+    progress: ProgressCallback | None = None,
+) -> None:
+    """Index every note of ``present`` (path → (size, mtime_ns), from the walk) and every path of
+    ``attachments`` into ``db``, whose tables must be empty, inside the caller's transaction.
+
+    ``context`` runs the reading and parsing in worker processes (``None``: in this one).
+    Counts go to ``report`` (``added``, ``touched_paths``); edge counts are recomputed.
+    """
+    paths = sorted(present)
+    nid_of = {rel: nid for nid, rel in enumerate(paths, 1)}
+    state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of)
+    size = max(16, min(BATCH_NOTES, len(paths) // (8 * WORKERS)))  # small vaults: all busy
+    batches = [
+        [(rel, nid_of[rel]) for rel in paths[i : i + size]] for i in range(0, len(paths), size)
+    ]
+    missing: list[str] = []
+    pairs: list[tuple[int, int]] = []  # (source, target) of every link between two notes
+    done = 0
+    with bulk_load(db.conn) as load:
+        if attachments:
+            db.add_attachments(sorted(attachments))
+        for rows in _batches(state, batches, context):
+            load.add(rows)
+            report.added += len(rows.notes)
+            report.touched_paths += [str(values[1]) for values in rows.notes]
+            missing += rows.missing
+            pairs += [(v[0], v[6]) for v in rows.links if v[6] is not None and v[6] != v[0]]
+            if progress is not None:
+                for _ in range(len(rows.notes) + len(rows.missing)):
+                    done += 1
+                    progress(done, len(paths))
+    if missing:
+        _resolve_without(db, state, missing)  # links changed: count them from the index
+        db.recount_edges()
+    elif len(paths) > BULK_RECOUNT:
+        db.set_edges(pairs, fresh=True)
+    else:  # a small vault is counted in SQL: numpy's first use costs more than its notes do
+        db.recount_edges(list(state.nid_of.values()))
+
+
+def _resolve_without(db: IndexDB, state: _LoadState, missing: list[str]) -> None:
+    """Resolve again, without the ``missing`` notes, every link that may have named one."""
+    for rel in missing:
+        state.resolver.remove(rel)
+        del state.nid_of[rel]
+    stale = db.links_to_keys({note_key(rel) for rel in missing})
+    updates: list[tuple[str | None, int | None, int]] = []
+    for lid, _source_nid, source, target, _old_nid in stale:
+        resolved = state.resolver.resolve(target, source)
+        updates.append(
+            (resolved, state.nid_of.get(resolved) if resolved is not None else None, lid)
+        )
+    db.set_resolved(updates)
+
+
+__all__ = ["BATCH_NOTES", "WORKERS", "batch_rows", "index_all"]

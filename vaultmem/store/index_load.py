@@ -1,0 +1,110 @@
+"""Loading a whole vault into an empty index at once (a cold index, ``index --rebuild``).
+
+The rows are exactly those :meth:`~vaultmem.store.index_db.IndexDB.upsert` and
+:meth:`~vaultmem.store.index_links.LinkIndex.replace_links` write one note at a time; only the
+way they get in differs: many rows per statement (``executemany``), note ids chosen by the
+caller (so links can name their target's id before it is stored), and the secondary indexes of
+``notes``, ``tags``, ``links`` and ``attachments`` dropped for the load and built again after it
+(sorting once is much cheaper than keeping a B-tree in order row by row). All of it runs in the
+caller's transaction: a load that fails or is killed leaves the index as it was.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from vaultmem.core.note_parse import ParsedNote
+from vaultmem.store.index_db import _INSERT_COLUMNS, _note_values
+from vaultmem.store.index_links import LinkValues
+
+NoteValues = tuple[object, ...]
+"""A ``notes`` row: nid, then the columns :meth:`IndexDB.upsert` writes, in its order."""
+TagValues = tuple[int, str]
+FtsValues = tuple[int, str, str, str]
+"""(nid, title, body, tags joined by spaces) — the ``notes_fts`` row of a note."""
+
+_NOTE_SQL = (
+    f"INSERT INTO notes (nid, {', '.join(_INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * (len(_INSERT_COLUMNS) + 1))})"
+)
+_LOADED_TABLES = ("notes", "tags", "links", "attachments")
+
+
+@dataclass(slots=True)
+class NoteRows:
+    """Every row of a batch of notes, ready for :meth:`BulkLoad.add` (plain tuples: cheap to
+    send from a worker process)."""
+
+    notes: list[NoteValues] = field(default_factory=list)
+    tags: list[TagValues] = field(default_factory=list)
+    fts: list[FtsValues] = field(default_factory=list)
+    links: list[LinkValues] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    """Paths that vanished (or became links out of the vault) before they could be read."""
+
+    def add_note(
+        self,
+        nid: int,
+        note: ParsedNote,
+        *,
+        size: int,
+        mtime_ns: int,
+        content_hash: str,
+        links: Sequence[LinkValues],
+    ) -> None:
+        """The rows of one parsed note (as ``upsert`` stores them) and its resolved links."""
+        self.notes.append((nid, *_note_values(note, size, mtime_ns, content_hash)))
+        tags = note.fields.tags
+        self.tags += [(nid, tag) for tag in tags]
+        self.fts.append((nid, note.title, note.body, " ".join(tags)))
+        self.links += links
+
+
+class BulkLoad:
+    """Rows added to an empty index in batches; see :func:`bulk_load`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def add(self, rows: NoteRows) -> None:
+        """Insert one batch (notes first: links and tags refer to them)."""
+        conn = self.conn
+        conn.executemany(_NOTE_SQL, rows.notes)
+        if rows.tags:
+            conn.executemany("INSERT INTO tags (nid, tag) VALUES (?, ?)", rows.tags)
+        conn.executemany(
+            "INSERT INTO notes_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)", rows.fts
+        )
+        if rows.links:
+            conn.executemany(
+                "INSERT INTO links (nid, target, target_key, subpath, kind, resolved, "
+                "resolved_nid) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows.links,
+            )
+
+
+@contextmanager
+def bulk_load(conn: sqlite3.Connection) -> Iterator[BulkLoad]:
+    """Load rows into an index whose tables are empty, inside the caller's transaction.
+
+    The secondary indexes of the loaded tables are dropped first and created again (from their
+    own stored ``CREATE INDEX`` text, so the schema stays exactly as migrated) when the block
+    ends. When it raises they are not: the caller's rollback restores them with the rows.
+    """
+    placeholders = ", ".join("?" * len(_LOADED_TABLES))
+    indexes = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+        f"AND tbl_name IN ({placeholders}) ORDER BY name",
+        _LOADED_TABLES,
+    ).fetchall()
+    for name, _sql in indexes:
+        conn.execute(f'DROP INDEX "{name}"')
+    yield BulkLoad(conn)
+    for _name, sql in indexes:
+        conn.execute(sql)
+
+
+__all__ = ["BulkLoad", "FtsValues", "NoteRows", "NoteValues", "TagValues", "bulk_load"]
