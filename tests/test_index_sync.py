@@ -456,3 +456,49 @@ def test_a_rebuild_that_fails_midway_leaves_the_previous_index_whole(
         assert _index_content(vault) == before
         monkeypatch.setattr(index_sync, "_read", real)
         assert not vault.sync().any_change
+
+
+def test_a_note_rewritten_in_place_while_read_is_never_filed_under_its_new_mtime(
+    tmp_path: Path,
+) -> None:
+    """An editor writing in place races the reader. Whenever the size and mtime the index would
+    keep are the note's current ones, the bytes kept must be its current bytes; otherwise the
+    next sync would never read the edit."""
+    import threading
+    import time
+
+    from vaultmem.store.note_files import content_hash
+
+    root = tmp_path / "v"
+    root.mkdir()
+    path = root / "n.md"
+    path.write_bytes(b"a" * 400_000)
+    stop = threading.Event()
+
+    def rewrite() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            with open(path, "r+b") as handle:  # in place: same inode, new bytes and mtime
+                handle.write(bytes([97 + n % 26]) * 400_000)
+            time.sleep(0.006)  # the next write lands in a later mtime tick
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    stale = checked = 0
+    try:
+        for _ in range(400):
+            read = index_sync._read(root, "n.md")
+            assert read is not None
+            before = os.stat(path)
+            data = path.read_bytes()
+            after = os.stat(path)
+            if before.st_mtime_ns != after.st_mtime_ns:
+                continue  # no quiet moment to compare against
+            if (read.size, read.mtime_ns) == (after.st_size, after.st_mtime_ns):
+                checked += 1
+                stale += read.hash != content_hash(data)
+    finally:
+        stop.set()
+        writer.join()
+    assert checked > 0 and stale == 0

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from vaultmem.core.link_resolution import LinkResolver, is_attachment, note_key
 from vaultmem.core.note_parse import ParsedNote, parse_note
@@ -147,6 +147,31 @@ class _Read:
     problems: tuple[str, ...]
 
 
+READ_ATTEMPTS = 3
+"""A note written in place while it is read is read again, at most this many times in all."""
+
+
+def _stable_read(handle: BinaryIO) -> tuple[bytes, os.stat_result]:
+    """The bytes of an open note and the stat taken *before* reading them.
+
+    An editor that rewrites a file in place can change it while it is read: then the size or the
+    mtime differ between a stat before and after, or the bytes are not the size stat said, and it
+    is read again. The stat kept is the one before the read, so a write that lands after it gives
+    the note a newer mtime than the index holds and the next sync reads it again (never old bytes
+    filed under the new mtime).
+    """
+    for _ in range(READ_ATTEMPTS - 1):
+        before = os.fstat(handle.fileno())
+        data = handle.read()
+        after = os.fstat(handle.fileno())
+        same = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
+        if same and len(data) == before.st_size:
+            return data, before
+        handle.seek(0)
+    before = os.fstat(handle.fileno())
+    return handle.read(), before
+
+
 def _read(root: Path, rel: str) -> _Read | None:
     """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
     try:
@@ -158,8 +183,7 @@ def _read(root: Path, rel: str) -> _Read | None:
             # a symbolic link: followed only to a target inside the vault
             fd = os.open(confined_path(root, rel), os.O_RDONLY | _NOFOLLOW)
         with open(fd, "rb") as handle:
-            data = handle.read()
-            info = os.fstat(handle.fileno())
+            data, info = _stable_read(handle)
     except (OSError, NoteError):
         return None
     from vaultmem.store.note_files import content_hash  # hashlib: only when a note is read
