@@ -255,7 +255,10 @@ def _apply_seal(
     whose members moved is not written, and traces leave it out."""
     planned = {(m.action, m.path): m for m in result.planned}
     unwritten: set[str] = set()
-    for box in boxes:
+    prepared_to = 0
+    for at, box in enumerate(boxes):
+        if at == prepared_to:  # members and box notes of the next boxes, one flush to disk
+            prepared_to = _prepare_boxes(session, boxes, at, planned, now)
         moved: list[str] = []
         for member in box.members:
             move = planned[("seal", member)]
@@ -296,6 +299,28 @@ def _apply_seal(
             raise
         except (VaultmemError, OSError) as err:
             result.skipped.append((Move(earlier.path, None, "edit", None), str(err)))
+
+
+def _prepare_boxes(
+    session: PassSession,
+    boxes: Sequence[BoxPlan],
+    start: int,
+    planned: dict[tuple[str, str], Move],
+    now: dt.datetime,
+) -> int:
+    """Prepare the members and box notes of boxes ``start``… (about one batch); the end index."""
+    from vaultmem.services.lifecycle import PREPARE_BATCH
+
+    end, members = start, 0
+    while end < len(boxes) and (members == 0 or members + len(boxes[end].members) <= PREPARE_BATCH):
+        members += len(boxes[end].members)
+        end += 1
+    chosen = boxes[start:end]
+    session.prepare(
+        [planned[("seal", member)] for box in chosen for member in box.members],
+        [(box.path, box_note(box, now)) for box in chosen],  # as written when all members move
+    )
+    return end
 
 
 def _create(session: PassSession, text: str, move: Move) -> None:

@@ -13,10 +13,11 @@ Ctrl-C finishes the step in hand and stops (the journal lets the next command fi
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -54,12 +55,15 @@ from vaultmem.store.confinement import left_in_place_warning, linked_notes
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.journal_check import MANAGED_TYPES
-from vaultmem.store.note_files import batched_dir_syncs, read_note
+from vaultmem.store.note_files import NoteSnapshot, batched_dir_syncs, read_note
 from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
+
+PREPARE_BATCH = 512
+"""Moves checked and written ahead together, one flush to disk each (PassSession.prepare)."""
 
 
 @dataclass(slots=True)
@@ -109,6 +113,7 @@ class PassSession:
         self.touched: list[str] = []
         self.recovered: list[Path] = []
         self.journal: JournalWriter | None = None
+        self._prepared: dict[int, tuple[Move, tuple[NoteSnapshot, str] | BaseException]] = {}
         self._lock = vault_lock(vault.sidecar, timeout_seconds=0)
 
     def __enter__(self) -> PassSession:
@@ -175,6 +180,33 @@ class PassSession:
         cannot be written, or changed since the index the plan came from was synced, and
         :class:`NoteChangedError` when a person saves or deletes it while it is being written.
         """
+        prepared = self._prepared.pop(id(move), None)
+        if prepared is not None and prepared[0] is move:
+            checked = prepared[1]
+            if isinstance(checked, BaseException):
+                raise checked
+            snapshot, after = checked
+        else:
+            snapshot, after = self._check(move, self._indexed_hashes([move.path]))
+        if move.action == "delete":
+            self._writer().delete(move.path, snapshot.text)
+            self.touched.append(move.path)
+            return
+        destination = move.destination or move.path
+        if destination != move.path:
+            if (self.vault.root / destination).exists():
+                raise NoteError(destination, f"already exists; {move.path} not moved there")
+            confined(self.vault.root, destination)
+            self._writer().move(move.path, destination, snapshot.text, after)
+        elif after != snapshot.text:
+            self._writer().edit(move.path, snapshot.text, after)
+        self.touched += [move.path, destination]
+
+    def _indexed_hashes(self, paths: list[str]) -> dict[str, str]:
+        return {rel: state.hash for rel, state in self.vault.index.file_states_for(paths).items()}
+
+    def _check(self, move: Move, indexed: dict[str, str]) -> tuple[NoteSnapshot, str]:
+        """Read ``move``'s note and check it may be written; its snapshot and its new text."""
         source = confined(self.vault.root, move.path)
         snapshot = read_note(source)
         note = parse_note(move.path, snapshot.text)
@@ -186,26 +218,42 @@ class PassSession:
             raise NoteError(move.path, f"{note.warnings[0].describe()}; left as it is")
         if note.fields.id != move.id:
             raise NoteError(move.path, "changed since the plan was made (id differs); not moved")
-        indexed = self.vault.index.file_states_for([move.path]).get(move.path)
-        if indexed is not None and indexed.hash != snapshot.fingerprint.sha256:
+        known = indexed.get(move.path)
+        if known is not None and known != snapshot.fingerprint.sha256:
             raise NoteChangedError(move.path, "changed since the plan was made; left alone")
         if move.action == "delete":
-            self._writer().delete(move.path, snapshot.text)
-            self.touched.append(move.path)
-            return
+            return snapshot, snapshot.text
         try:
             after = set_fields(snapshot.text, move.changes) if move.changes else snapshot.text
         except FrontmatterError as err:
             raise NoteError(move.path, f"{err}; not moved") from None
-        destination = move.destination or move.path
-        if destination != move.path:
-            if (self.vault.root / destination).exists():
-                raise NoteError(destination, f"already exists; {move.path} not moved there")
-            confined(self.vault.root, destination)
-            self._writer().move(move.path, destination, snapshot.text, after)
-        elif after != snapshot.text:
-            self._writer().edit(move.path, snapshot.text, after)
-        self.touched += [move.path, destination]
+        return snapshot, after
+
+    def prepare(self, moves: Sequence[Move], creates: Sequence[tuple[str, str]] = ()) -> None:
+        """Check ``moves`` and write their new texts (and ``creates``: (path, text)) ahead.
+
+        One flush to disk then covers the whole batch, where each note would otherwise fsync its
+        own; :meth:`apply` and :meth:`create` use what was prepared (a note is still owned and
+        compared with what was read when it is written, so a person's save in between wins).
+        """
+        if self.dry_run or not moves and not creates:
+            return
+        writer = self._writer()
+        indexed = self._indexed_hashes([m.path for m in moves])
+        for move in moves:
+            checked: tuple[NoteSnapshot, str] | BaseException
+            try:
+                checked = self._check(move, indexed)
+                snapshot, after = checked
+                if move.action != "delete" and after != snapshot.text:
+                    writer.stage(move.path, after)
+            except (VaultmemError, OSError) as err:
+                checked = err
+            self._prepared[id(move)] = (move, checked)
+        for path, text in creates:
+            with contextlib.suppress(VaultmemError, OSError):
+                writer.stage(path, text)
+        writer.flush_staged()
 
     def edit_fields(self, path: str, compute: Callable[[MemoryFields], dict[str, object]]) -> None:
         """A journaled surgical edit: ``compute(fields)``'s changes to one note (``gc --keep``)."""
@@ -223,7 +271,9 @@ class PassSession:
         result.dry_run = self.dry_run
         if self.dry_run:
             return result
-        for move in result.planned:
+        for start, move in enumerate(result.planned):
+            if start % PREPARE_BATCH == 0:
+                self.prepare(result.planned[start : start + PREPARE_BATCH])
             try:
                 self.apply(move)
             except InterruptedRunError:

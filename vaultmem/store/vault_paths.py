@@ -42,8 +42,14 @@ def confined(root: Path, relative: str) -> Path:
     base = _resolved(str(root)) if root.is_absolute() else root.resolve()
     target = base.joinpath(*parts)
     # the folder holding the note must resolve inside the vault (a symlinked folder could
-    # point anywhere); the note itself, if a symlink, must point inside too
-    _inside(relative, base, os.path.realpath(target.parent))
+    # point anywhere); the note itself, if a symlink, must point inside too. ``base`` is
+    # resolved, so a folder none of whose parts below it is a link is inside as it stands.
+    folder = str(base)
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        if os.path.islink(folder):
+            _inside(relative, base, os.path.realpath(target.parent))
+            break
     if os.path.islink(target):
         _inside(relative, base, os.path.realpath(target))
     return target
