@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from vaultmem.store.note_files import fsync_dir, sync_file_system
@@ -57,6 +57,7 @@ class NewNotes:
 
     def __init__(self) -> None:
         self._pending: list[tuple[Path, str]] = []  # (final path, temporary path)
+        self._folders: set[Path] = set()  # made (or found) already
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -68,12 +69,20 @@ class NewNotes:
         """
         if os.path.lexists(path):
             raise FileExistsError(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".vaultmem-tmp", dir=path.parent)
+        if path.parent not in self._folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(path.parent)
+        while True:
+            tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.vaultmem-tmp")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                continue
         try:
             with os.fdopen(fd, "wb") as handle:
+                os.fchmod(fd, 0o644)  # whatever the umask, like every note vaultmem writes
                 handle.write(text.encode("utf-8"))
-            os.chmod(tmp, 0o644)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
