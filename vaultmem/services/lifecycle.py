@@ -111,6 +111,7 @@ class PassSession:
         self.now = now
         self.dry_run = dry_run
         self.touched: list[str] = []
+        self._refreshed = 0  # touched[:_refreshed] are re-indexed already
         self.recovered: list[Path] = []
         self.journal: JournalWriter | None = None
         self._prepared: dict[int, tuple[Move, tuple[NoteSnapshot, str] | BaseException]] = {}
@@ -159,11 +160,17 @@ class PassSession:
                 else:
                     self.journal.abandon()
                     self.journal.path.unlink()
-            if self.touched:
-                self.vault.refresh(self.touched)
+            self.refresh()
         finally:
             self._signals.__exit__(None, None, None)
             self._lock.__exit__(kind, error, trace)
+
+    def refresh(self) -> None:
+        """Re-index the notes written since the last refresh (and only those)."""
+        fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
+        self._refreshed = len(self.touched)
+        if fresh:
+            self.vault.refresh(fresh)
 
     @property
     def journal_path(self) -> Path | None:
@@ -431,18 +438,18 @@ def run_passes(
         if repairs:
             run.results.append(session.run(PassResult("repair", repairs, dry_run=dry_run)))
             if not dry_run:
-                vault.refresh(session.touched)
+                session.refresh()
         sealed: list[Move] = []
         if "seal" in names:
             result = seal_boxes(vault, session, now)
             run.results.append(result)
             sealed = result.planned
             if not dry_run:
-                vault.refresh(session.touched)
+                session.refresh()
         if not dry_run and keep:
             for path in keep:
                 session.edit_fields(path, keep_changes)
-            vault.refresh(keep)
+            session.refresh()
         table = vault.table(now=now)
         if dry_run and sealed:  # show what the real run does: members as the seal leaves them
             table = with_moves(table, sealed, vault.settings, now)
