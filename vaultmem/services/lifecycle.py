@@ -209,24 +209,50 @@ class PassSession:
             self._writer().edit(move.path, snapshot.text, after)
         self.touched += [move.path, destination]
 
-    def _indexed_hashes(self, paths: list[str]) -> dict[str, str]:
-        return {rel: state.hash for rel, state in self.vault.index.file_states_for(paths).items()}
+    def _indexed_hashes(self, paths: list[str]) -> dict[str, tuple[str, bool, str | None]]:
+        """Indexed path → (content hash, whether the index found it clean, its ``id``).
 
-    def _check(self, move: Move, indexed: dict[str, str]) -> tuple[NoteSnapshot, str]:
-        """Read ``move``'s note and check it may be written; its snapshot and its new text."""
+        Clean: of a type vaultmem manages, no problems, no warnings (what :meth:`_check` would
+        otherwise parse the note again to learn, for the very same bytes).
+        """
+        wanted = sorted(set(paths))
+        found: dict[str, tuple[str, bool, str | None]] = {}
+        types = ", ".join(f"'{t}'" for t in sorted(MANAGED_TYPES))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.vault.index.conn.execute(
+                f"SELECT path, hash, type IN ({types}) AND problems = '[]' AND warnings = '[]', "
+                f"id FROM notes WHERE path IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            found.update((path, (sha, bool(clean), note_id)) for path, sha, clean, note_id in rows)
+        return found
+
+    def _check(
+        self, move: Move, indexed: dict[str, tuple[str, bool, str | None]]
+    ) -> tuple[NoteSnapshot, str]:
+        """Read ``move``'s note and check it may be written; its snapshot and its new text.
+
+        A note whose bytes are those the index parsed, found clean and with the planned ``id``,
+        is not parsed again.
+        """
         source = confined(self.vault.root, move.path)
         snapshot = read_note(source)
-        note = parse_note(move.path, snapshot.text)
-        if note.problems:
-            raise NoteError(move.path, f"{note.problems[0]}; not moved")
-        if note.fields.type not in MANAGED_TYPES:
-            raise NoteError(move.path, "not a note vaultmem manages; not moved")
-        if note.warnings:
-            raise NoteError(move.path, f"{note.warnings[0].describe()}; left as it is")
-        if note.fields.id != move.id:
-            raise NoteError(move.path, "changed since the plan was made (id differs); not moved")
-        known = indexed.get(move.path)
-        if known is not None and known != snapshot.fingerprint.sha256:
+        known, clean, indexed_id = indexed.get(move.path, (None, False, None))
+        same = known == snapshot.fingerprint.sha256
+        if not (clean and same and move.id is not None and indexed_id == move.id):
+            note = parse_note(move.path, snapshot.text)
+            if note.problems:
+                raise NoteError(move.path, f"{note.problems[0]}; not moved")
+            if note.fields.type not in MANAGED_TYPES:
+                raise NoteError(move.path, "not a note vaultmem manages; not moved")
+            if note.warnings:
+                raise NoteError(move.path, f"{note.warnings[0].describe()}; left as it is")
+            if note.fields.id != move.id:
+                raise NoteError(
+                    move.path, "changed since the plan was made (id differs); not moved"
+                )
+        if known is not None and not same:
             raise NoteChangedError(move.path, "changed since the plan was made; left alone")
         if move.action == "delete":
             return snapshot, snapshot.text

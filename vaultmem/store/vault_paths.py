@@ -25,20 +25,9 @@ def confined(root: Path, relative: str) -> Path:
     (POSIX or Windows), holds ``..``, ``\\`` or a NUL, has a dot-part, or resolves outside
     ``root`` (or into a dot-folder) through a symlink.
     """
-    if not isinstance(relative, str) or not relative.strip():
+    if not isinstance(relative, str):
         raise UnsafePathError(repr(relative), "not a vault-relative path")
-    if "\x00" in relative or "\\" in relative:
-        raise UnsafePathError(relative, "holds a NUL or a backslash")
-    if PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).is_absolute():
-        raise UnsafePathError(relative, "is absolute, not inside the vault")
-    if PureWindowsPath(relative).drive:
-        raise UnsafePathError(relative, "names a drive, not a place inside the vault")
-    parts = relative.split("/")
-    for part in parts:
-        if part in ("", ".", ".."):
-            raise UnsafePathError(relative, "has an empty, '.' or '..' part")
-        if part.startswith("."):
-            raise UnsafePathError(relative, "lies in a dot-folder or is a hidden file")
+    parts = _checked_parts(relative)
     base = _resolved(str(root)) if root.is_absolute() else root.resolve()
     target = base.joinpath(*parts)
     # the folder holding the note must resolve inside the vault (a symlinked folder could
@@ -53,6 +42,26 @@ def confined(root: Path, relative: str) -> Path:
     if os.path.islink(target):
         _inside(relative, base, os.path.realpath(target))
     return target
+
+
+@functools.lru_cache(maxsize=16384)
+def _checked_parts(relative: str) -> tuple[str, ...]:
+    """The parts of a vault-relative path, after the checks that need no file system."""
+    if not relative.strip():
+        raise UnsafePathError(repr(relative), "not a vault-relative path")
+    if "\x00" in relative or "\\" in relative:
+        raise UnsafePathError(relative, "holds a NUL or a backslash")
+    if PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).is_absolute():
+        raise UnsafePathError(relative, "is absolute, not inside the vault")
+    if PureWindowsPath(relative).drive:
+        raise UnsafePathError(relative, "names a drive, not a place inside the vault")
+    parts = relative.split("/")
+    for part in parts:
+        if part in ("", ".", ".."):
+            raise UnsafePathError(relative, "has an empty, '.' or '..' part")
+        if part.startswith("."):
+            raise UnsafePathError(relative, "lies in a dot-folder or is a hidden file")
+    return tuple(parts)
 
 
 @functools.lru_cache(maxsize=64)
