@@ -2,10 +2,11 @@
 
 A vault has many writers at once (Obsidian, sync, scripts), so vaultmem *owns* a note before
 it replaces, moves or deletes it: the new text is written and fsynced to a temp file beside the
-note (or was written ahead with a batch and flushed with it, :func:`stage_text`); the note is renamed aside to a private name in its folder (no other writer can reach it
-there) and its bytes compared with those that were read; the new file is then linked at the
-note's (new) name, which never replaces a file; and only after a last check of the aside copy
-is it removed. A save or delete racing the write makes vaultmem back off — the person's version
+note (or was written ahead with a batch and flushed with it, :func:`stage_text`); the note is
+renamed aside to a private name in its folder (no other writer can reach it there) and its
+bytes compared with those that were read; the new file is then linked at the note's (new)
+name, which never replaces a file; and only after a last check of the aside copy is it
+removed. A save or delete racing the write makes vaultmem back off — the person's version
 is put back untouched and :class:`~vaultmem.errors.NoteChangedError` raised — and a kill at any
 point leaves files :func:`recover_interrupted_writes` finishes. See docs/user-guide.md.
 """
