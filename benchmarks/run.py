@@ -462,11 +462,11 @@ def startup_figures(result: dict[str, Any]) -> list[Figure]:
     ]
 
 
-def bench_import(out: Path, log: Log) -> Corpus:
-    corpus = Corpus("import", f"{IMPORT_MEMORIES:,} generated JSONL memories into a new vault",
-                    IMPORT_MEMORIES, load_average=[_load()])
-    log(f"[import] {IMPORT_MEMORIES:,} memories")
-    result = run_scenario("import", out, repeat=IMPORT_MEMORIES)
+def bench_import(out: Path, log: Log, n: int = IMPORT_MEMORIES) -> Corpus:
+    corpus = Corpus("import", f"{n:,} generated JSONL memories into a new vault", n,
+                    load_average=[_load()])
+    log(f"[import] {n:,} memories")
+    result = run_scenario("import", out, repeat=n)
     corpus.raw = {"import": result}
     corpus.figures = import_figures(result)
     corpus.load_average.append(_load())
@@ -592,13 +592,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 corpora.append(bench_real(source, effort, log))
             else:
                 log(f"real vault {source} is missing; skipped")
-    corpora.append(bench_import(out, log))
+    imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES)
     startup = bench_startup(out, effort, log)
     document = {"machine": machine, "quick": args.quick,
-                "corpora": [asdict(corpus) for corpus in corpora], "startup": asdict(startup)}
+                "corpora": [asdict(corpus) for corpus in corpora], "startup": asdict(startup),
+                "import": asdict(imports)}
     (out / "last-run.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
     print(json.dumps(document, indent=2, ensure_ascii=False) if args.json
-          else render(machine, [*corpora, startup]))
+          else render(machine, [*corpora, imports, startup]))
     return 0
 
 
