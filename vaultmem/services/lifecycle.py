@@ -55,7 +55,12 @@ from vaultmem.store.confinement import left_in_place_warning, linked_notes
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.journal_check import MANAGED_TYPES
-from vaultmem.store.note_files import NoteSnapshot, batched_dir_syncs, read_note
+from vaultmem.store.note_files import (
+    NoteSnapshot,
+    batched_dir_syncs,
+    read_note,
+    settle_closes,
+)
 from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
@@ -170,6 +175,7 @@ class PassSession:
         fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
         self._refreshed = len(self.touched)
         if fresh:
+            settle_closes()  # no helper thread left: the index may fork its parse workers
             self.vault.refresh(fresh)
 
     @property

@@ -22,8 +22,8 @@ import os
 import secrets
 import stat
 import sys
+import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -448,34 +448,52 @@ class _Closer:
 
     Closing the last handle of a removed file frees it, which waits on the file system's
     journal; done aside, it overlaps with the next notes' work instead of stalling each one.
+    One thread at a time, ending with its batch (:meth:`settle` waits for it).
     """
 
     BATCH = 64
 
     def __init__(self) -> None:
         self._batch: list[IO[bytes]] = []
-        self._pool: ThreadPoolExecutor | None = None
-        self._futures: list[Future[None]] = []
+        self._thread: threading.Thread | None = None
 
     def add(self, handle: IO[bytes]) -> None:
         self._batch.append(handle)
         if len(self._batch) >= self.BATCH:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultmem-close")
-            self._futures.append(self._pool.submit(_close_all, self._batch))
+            self.settle()
+            self._thread = threading.Thread(
+                target=_close_all, args=(self._batch,), name="vaultmem-close"
+            )
+            self._thread.start()
             self._batch = []
 
+    def settle(self) -> None:
+        """Wait until the helper thread has closed its batch (and ended)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
     def finish(self) -> None:
+        self.settle()
         _close_all(self._batch)
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            for future in self._futures:
-                future.result()
+        self._batch = []
 
 
 def _close_all(handles: list[IO[bytes]]) -> None:
     for handle in handles:
-        handle.close()
+        with contextlib.suppress(OSError):
+            handle.close()
+
+
+def settle_closes() -> None:
+    """Inside :func:`batched_dir_syncs`: wait until no helper thread is closing handles.
+
+    Call before starting worker processes (forking a process that runs a second thread is
+    avoided by the index sync, which would then start slower workers).
+    """
+    closer = _DEFERRED_CLOSES.get()
+    if closer is not None:
+        closer.settle()
 
 
 _DEFERRED_CLOSES: ContextVar[_Closer | None] = ContextVar("deferred_closes", default=None)
