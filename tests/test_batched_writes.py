@@ -216,3 +216,16 @@ def test_the_vault_lock_re_entered_by_one_thread_still_keeps_out_another(tmp_pat
     thread.start()
     thread.join(timeout=30)
     assert outcome == ["refused", "taken"]
+
+
+def test_a_text_written_ahead_and_not_used_leaves_no_folder_behind(tmp_path: Path) -> None:
+    box = tmp_path / "Boxes" / "2026-11-30" / "box-new" / "box-new.md"
+    (tmp_path / "Boxes").mkdir()
+    staged = stage_text(box, NOTE)
+    assert staged.temp.exists()
+    note_files.discard_staged(staged)  # none of the box's members moved: the box is not written
+    assert list((tmp_path / "Boxes").iterdir()) == []
+    kept = stage_text(box, NOTE)
+    (box.parent / "a person's note.md").write_text("mine\n", encoding="utf-8")
+    note_files.discard_staged(kept)
+    assert [p.name for p in box.parent.iterdir()] == ["a person's note.md"]

@@ -132,6 +132,8 @@ class StagedText:
     temp: Path
     aside: Path
     sha256: str
+    made: tuple[Path, ...] = ()
+    """Folders made for it, deepest first (removed again if it is discarded and they are empty)."""
 
 
 def stage_text(path: Path, text: str, *, mode: int | None = None) -> StagedText:
@@ -147,9 +149,14 @@ def stage_text(path: Path, text: str, *, mode: int | None = None) -> StagedText:
         except FileNotFoundError:
             mode = 0o644
     temp, aside = _temp_names(path)
+    made: list[Path] = []
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        made.append(folder)
+        folder = folder.parent
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_temp(temp, data, mode, durable=False)
-    return StagedText(temp, aside, content_hash(data))
+    return StagedText(temp, aside, content_hash(data), tuple(made))
 
 
 def _staged_temp(staged: StagedText | None, path: Path, data: bytes, mode: int) -> bool:
@@ -175,9 +182,15 @@ def _staged_temp(staged: StagedText | None, path: Path, data: bytes, mode: int) 
 
 
 def discard_staged(staged: StagedText) -> None:
-    """Remove a staged text that was not used (nothing happens if it is gone)."""
+    """Remove a staged text that was not used (nothing happens if it is gone), and the folders
+    made for it if they are empty (a box none of whose members moved leaves no folder)."""
     with contextlib.suppress(OSError):
         os.unlink(staged.temp)
+    for folder in staged.made:
+        try:
+            os.rmdir(folder)  # refuses a folder that is not empty: nothing else is touched
+        except OSError:
+            break
 
 
 def _place(source: Path, destination: Path, *, keep_source: bool) -> None:
