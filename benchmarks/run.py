@@ -347,16 +347,52 @@ APPLY_MAX_N = 20_000
 """The apply scenario copies the vault and runs a whole lifecycle; only on the smaller vaults."""
 
 
+APPLY_TARGET = 2_000.0
+"""Moves per second a lifecycle run applies, at least (issue 13)."""
+IMPORT_TARGET = 2_000.0
+"""Memories per second ``import`` writes, at least (issue 13)."""
+IMPORT_MEMORIES = 5_000
+
+
 def apply_figures(result: dict[str, Any]) -> list[Figure]:
-    """The apply rate of a journaled lifecycle run (no spec target; reported for issue 4)."""
+    """The apply rate of a journaled lifecycle run, beside a raw rename of as many notes."""
+    target = f"≥ {APPLY_TARGET:,.0f} moves/s"
     if "error" in result:
-        return [_error_row("lifecycle apply", result, "-")]
+        return [_error_row("lifecycle apply", result, target)]
     applied = ", ".join(f"{k} {v}" for k, v in result["applied"].items())
-    return [Figure(
+    rate = float(result["moves_per_second"])
+    rows = [Figure(
         "lifecycle apply (journaled)",
-        f"{result['moves_per_second']:,.0f} moves/s ({result['moves']:,} in "
-        f"{_secs(result['seconds'])}{_cpu(result)})",
-        f"applied: {applied}",
+        f"{rate:,.0f} moves/s ({result['moves']:,} in {_secs(result['seconds'])}{_cpu(result)}; "
+        f"applied: {applied})",
+        f"raw rename {result['renames_per_second']:,.0f} files/s "
+        f"({_ratio(float(result['renames_per_second']), rate)} faster)",
+        target, _check(rate, APPLY_TARGET, True, True), rate,
+    )]
+    if "reindex_seconds" in result:
+        paths, total = int(result["reindexed_paths"]), int(result["indexed_notes"])
+        rows.append(Figure(
+            "  of which re-indexing",
+            f"{_secs(result['reindex_seconds'])} for {paths:,} paths the run wrote",
+            f"{total:,} notes in the index", "only the notes the run wrote",
+            paths <= 2 * int(result["moves"]),
+        ))
+    return rows
+
+
+def import_figures(result: dict[str, Any]) -> list[Figure]:
+    """``import`` into a new vault, beside writing as many files with and without fsync."""
+    target = f"≥ {IMPORT_TARGET:,.0f} memories/s"
+    if "error" in result:
+        return [_error_row("import", result, target)]
+    rate = float(result["per_second"])
+    return [Figure(
+        "import (new vault)",
+        f"{rate:,.0f} memories/s ({result['imported']:,} in {_secs(result['seconds'])}"
+        f"{_cpu(result)})",
+        f"write+fsync each {result['fsync_writes_per_second']:,.0f} files/s, "
+        f"write only {result['plain_writes_per_second']:,.0f} files/s",
+        target, _check(rate, IMPORT_TARGET, True, True), rate,
     )]
 
 
@@ -442,6 +478,17 @@ def startup_figures(result: dict[str, Any]) -> list[Figure]:
                f"vaultmem --version {version:.0f} ms ({_ratio(recall, version)} of it)",
                "≤ 2x vaultmem --version", _check(recall, 2 * version, False, True), recall),
     ]
+
+
+def bench_import(out: Path, log: Log, n: int = IMPORT_MEMORIES) -> Corpus:
+    corpus = Corpus("import", f"{n:,} generated JSONL memories into a new vault", n,
+                    load_average=[_load()])
+    log(f"[import] {n:,} memories")
+    result = run_scenario("import", out, repeat=n)
+    corpus.raw = {"import": result}
+    corpus.figures = import_figures(result)
+    corpus.load_average.append(_load())
+    return corpus
 
 
 def bench_startup(out: Path, effort: Effort, log: Log) -> Corpus:
@@ -563,12 +610,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 corpora.append(bench_real(source, effort, log))
             else:
                 log(f"real vault {source} is missing; skipped")
+    imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES)
     startup = bench_startup(out, effort, log)
     document = {"machine": machine, "quick": args.quick,
-                "corpora": [asdict(corpus) for corpus in corpora], "startup": asdict(startup)}
+                "corpora": [asdict(corpus) for corpus in corpora], "startup": asdict(startup),
+                "import": asdict(imports)}
     (out / "last-run.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
     print(json.dumps(document, indent=2, ensure_ascii=False) if args.json
-          else render(machine, [*corpora, startup]))
+          else render(machine, [*corpora, imports, startup]))
     return 0
 
 

@@ -13,6 +13,7 @@ and delete every note they created, then bring the index back in step.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -453,7 +454,9 @@ def apply(root: Path) -> Result:
     """The apply rate: ``vault.lifecycle(now)`` on a throw-away copy of the vault.
 
     Every move is journaled (write-ahead), renamed and edited atomically; reports moves per
-    second over the whole run (plan included) and how many moves of each pass were applied.
+    second over the whole run (plan, apply and re-indexing included), the seconds and notes
+    re-indexed afterwards (only what the run wrote), and how many moves of each pass were
+    applied. Baseline, in the same copy: a raw ``os.rename`` of as many notes to another folder.
     """
     import tempfile
 
@@ -465,17 +468,78 @@ def apply(root: Path) -> Result:
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".vaultmem"))
         vault = Vault.open(copy)
         vault.sync()
+        indexed = [0, 0.0]  # paths given to refresh, seconds in it
+        refresh = vault.refresh
+
+        def timed_refresh(paths: Any) -> Any:
+            paths = list(paths)
+            started = time.perf_counter()
+            try:
+                return refresh(paths)
+            finally:
+                indexed[0] += len(set(paths))
+                indexed[1] += time.perf_counter() - started
+
+        vault.refresh = timed_refresh  # type: ignore[method-assign]
         cpu = cpu_seconds()
         started = time.perf_counter()
         run = vault.lifecycle(now=REFERENCE_TIME)
         seconds = time.perf_counter() - started
         cpu = cpu_seconds() - cpu
+        total = vault.index.conn.execute("SELECT count(*) FROM notes").fetchone()[0]
         vault.close()
-    moves = sum(len(r.applied) for r in run.results)
+        moves = sum(len(r.applied) for r in run.results)
+        rename_seconds = _raw_renames(copy, moves)
     return {
         "seconds": seconds, "cpu_seconds": cpu, "moves": moves,
         "moves_per_second": moves / seconds if seconds else 0.0,
         "applied": {r.name: len(r.applied) for r in run.results},
+        "reindexed_paths": indexed[0], "reindex_seconds": indexed[1], "indexed_notes": total,
+        "rename_seconds": rename_seconds,
+        "renames_per_second": moves / rename_seconds if rename_seconds else 0.0,
+    }
+
+
+def _raw_renames(root: Path, n: int) -> float:
+    """Seconds to ``os.rename`` ``n`` notes of ``root`` into a new folder (the apply baseline)."""
+    notes = list(itertools.islice(markdown_files(root), n))
+    target = root / "renamed"
+    target.mkdir()
+    started = time.perf_counter()
+    for i, path in enumerate(notes):
+        os.rename(path, os.path.join(target, f"{i}.md"))
+    return time.perf_counter() - started
+
+
+def import_memories(root: Path, n: int) -> Result:
+    """``Vault.import_jsonl`` of ``n`` generated memories into a new vault (in a temp folder).
+
+    Baselines on the same disk in the same process: writing ``n`` files of the same size with
+    and without an ``fsync`` each (:mod:`benchmarks.import_speed`).
+    """
+    import tempfile
+
+    from benchmarks.import_speed import baseline_writes, make_jsonl
+    from vaultmem.services.vault import Vault
+
+    with tempfile.TemporaryDirectory(prefix="vaultmem-import-") as scratch:
+        work = Path(scratch)
+        size = make_jsonl(work / "memories.jsonl", n) // n + 300
+        lines = (work / "memories.jsonl").read_bytes().splitlines(keepends=True)
+        Vault.init(work / "vault")
+        with Vault.open(work / "vault") as vault:
+            cpu = cpu_seconds()
+            started = time.perf_counter()
+            report = vault.import_jsonl(lines)
+            seconds = time.perf_counter() - started
+            cpu = cpu_seconds() - cpu
+        fsynced = baseline_writes(work / "fsync", n, size, fsync=True)
+        plain = baseline_writes(work / "plain", n, size, fsync=False)
+    imported = len(report.imported)
+    return {
+        "seconds": seconds, "cpu_seconds": cpu, "imported": imported,
+        "errors": len(report.errors), "per_second": imported / seconds if seconds else 0.0,
+        "fsync_writes_per_second": n / fsynced, "plain_writes_per_second": n / plain,
     }
 
 
@@ -512,6 +576,7 @@ def startup(root: Path, repeat: int) -> Result:
 SCENARIOS: dict[str, Callable[[Path, argparse.Namespace], Result]] = {
     "startup": lambda root, a: startup(root, a.repeat),
     "apply": lambda root, a: apply(root),
+    "import": lambda root, a: import_memories(root, a.repeat),
     "recall": lambda root, a: recall(root, a.saves),
     "stat_walk": lambda root, a: stat_walk(root),
     "raw_read": lambda root, a: raw_read(root),

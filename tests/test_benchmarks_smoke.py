@@ -76,7 +76,11 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
         assert figure in proc.stdout, figure
     assert "ERROR" not in proc.stdout, proc.stdout
     assert "sqlite" in proc.stdout and "cores" in proc.stdout
+    for figure, target in (("lifecycle apply", "moves/s"), ("import (new vault)", "memories/s")):
+        row = next(line for line in proc.stdout.splitlines() if line.startswith(figure))
+        assert f"≥ 2,000 {target}" in row, row
     document = json.loads((out / "last-run.json").read_text(encoding="utf-8"))
+    assert document["import"]["raw"]["import"]["imported"] == 1_000
     (corpus,) = document["corpora"]
     assert {f["name"] for f in corpus["figures"]} >= set(FIGURES)
     # the cached vault is left as generated: no probe notes, no edited note, no dirty mark

@@ -51,6 +51,11 @@ _NUMBER_1_2: Final = re.compile(  # YAML 1.2 core numbers (Obsidian); 1.1's are 
     r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:e[-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-f]+|[-+]?\.inf|\.nan",
     re.IGNORECASE,
 )
+_WORD: Final = re.compile(r"[0-9A-Za-z]+")
+_WORD_NOT_PLAIN: Final = re.compile(  # words YAML may read as a bool, null or number (or not)
+    r"y|yes|n|no|true|false|on|off|null|[0-9]+|0b[01]*|0x[0-9a-f]*|0o?[0-7]*|[0-9]+e[0-9]+",
+    re.IGNORECASE,
+)
 _ESCAPES: Final = {
     "\0": "\\0", "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
     "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\",
@@ -490,6 +495,8 @@ def _plain_ok(text: str, *, flow: bool = False, key: bool = False) -> bool:
         return False
     if flow and any(ch in text for ch in ",[]{}:"):
         return False
+    if _WORD.fullmatch(text) and not _WORD_NOT_PLAIN.fullmatch(text):
+        return True  # letters and digits only (ids), no bool, null or number: plain for sure
     source, expected = (f"{text}: k", {text: "k"}) if key else (f"k: {text}", {"k": text})
     try:
         loaded = yaml.load(f"[{text}]" if flow else source, Loader=_BASE_LOADER)

@@ -255,7 +255,11 @@ def _apply_seal(
     whose members moved is not written, and traces leave it out."""
     planned = {(m.action, m.path): m for m in result.planned}
     unwritten: set[str] = set()
-    for box in boxes:
+    prepared_to = 0
+    texts: dict[str, str] = {}  # box path → its note as written when all its members move
+    for at, box in enumerate(boxes):
+        if at == prepared_to:  # members and box notes of the next boxes, one flush to disk
+            prepared_to, texts = _prepare_boxes(session, boxes, at, planned, now)
         moved: list[str] = []
         for member in box.members:
             move = planned[("seal", member)]
@@ -266,8 +270,11 @@ def _apply_seal(
             unwritten.add(box.title)
             result.skipped.append((box_move, "none of its members could be moved; not written"))
             continue
-        kept = replace(box, members=tuple(moved))
-        _try(partial(_create, session, box_note(kept, now)), box_move, result)
+        if len(moved) == len(box.members) and box.path in texts:
+            text = texts[box.path]
+        else:
+            text = box_note(replace(box, members=tuple(moved)), now)
+        _try(partial(_create, session, text), box_move, result)
     for trace in traces:
         titles = [b for b in trace.boxes if b not in unwritten]
         move = planned[("create" if trace.new else "edit", trace.path)]
@@ -296,6 +303,31 @@ def _apply_seal(
             raise
         except (VaultmemError, OSError) as err:
             result.skipped.append((Move(earlier.path, None, "edit", None), str(err)))
+
+
+def _prepare_boxes(
+    session: PassSession,
+    boxes: Sequence[BoxPlan],
+    start: int,
+    planned: dict[tuple[str, str], Move],
+    now: dt.datetime,
+) -> tuple[int, dict[str, str]]:
+    """Prepare the members and box notes of boxes ``start``… (about one batch).
+
+    Returns the index of the first box not prepared and each prepared box's note text.
+    """
+    from vaultmem.services.lifecycle import PREPARE_BATCH
+
+    end, members = start, 0
+    while end < len(boxes) and (members == 0 or members + len(boxes[end].members) <= PREPARE_BATCH):
+        members += len(boxes[end].members)
+        end += 1
+    texts = {box.path: box_note(box, now) for box in boxes[start:end]}
+    session.prepare(
+        [planned[("seal", member)] for box in boxes[start:end] for member in box.members],
+        list(texts.items()),
+    )
+    return end, texts
 
 
 def _create(session: PassSession, text: str, move: Move) -> None:

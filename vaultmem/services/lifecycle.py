@@ -13,10 +13,11 @@ Ctrl-C finishes the step in hand and stops (the journal lets the next command fi
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -54,12 +55,20 @@ from vaultmem.store.confinement import left_in_place_warning, linked_notes
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.journal_check import MANAGED_TYPES
-from vaultmem.store.note_files import batched_dir_syncs, read_note
+from vaultmem.store.note_files import (
+    NoteSnapshot,
+    batched_dir_syncs,
+    read_note,
+    settle_closes,
+)
 from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
+
+PREPARE_BATCH = 512
+"""Moves checked and written ahead together, one flush to disk each (PassSession.prepare)."""
 
 
 @dataclass(slots=True)
@@ -107,8 +116,10 @@ class PassSession:
         self.now = now
         self.dry_run = dry_run
         self.touched: list[str] = []
+        self._refreshed = 0  # touched[:_refreshed] are re-indexed already
         self.recovered: list[Path] = []
         self.journal: JournalWriter | None = None
+        self._prepared: dict[int, tuple[Move, tuple[NoteSnapshot, str] | BaseException]] = {}
         self._lock = vault_lock(vault.sidecar, timeout_seconds=0)
 
     def __enter__(self) -> PassSession:
@@ -154,11 +165,18 @@ class PassSession:
                 else:
                     self.journal.abandon()
                     self.journal.path.unlink()
-            if self.touched:
-                self.vault.refresh(self.touched)
+            self.refresh()
         finally:
             self._signals.__exit__(None, None, None)
             self._lock.__exit__(kind, error, trace)
+
+    def refresh(self) -> None:
+        """Re-index the notes written since the last refresh (and only those)."""
+        fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
+        self._refreshed = len(self.touched)
+        if fresh:
+            settle_closes()  # no helper thread left: the index may fork its parse workers
+            self.vault.refresh(fresh)
 
     @property
     def journal_path(self) -> Path | None:
@@ -175,28 +193,18 @@ class PassSession:
         cannot be written, or changed since the index the plan came from was synced, and
         :class:`NoteChangedError` when a person saves or deletes it while it is being written.
         """
-        source = confined(self.vault.root, move.path)
-        snapshot = read_note(source)
-        note = parse_note(move.path, snapshot.text)
-        if note.problems:
-            raise NoteError(move.path, f"{note.problems[0]}; not moved")
-        if note.fields.type not in MANAGED_TYPES:
-            raise NoteError(move.path, "not a note vaultmem manages; not moved")
-        if note.warnings:
-            raise NoteError(move.path, f"{note.warnings[0].describe()}; left as it is")
-        if note.fields.id != move.id:
-            raise NoteError(move.path, "changed since the plan was made (id differs); not moved")
-        indexed = self.vault.index.file_states_for([move.path]).get(move.path)
-        if indexed is not None and indexed.hash != snapshot.fingerprint.sha256:
-            raise NoteChangedError(move.path, "changed since the plan was made; left alone")
+        prepared = self._prepared.pop(id(move), None)
+        if prepared is not None and prepared[0] is move:
+            checked = prepared[1]
+            if isinstance(checked, BaseException):
+                raise checked
+            snapshot, after = checked
+        else:
+            snapshot, after = self._check(move, self._indexed_hashes([move.path]))
         if move.action == "delete":
             self._writer().delete(move.path, snapshot.text)
             self.touched.append(move.path)
             return
-        try:
-            after = set_fields(snapshot.text, move.changes) if move.changes else snapshot.text
-        except FrontmatterError as err:
-            raise NoteError(move.path, f"{err}; not moved") from None
         destination = move.destination or move.path
         if destination != move.path:
             if (self.vault.root / destination).exists():
@@ -206,6 +214,85 @@ class PassSession:
         elif after != snapshot.text:
             self._writer().edit(move.path, snapshot.text, after)
         self.touched += [move.path, destination]
+
+    def _indexed_hashes(self, paths: list[str]) -> dict[str, tuple[str, bool, str | None]]:
+        """Indexed path → (content hash, whether the index found it clean, its ``id``).
+
+        Clean: of a type vaultmem manages, no problems, no warnings (what :meth:`_check` would
+        otherwise parse the note again to learn, for the very same bytes).
+        """
+        wanted = sorted(set(paths))
+        found: dict[str, tuple[str, bool, str | None]] = {}
+        types = ", ".join(f"'{t}'" for t in sorted(MANAGED_TYPES))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.vault.index.conn.execute(
+                f"SELECT path, hash, type IN ({types}) AND problems = '[]' AND warnings = '[]', "
+                f"id FROM notes WHERE path IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            found.update((path, (sha, bool(clean), note_id)) for path, sha, clean, note_id in rows)
+        return found
+
+    def _check(
+        self, move: Move, indexed: dict[str, tuple[str, bool, str | None]]
+    ) -> tuple[NoteSnapshot, str]:
+        """Read ``move``'s note and check it may be written; its snapshot and its new text.
+
+        A note whose bytes are those the index parsed, found clean and with the planned ``id``,
+        is not parsed again.
+        """
+        source = confined(self.vault.root, move.path)
+        snapshot = read_note(source)
+        known, clean, indexed_id = indexed.get(move.path, (None, False, None))
+        same = known == snapshot.fingerprint.sha256
+        if not (clean and same and move.id is not None and indexed_id == move.id):
+            note = parse_note(move.path, snapshot.text)
+            if note.problems:
+                raise NoteError(move.path, f"{note.problems[0]}; not moved")
+            if note.fields.type not in MANAGED_TYPES:
+                raise NoteError(move.path, "not a note vaultmem manages; not moved")
+            if note.warnings:
+                raise NoteError(move.path, f"{note.warnings[0].describe()}; left as it is")
+            if note.fields.id != move.id:
+                raise NoteError(
+                    move.path, "changed since the plan was made (id differs); not moved"
+                )
+        if known is not None and not same:
+            raise NoteChangedError(move.path, "changed since the plan was made; left alone")
+        if move.action == "delete":
+            return snapshot, snapshot.text
+        try:
+            after = set_fields(snapshot.text, move.changes) if move.changes else snapshot.text
+        except FrontmatterError as err:
+            raise NoteError(move.path, f"{err}; not moved") from None
+        return snapshot, after
+
+    def prepare(self, moves: Sequence[Move], creates: Sequence[tuple[str, str]] = ()) -> None:
+        """Check ``moves`` and write their new texts (and ``creates``: (path, text)) ahead.
+
+        One flush to disk then covers the whole batch, where each note would otherwise fsync its
+        own; :meth:`apply` and :meth:`create` use what was prepared (a note is still owned and
+        compared with what was read when it is written, so a person's save in between wins).
+        """
+        if self.dry_run or not moves and not creates:
+            return
+        writer = self._writer()
+        indexed = self._indexed_hashes([m.path for m in moves])
+        for move in moves:
+            checked: tuple[NoteSnapshot, str] | BaseException
+            try:
+                checked = self._check(move, indexed)
+                snapshot, after = checked
+                if move.action != "delete" and after != snapshot.text:
+                    writer.stage(move.path, after)
+            except (VaultmemError, OSError) as err:
+                checked = err
+            self._prepared[id(move)] = (move, checked)
+        for path, text in creates:
+            with contextlib.suppress(VaultmemError, OSError):
+                writer.stage(path, text)
+        writer.flush_staged()
 
     def edit_fields(self, path: str, compute: Callable[[MemoryFields], dict[str, object]]) -> None:
         """A journaled surgical edit: ``compute(fields)``'s changes to one note (``gc --keep``)."""
@@ -223,7 +310,9 @@ class PassSession:
         result.dry_run = self.dry_run
         if self.dry_run:
             return result
-        for move in result.planned:
+        for start, move in enumerate(result.planned):
+            if start % PREPARE_BATCH == 0:
+                self.prepare(result.planned[start : start + PREPARE_BATCH])
             try:
                 self.apply(move)
             except InterruptedRunError:
@@ -384,18 +473,18 @@ def run_passes(
         if repairs:
             run.results.append(session.run(PassResult("repair", repairs, dry_run=dry_run)))
             if not dry_run:
-                vault.refresh(session.touched)
+                session.refresh()
         sealed: list[Move] = []
         if "seal" in names:
             result = seal_boxes(vault, session, now)
             run.results.append(result)
             sealed = result.planned
             if not dry_run:
-                vault.refresh(session.touched)
+                session.refresh()
         if not dry_run and keep:
             for path in keep:
                 session.edit_fields(path, keep_changes)
-            vault.refresh(keep)
+            session.refresh()
         table = vault.table(now=now)
         if dry_run and sealed:  # show what the real run does: members as the seal leaves them
             table = with_moves(table, sealed, vault.settings, now)

@@ -320,8 +320,17 @@ def _parse_line(number: int, raw: str | bytes) -> MemoryDraft | None:
     return draft_from_json(record)
 
 
+KEYS_TABLE = "import_content_keys_1"
+"""Content keys of memories already seen, by the hash of the note's bytes (kept in the index)."""
+
+
 class _Known:
-    """Ids and content keys already in the vault (read from the index once) or in the file."""
+    """Ids and content keys already in the vault (read from the index once) or in the file.
+
+    The content key of each memory is kept in the index beside its file hash
+    (:data:`KEYS_TABLE`), so only memories new or changed since the last import have their body
+    read and hashed; the others cost one row each.
+    """
 
     def __init__(self, vault: VaultContext) -> None:
         conn = vault.index.conn
@@ -329,12 +338,35 @@ class _Known:
             conn.execute("SELECT id, path FROM notes WHERE id IS NOT NULL").fetchall()
         )
         self.keys: dict[str, str] = {}
-        rows = conn.execute(
-            "SELECT n.path, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid "
-            "WHERE n.type = 'memory'"
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {KEYS_TABLE} "
+            "(hash TEXT PRIMARY KEY, key TEXT NOT NULL) WITHOUT ROWID"
         )
-        for path, body in rows:
-            self.keys.setdefault(content_key(body or ""), path)
+        rows = conn.execute(
+            f"SELECT n.path, n.hash, k.key, n.nid FROM notes n LEFT JOIN {KEYS_TABLE} k "
+            "ON k.hash = n.hash WHERE n.type = 'memory'"
+        ).fetchall()
+        missing = [nid for _, _, key, nid in rows if key is None]
+        found: dict[str, str] = {}
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            for file_hash, body in conn.execute(
+                "SELECT n.hash, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid "
+                f"WHERE n.nid IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            ):
+                found[file_hash] = content_key(body or "")
+        if found:
+            with vault.index.transaction():
+                conn.execute(f"DELETE FROM {KEYS_TABLE} WHERE hash NOT IN (SELECT hash FROM notes)")
+                conn.executemany(
+                    f"INSERT OR REPLACE INTO {KEYS_TABLE} (hash, key) VALUES (?, ?)",
+                    found.items(),
+                )
+        for path, file_hash, key, _ in rows:
+            key = key or found.get(file_hash)
+            if key is not None:
+                self.keys.setdefault(key, path)
 
     def repeats(self, draft: MemoryDraft) -> str | None:
         """Path of the memory ``draft`` repeats (same id, else same content key), if any."""

@@ -30,14 +30,18 @@ from typing import IO, Any
 from vaultmem.errors import NoteChangedError, NoteError, UnsafePathError, VaultmemError
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
+from vaultmem.store.note_batch import flush_files
 from vaultmem.store.note_files import (
+    StagedText,
     content_hash,
     create_note,
     delete_note,
+    discard_staged,
     fsync_dir,
     move_note,
     recover_interrupted_writes,
     replace_note,
+    stage_text,
 )
 from vaultmem.store.vault_paths import confined
 
@@ -85,6 +89,8 @@ class JournalWriter:
         self._seq = 0
         self.applied = 0
         """Operations carried out (not skipped) so far."""
+        self._staged: dict[tuple[str, str], StagedText] = {}
+        self._unflushed: list[Path] = []
         _append(
             self._handle,
             {
@@ -104,13 +110,47 @@ class JournalWriter:
             "run the same command again to finish the pass, or `vaultmem undo` to revert it"
         )
         _append(self._handle, operation.as_json())
+        staged = self._staged.pop(
+            (operation.source or operation.target, _sha(operation.after) or ""), None
+        )
+        if staged is not None and self._unflushed:
+            self.flush_staged()
         try:
-            apply_operation(self.root, operation, strict=True)
+            apply_operation(self.root, operation, strict=True, staged=staged)
         except (VaultmemError, OSError):
+            if staged is not None:
+                discard_staged(staged)
             _append(self._handle, {"skipped": operation.seq})
             raise
         _append(self._handle, {"done": operation.seq})
         self.applied += 1
+
+    def stage(self, rel: str, text: str) -> None:
+        """Write ``text`` ahead beside the note ``rel`` (vault-relative) for a later operation.
+
+        An operation whose note (a move's source, an edit's or create's target) and new text
+        match a staged text links that file instead of writing and fsyncing its own, so a batch
+        of notes costs one flush to disk (:meth:`flush_staged`) instead of one per note. The
+        staged file is hidden (a temp name); the operation still owns and checks the note then.
+        """
+        key = (rel, _sha(text) or "")
+        if key in self._staged:
+            return
+        staged = stage_text(confined(self.root, rel), text)
+        self._staged[key] = staged
+        self._unflushed.append(staged.temp)
+
+    def flush_staged(self) -> None:
+        """Make every staged text durable (one ``syncfs``; done before any is linked in place)."""
+        files, self._unflushed = self._unflushed, []
+        flush_files(self.root, files)
+
+    def discard_staged(self) -> None:
+        """Remove staged texts no operation used (their notes were skipped)."""
+        staged, self._staged = self._staged, {}
+        self._unflushed = []
+        for item in staged.values():
+            discard_staged(item)
 
     def _next(
         self, kind: str, source: str | None, target: str, before: str | None, after: str | None
@@ -139,30 +179,37 @@ class JournalWriter:
 
     def close(self) -> None:
         """Mark the journal complete (fsynced)."""
+        self.discard_staged()
         _append(self._handle, {"complete": True}, durable=True)
         self._handle.close()
 
     def abandon(self) -> None:
         """Close without marking complete (an error stopped the pass; recover finishes it)."""
+        self.discard_staged()
         self._handle.flush()
         os.fsync(self._handle.fileno())
         self._handle.close()
 
 
-def apply_operation(root: Path, op: Operation, *, strict: bool = False) -> bool:
+def apply_operation(
+    root: Path, op: Operation, *, strict: bool = False, staged: StagedText | None = None
+) -> bool:
     """Carry ``op`` forward; returns whether the note is now as ``op`` leaves it.
 
     ``strict`` (the pass itself): the note must hold ``op.before`` — else
     :class:`NoteChangedError` and nothing is done. Otherwise (recovering after a crash) each
     step happens only from the state the journal says it starts from, so an operation that was
     already done, or overtaken by a person's edit, is left alone. Paths are confined to the vault.
+    ``staged`` (strict only): ``op.after`` already written and flushed beside the note.
     """
     target = confined(root, op.target)
     source = confined(root, op.source) if op.source is not None else None
     before, after = _sha(op.before), _sha(op.after)
     if strict:
-        _carry(op, source, target)
+        _carry(op, source, target, staged)
         return True
+    if staged is not None:
+        discard_staged(staged)
     try:
         if op.kind == "move":
             assert source is not None
@@ -184,16 +231,18 @@ def apply_operation(root: Path, op: Operation, *, strict: bool = False) -> bool:
     return _file_sha(target) == after
 
 
-def _carry(op: Operation, source: Path | None, target: Path) -> None:
+def _carry(
+    op: Operation, source: Path | None, target: Path, staged: StagedText | None = None
+) -> None:
     before = _sha(op.before) or ""
     if op.kind == "move":
         assert source is not None
         text = op.after if op.after != op.before else None
-        move_note(source, target, text=text, expected_sha256=before)
+        move_note(source, target, text=text, expected_sha256=before, staged=staged)
     elif op.kind == "create":
-        create_note(target, op.after or "")
+        create_note(target, op.after or "", staged=staged)
     elif op.kind == "edit":
-        replace_note(target, op.after or "", expected_sha256=before)
+        replace_note(target, op.after or "", expected_sha256=before, staged=staged)
     elif op.kind == "delete":
         delete_note(target, expected_sha256=before)
     else:  # pragma: no cover - journal_check admits only these

@@ -12,29 +12,28 @@ A note is therefore either absent or complete on disk, never torn.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
-import sys
-import tempfile
+import secrets
 from pathlib import Path
 
-from vaultmem.store.note_files import fsync_dir
+from vaultmem.store.note_files import fsync_dir, sync_file_system
 
 
-def _syncfs(folder: Path) -> bool:
-    """Flush the file system holding ``folder`` (Linux ``syncfs``); False where unsupported."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        call = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
-        return False
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        return bool(call(fd) == 0)
-    finally:
-        os.close(fd)
+def flush_files(folder: Path, files: list[Path]) -> None:
+    """Make ``files`` (on the file system holding ``folder``) durable: one ``syncfs`` on Linux,
+    else an ``fsync`` per file (a file gone meanwhile is passed over)."""
+    if not files or sync_file_system(folder):
+        return
+    for path in files:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _link_no_replace(tmp: str, path: Path) -> None:
@@ -58,6 +57,7 @@ class NewNotes:
 
     def __init__(self) -> None:
         self._pending: list[tuple[Path, str]] = []  # (final path, temporary path)
+        self._folders: set[Path] = set()  # made (or found) already
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -69,12 +69,20 @@ class NewNotes:
         """
         if os.path.lexists(path):
             raise FileExistsError(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".vaultmem-tmp", dir=path.parent)
+        if path.parent not in self._folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(path.parent)
+        while True:
+            tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.vaultmem-tmp")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                continue
         try:
             with os.fdopen(fd, "wb") as handle:
+                os.fchmod(fd, 0o644)  # whatever the umask, like every note vaultmem writes
                 handle.write(text.encode("utf-8"))
-            os.chmod(tmp, 0o644)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
@@ -90,13 +98,7 @@ class NewNotes:
         pending, self._pending = self._pending, []
         if not pending:
             return {}
-        if not _syncfs(pending[0][0].parent):
-            for _, tmp in pending:
-                fd = os.open(tmp, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+        flush_files(pending[0][0].parent, [Path(tmp) for _, tmp in pending])
         failed: dict[Path, str] = {}
         folders: set[Path] = set()
         for path, tmp in pending:

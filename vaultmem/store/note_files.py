@@ -2,10 +2,11 @@
 
 A vault has many writers at once (Obsidian, sync, scripts), so vaultmem *owns* a note before
 it replaces, moves or deletes it: the new text is written and fsynced to a temp file beside the
-note; the note is renamed aside to a private name in its folder (no other writer can reach it
-there) and its bytes compared with those that were read; the new file is then linked at the
-note's (new) name, which never replaces a file; and only after a last check of the aside copy
-is it removed. A save or delete racing the write makes vaultmem back off — the person's version
+note (or was written ahead with a batch and flushed with it, :func:`stage_text`); the note is
+renamed aside to a private name in its folder (no other writer can reach it there) and its
+bytes compared with those that were read; the new file is then linked at the note's (new)
+name, which never replaces a file; and only after a last check of the aside copy is it
+removed. A save or delete racing the write makes vaultmem back off — the person's version
 is put back untouched and :class:`~vaultmem.errors.NoteChangedError` raised — and a kill at any
 point leaves files :func:`recover_interrupted_writes` finishes. See docs/user-guide.md.
 """
@@ -13,17 +14,21 @@ point leaves files :func:`recover_interrupted_writes` finishes. See docs/user-gu
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import datetime as dt
 import errno
 import hashlib
 import os
 import secrets
 import stat
+import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError
 
@@ -99,18 +104,93 @@ def _temp_names(path: Path) -> tuple[Path, Path]:
     return path.with_name(base + TEMP_SUFFIX), path.with_name(base + ASIDE_SUFFIX)
 
 
-def _write_temp(temp: Path, data: bytes, mode: int) -> None:
+def _write_temp(temp: Path, data: bytes, mode: int, *, durable: bool = True) -> None:
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(temp, mode)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
         raise
+
+
+@dataclass(frozen=True, slots=True)
+class StagedText:
+    """A note's next text, written ahead to a temp file beside the note (:func:`stage_text`).
+
+    ``temp`` and ``aside`` share one token, like the names :func:`move_note` makes itself, so
+    a kill leaves nothing :func:`recover_interrupted_writes` does not recognise. The text is not
+    yet durable: whoever stages must flush the file system (one ``syncfs`` for a whole batch)
+    before handing it to :func:`move_note` or :func:`create_note`, which link it in place.
+    """
+
+    temp: Path
+    aside: Path
+    sha256: str
+    made: tuple[Path, ...] = ()
+    """Folders made for it, deepest first (removed again if it is discarded and they are empty)."""
+
+
+def stage_text(path: Path, text: str, *, mode: int | None = None) -> StagedText:
+    """Write ``text`` (UTF-8) to a fresh temp file beside ``path``, without fsync.
+
+    ``mode`` defaults to ``path``'s permission bits (0o644 for a new note). Creates ``path``'s
+    folder if missing. Raises :class:`NoteError` (name too long) or ``OSError``.
+    """
+    data = text.encode("utf-8")
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = 0o644
+    temp, aside = _temp_names(path)
+    made: list[Path] = []
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        made.append(folder)
+        folder = folder.parent
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_temp(temp, data, mode, durable=False)
+    return StagedText(temp, aside, content_hash(data), tuple(made))
+
+
+def _staged_temp(staged: StagedText | None, path: Path, data: bytes, mode: int) -> bool:
+    """Whether ``staged`` holds exactly ``data`` beside ``path`` (else it is dropped).
+
+    Checked through the file itself, not trusted from when it was staged: a temp file is
+    private by name only.
+    """
+    if staged is None:
+        return False
+    usable = staged.temp.parent == path.parent and staged.sha256 == content_hash(data)
+    if usable:
+        try:
+            usable = _sha_of(staged.temp) == staged.sha256
+            if usable and stat.S_IMODE(os.stat(staged.temp).st_mode) != mode:
+                os.chmod(staged.temp, mode)
+        except OSError:
+            usable = False
+    if not usable:
+        with contextlib.suppress(OSError):
+            os.unlink(staged.temp)
+    return usable
+
+
+def discard_staged(staged: StagedText) -> None:
+    """Remove a staged text that was not used (nothing happens if it is gone), and the folders
+    made for it if they are empty (a box none of whose members moved leaves no folder)."""
+    with contextlib.suppress(OSError):
+        os.unlink(staged.temp)
+    for folder in staged.made:
+        try:
+            os.rmdir(folder)  # refuses a folder that is not empty: nothing else is touched
+        except OSError:
+            break
 
 
 def _place(source: Path, destination: Path, *, keep_source: bool) -> None:
@@ -203,14 +283,23 @@ def write_note(path: Path, text: str, *, expected: Fingerprint | None) -> Finger
     return replace_note(path, text, expected_sha256=expected.sha256)
 
 
-def create_note(path: Path, text: str) -> Fingerprint:
-    """Write a new note at ``path``; :class:`NoteError` if a file is there (never replaced)."""
+def create_note(path: Path, text: str, *, staged: StagedText | None = None) -> Fingerprint:
+    """Write a new note at ``path``; :class:`NoteError` if a file is there (never replaced).
+
+    ``staged``: ``text`` already written and flushed beside ``path`` (:func:`stage_text`).
+    """
     data = text.encode("utf-8")
     if os.path.lexists(path):
+        if staged is not None:
+            discard_staged(staged)
         raise NoteError(path, "already exists; not overwritten")
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp, _aside = _temp_names(path)
-    _write_temp(temp, data, 0o644)
+    if _staged_temp(staged, path, data, 0o644):
+        assert staged is not None
+        temp = staged.temp
+    else:
+        temp, _aside = _temp_names(path)
+        _write_temp(temp, data, 0o644)
     try:
         _place(temp, path, keep_source=False)
     except FileExistsError:
@@ -222,7 +311,9 @@ def create_note(path: Path, text: str) -> Fingerprint:
     return _fingerprint_of(path, data)
 
 
-def replace_note(path: Path, text: str, *, expected_sha256: str) -> Fingerprint:
+def replace_note(
+    path: Path, text: str, *, expected_sha256: str, staged: StagedText | None = None
+) -> Fingerprint:
     """Replace the note at ``path`` by ``text`` if its bytes still hash to ``expected_sha256``.
 
     The note is owned before it is replaced (renamed aside, checked, the new text linked in
@@ -230,7 +321,7 @@ def replace_note(path: Path, text: str, *, expected_sha256: str) -> Fingerprint:
     delete racing the write makes vaultmem back off instead of losing it:
     :class:`NoteChangedError`, the person's version left in place.
     """
-    move_note(path, path, text=text, expected_sha256=expected_sha256)
+    move_note(path, path, text=text, expected_sha256=expected_sha256, staged=staged)
     return _fingerprint_of(path, text.encode("utf-8"))
 
 
@@ -240,6 +331,7 @@ def move_note(
     *,
     text: str | None = None,
     expected_sha256: str | None = None,
+    staged: StagedText | None = None,
 ) -> None:
     """Move a note (and, with ``text``, give it that text in the same step), owning it first.
 
@@ -249,18 +341,29 @@ def move_note(
     bytes found are moved as they are. The note is never under two visible names: it is at
     ``source`` until it is owned, then only under its private aside name until the new file is
     linked at ``destination`` (after a kill in between, :func:`recover_interrupted_writes` puts
-    it back). Any failure after it was owned puts it back too.
+    it back). Any failure after it was owned puts it back too. ``staged``: ``text`` already
+    written and flushed beside ``source`` (:func:`stage_text`), so no fsync is needed here.
     """
     if destination != source and os.path.lexists(destination):
+        if staged is not None:
+            discard_staged(staged)
         raise NoteError(destination, f"already exists; {source.name} not moved there")
     try:
         mode = stat.S_IMODE(os.stat(source).st_mode)
     except FileNotFoundError:
+        if staged is not None:
+            discard_staged(staged)
         raise NoteChangedError(source, "deleted since it was read; left alone") from None
-    temp, aside = _temp_names(source)
     data = None if text is None else text.encode("utf-8")
-    if data is not None:
-        _write_temp(temp, data, mode)
+    if data is not None and _staged_temp(staged, source, data, mode):
+        assert staged is not None
+        temp, aside = staged.temp, staged.aside
+    else:
+        if staged is not None:
+            discard_staged(staged)
+        temp, aside = _temp_names(source)
+        if data is not None:
+            _write_temp(temp, data, mode)
     try:
         if expected_sha256 is None:
             try:
@@ -328,8 +431,12 @@ def _drop_aside(aside: Path, expected_sha256: str) -> bytes | None:
 
     The file is checked through an open handle, removed, and checked again through that
     handle, so a write landing even after the removal is caught (and its bytes returned).
+    Inside :func:`batched_dir_syncs` the handle of a removed file is closed later, on a helper
+    thread (closing the last handle frees the file, which waits on the file system).
     """
-    with open(aside, "rb") as handle:
+    handle = open(aside, "rb")  # noqa: SIM115 - closed below or by batched_dir_syncs
+    deferred = False
+    try:
         data = handle.read()
         before = os.fstat(handle.fileno())
         if content_hash(data) != expected_sha256:
@@ -337,9 +444,72 @@ def _drop_aside(aside: Path, expected_sha256: str) -> bytes | None:
         os.unlink(aside)
         after = os.fstat(handle.fileno())
         if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
+            closer = _DEFERRED_CLOSES.get()
+            if closer is not None:
+                closer.add(handle)
+                deferred = True
             return None
         handle.seek(0)
         return handle.read()
+    finally:
+        if not deferred:
+            handle.close()
+
+
+class _Closer:
+    """Closes the last handles of removed files on a helper thread, a batch at a time.
+
+    Closing the last handle of a removed file frees it, which waits on the file system's
+    journal; done aside, it overlaps with the next notes' work instead of stalling each one.
+    One thread at a time, ending with its batch (:meth:`settle` waits for it).
+    """
+
+    BATCH = 64
+
+    def __init__(self) -> None:
+        self._batch: list[IO[bytes]] = []
+        self._thread: threading.Thread | None = None
+
+    def add(self, handle: IO[bytes]) -> None:
+        self._batch.append(handle)
+        if len(self._batch) >= self.BATCH:
+            self.settle()
+            self._thread = threading.Thread(
+                target=_close_all, args=(self._batch,), name="vaultmem-close"
+            )
+            self._thread.start()
+            self._batch = []
+
+    def settle(self) -> None:
+        """Wait until the helper thread has closed its batch (and ended)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def finish(self) -> None:
+        self.settle()
+        _close_all(self._batch)
+        self._batch = []
+
+
+def _close_all(handles: list[IO[bytes]]) -> None:
+    for handle in handles:
+        with contextlib.suppress(OSError):
+            handle.close()
+
+
+def settle_closes() -> None:
+    """Inside :func:`batched_dir_syncs`: wait until no helper thread is closing handles.
+
+    Call before starting worker processes (forking a process that runs a second thread is
+    avoided by the index sync, which would then start slower workers).
+    """
+    closer = _DEFERRED_CLOSES.get()
+    if closer is not None:
+        closer.settle()
+
+
+_DEFERRED_CLOSES: ContextVar[_Closer | None] = ContextVar("deferred_closes", default=None)
 
 
 def _restore(aside: Path, late: bytes, path: Path) -> None:
@@ -419,20 +589,50 @@ def batched_dir_syncs() -> Iterator[None]:
     """Within the block, folder fsyncs are collected and done once each at the end.
 
     A pass that moves thousands of notes would otherwise fsync the same few folders thousands
-    of times. Note contents are still fsynced before every rename, so no note is ever torn;
-    only the durability of the renames themselves against power loss waits for the end.
+    of times. Note contents are still made durable before they are linked in place, so no note
+    is ever torn; only the durability of the renames themselves against power loss waits for
+    the end. The last handles of removed old versions are closed aside too (:func:`_drop_aside`).
     """
     if _DEFERRED.get() is not None:
         yield
         return
     pending: set[Path] = set()
+    closer = _Closer()
     token = _DEFERRED.set(pending)
+    closes_token = _DEFERRED_CLOSES.set(closer)
     try:
         yield
     finally:
+        _DEFERRED_CLOSES.reset(closes_token)
         _DEFERRED.reset(token)
-        for folder in sorted(pending):
-            fsync_dir(folder)
+        closer.finish()
+        folders = sorted(pending)
+        present = next((f for f in folders if f.is_dir()), None)
+        if len(folders) < _SYNCFS_FOLDERS or present is None or not sync_file_system(present):
+            for folder in folders:
+                fsync_dir(folder)
+
+
+_SYNCFS_FOLDERS = 16
+"""From this many folders to fsync, one flush of the whole file system is cheaper."""
+
+
+def sync_file_system(folder: Path) -> bool:
+    """Flush the file system holding ``folder`` (Linux ``syncfs``); False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return False
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return bool(call(fd) == 0)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(folder: Path) -> None:

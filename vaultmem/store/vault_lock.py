@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,8 @@ _LOCKS: dict[str, FileLock] = {}
 """One lock object per lock file: nested ``with vault_lock(...)`` in one process re-enter it."""
 _HELD: dict[Path, str] = {}
 """Sidecar → its resolved lock path, so re-entering a held lock costs no file-system calls."""
+_DEPTH = threading.local()
+"""Per thread: lock path → how many ``with vault_lock`` blocks hold it (re-entry is a count)."""
 
 
 @contextmanager
@@ -32,6 +35,14 @@ def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None
     from filelock import FileLock, Timeout
 
     path = _HELD.get(sidecar)
+    depth: dict[str, int] = _DEPTH.__dict__.setdefault("held", {})
+    if path is not None and depth.get(path, 0) > 0:  # this thread holds it: a count, no calls
+        depth[path] += 1
+        try:
+            yield
+        finally:
+            depth[path] -= 1
+        return
     lock = _LOCKS.get(path) if path is not None else None
     if lock is None or not lock.is_locked:  # not re-entering: find (and check) the lock file
         ensure_sidecar(sidecar)
@@ -52,7 +63,10 @@ def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None
             else f"cannot take the vault lock: {err.strerror} (vaultmem writes only with it)"
         )
         raise SidecarError(sidecar / "lock", problem) from None
+    held = str(path)
+    depth[held] = depth.get(held, 0) + 1
     try:
         yield
     finally:
+        depth[held] -= 1
         lock.release()

@@ -25,7 +25,29 @@ def confined(root: Path, relative: str) -> Path:
     (POSIX or Windows), holds ``..``, ``\\`` or a NUL, has a dot-part, or resolves outside
     ``root`` (or into a dot-folder) through a symlink.
     """
-    if not isinstance(relative, str) or not relative.strip():
+    if not isinstance(relative, str):
+        raise UnsafePathError(repr(relative), "not a vault-relative path")
+    parts = _checked_parts(relative)
+    base = _resolved(str(root)) if root.is_absolute() else root.resolve()
+    target = base.joinpath(*parts)
+    # the folder holding the note must resolve inside the vault (a symlinked folder could
+    # point anywhere); the note itself, if a symlink, must point inside too. ``base`` is
+    # resolved, so a folder none of whose parts below it is a link is inside as it stands.
+    folder = str(base)
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        if os.path.islink(folder):
+            _inside(relative, base, os.path.realpath(target.parent))
+            break
+    if os.path.islink(target):
+        _inside(relative, base, os.path.realpath(target))
+    return target
+
+
+@functools.lru_cache(maxsize=16384)
+def _checked_parts(relative: str) -> tuple[str, ...]:
+    """The parts of a vault-relative path, after the checks that need no file system."""
+    if not relative.strip():
         raise UnsafePathError(repr(relative), "not a vault-relative path")
     if "\x00" in relative or "\\" in relative:
         raise UnsafePathError(relative, "holds a NUL or a backslash")
@@ -39,14 +61,7 @@ def confined(root: Path, relative: str) -> Path:
             raise UnsafePathError(relative, "has an empty, '.' or '..' part")
         if part.startswith("."):
             raise UnsafePathError(relative, "lies in a dot-folder or is a hidden file")
-    base = _resolved(str(root)) if root.is_absolute() else root.resolve()
-    target = base.joinpath(*parts)
-    # the folder holding the note must resolve inside the vault (a symlinked folder could
-    # point anywhere); the note itself, if a symlink, must point inside too
-    _inside(relative, base, os.path.realpath(target.parent))
-    if os.path.islink(target):
-        _inside(relative, base, os.path.realpath(target))
-    return target
+    return tuple(parts)
 
 
 @functools.lru_cache(maxsize=64)

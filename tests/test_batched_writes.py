@@ -1,0 +1,231 @@
+"""Batched durability: a pass and an import flush to disk once per batch, not once per note,
+and keep every guarantee of the owned write (a person's save wins, undo is exact, no strays).
+
+Speed itself is measured in ``benchmarks/`` (``python -m benchmarks.run``), never asserted here;
+these tests show the behaviour that makes it fast and that nothing is lost on the way.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import snapshot_files
+
+from vaultmem import Vault
+from vaultmem.core.note_text import parse_frontmatter, render_note
+from vaultmem.errors import LockedError, NoteChangedError
+from vaultmem.services import lifecycle
+from vaultmem.services.remembering import KEYS_TABLE
+from vaultmem.store import note_files
+from vaultmem.store.note_files import (
+    ASIDE_SUFFIX,
+    TEMP_SUFFIX,
+    content_hash,
+    move_note,
+    read_note,
+    stage_text,
+)
+from vaultmem.store.vault_lock import vault_lock
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.generate_vault import REFERENCE_TIME, generate_vault  # noqa: E402
+
+NOTE = "---\nid: A1\ntype: memory\nstatus: active\n---\nbody\n"
+EDITED = NOTE.replace("status: active", "status: archived")
+
+
+def _strays(root: Path) -> list[str]:
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.name.endswith((TEMP_SUFFIX, ASIDE_SUFFIX))
+    )
+
+
+def _ids_of(files: dict[str, bytes]) -> list[str]:
+    ids = []
+    for rel, data in files.items():
+        if rel.endswith(".md") and data.startswith(b"---\n"):
+            front = parse_frontmatter(data.decode("utf-8").split("---\n")[1])
+            if front.get("type") == "memory":
+                ids.append(str(front["id"]))
+    return sorted(ids)
+
+
+def _ids(root: Path) -> list[str]:
+    return _ids_of(snapshot_files(root))
+
+
+@pytest.fixture
+def generated(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    generate_vault(root, 1500, seed=0)
+    return root
+
+
+def test_a_pass_flushes_per_batch_and_undo_restores_every_byte(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = snapshot_files(generated)
+    vault = Vault.open(generated)
+    vault.sync()
+    fsyncs: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:  # the real fsync, counted
+        fsyncs.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(note_files.os, "fsync", counting_fsync)
+    monkeypatch.setattr(lifecycle, "PREPARE_BATCH", 32)  # several batches in this small vault
+    refreshed: list[list[str]] = []
+    real_refresh = vault.refresh
+
+    def recording_refresh(paths: list[str]) -> object:
+        refreshed.append(list(paths))
+        return real_refresh(paths)
+
+    monkeypatch.setattr(vault, "refresh", recording_refresh)
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    moves = sum(len(r.applied) for r in run.results)
+    assert moves >= 200  # seal, expire and forget move notes in this vault
+    # one flush per batch of notes (and a few for the journal), never one per note
+    assert len(fsyncs) < moves / 10, (len(fsyncs), moves)
+    assert _strays(generated) == []
+    # re-indexing touched only what the run wrote, each note once per time it was written
+    paths = [p for call in refreshed for p in call]
+    assert set(paths) <= set(run.touched)
+    assert len(paths) <= 2 * moves
+    assert all(len(call) == len(set(call)) for call in refreshed)
+    assert _ids(generated) == _ids_of(before)  # every memory once, none lost or doubled
+    vault.undo()
+    vault.close()
+    assert snapshot_files(generated) == before
+
+
+def test_a_staged_text_someone_changed_is_not_linked(tmp_path: Path) -> None:
+    note = tmp_path / "STM" / "Note.md"
+    note.parent.mkdir()
+    note.write_text(NOTE, encoding="utf-8")
+    staged = stage_text(note, EDITED)
+    staged.temp.write_text("someone else's bytes\n", encoding="utf-8")
+    destination = tmp_path / "Archive" / "Note.md"
+    move_note(
+        note, destination, text=EDITED, expected_sha256=content_hash(NOTE.encode()), staged=staged
+    )
+    assert destination.read_text(encoding="utf-8") == EDITED
+    assert not note.exists()
+    assert _strays(tmp_path) == []
+
+
+def test_a_save_after_staging_wins_and_the_staged_text_goes(tmp_path: Path) -> None:
+    note = tmp_path / "STM" / "Note.md"
+    note.parent.mkdir()
+    note.write_text(NOTE, encoding="utf-8")
+    snapshot = read_note(note)
+    staged = stage_text(note, EDITED)
+    note.write_text(NOTE + "the person's new line\n", encoding="utf-8")  # saved meanwhile
+    with pytest.raises(NoteChangedError):
+        move_note(
+            note,
+            tmp_path / "Archive" / "Note.md",
+            text=EDITED,
+            expected_sha256=snapshot.fingerprint.sha256,
+            staged=staged,
+        )
+    assert note.read_text(encoding="utf-8") == NOTE + "the person's new line\n"
+    assert not (tmp_path / "Archive" / "Note.md").exists()
+    assert _strays(tmp_path) == []
+
+
+def test_staged_texts_left_by_a_killed_pass_are_swept(generated: Path) -> None:
+    vault = Vault.open(generated)
+    vault.sync()
+    note = next((generated / "STM").rglob("*.md"))
+    text = note.read_text(encoding="utf-8")
+    staged = stage_text(note, text.replace("type: memory", "type: memory\nextra: 1"))
+    assert staged.temp.exists()  # what a kill between writing ahead and linking leaves
+    vault.lifecycle(now=REFERENCE_TIME)
+    vault.close()
+    assert not staged.temp.exists()
+    assert _strays(generated) == []
+
+
+def test_plain_words_skip_the_yaml_check_only_when_yaml_reads_them_back() -> None:
+    rng = random.Random(3)
+    alphabet = "0123456789abcdefxobeEXOBynYNtrufalsTRUFALS"
+    words = {"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(3000)}
+    words |= {"yes", "No", "ON", "off", "Null", "0x1F", "0o17", "017", "0b101", "1e5", "01JBX"}
+    for word in sorted(words):
+        text = render_note({"id": word, "tags": [word]}, "")
+        front = parse_frontmatter(text.split("---\n")[1])
+        assert front == {"id": word, "tags": [word]}, word
+        assert yaml.safe_load(text.split("---\n")[1]) == {"id": word, "tags": [word]}, word
+
+
+def test_content_keys_are_cached_by_file_and_follow_edits(tmp_path: Path) -> None:
+    Vault.init(tmp_path / "v")
+    lines = [b'{"content": "Coffee at nine, every day."}\n', b'{"content": "Tea at four."}\n']
+    with Vault.open(tmp_path / "v") as vault:
+        first = vault.import_jsonl(lines)
+        assert len(first.imported) == 2
+        again = vault.import_jsonl(lines)
+        assert again.imported == [] and len(again.duplicates) == 2
+        cached = vault.index.conn.execute(f"SELECT count(*) FROM {KEYS_TABLE}").fetchone()[0]
+        assert cached == 2
+        coffee = tmp_path / "v" / first.imported[0]
+        text = coffee.read_text(encoding="utf-8")
+        coffee.write_text(text.replace("Coffee at nine", "Cocoa at ten"), encoding="utf-8")
+        vault.sync()
+        edited = vault.import_jsonl(
+            [
+                b'{"content": "cocoa at TEN every day"}\n',
+                b'{"content": "Coffee at nine, every day."}\n',
+            ]
+        )
+        assert len(edited.duplicates) == 1 and edited.duplicates[0][0] == 1
+        assert len(edited.imported) == 1  # the old content is no longer in the vault
+
+
+def test_the_vault_lock_re_entered_by_one_thread_still_keeps_out_another(tmp_path: Path) -> None:
+    sidecar = tmp_path / ".vaultmem"
+    outcome: list[str] = []
+
+    def other() -> None:
+        try:
+            with vault_lock(sidecar, timeout_seconds=0):
+                outcome.append("taken")
+        except LockedError:
+            outcome.append("refused")
+
+    with vault_lock(sidecar), vault_lock(sidecar):
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(timeout=30)
+    assert outcome == ["refused"]
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join(timeout=30)
+    assert outcome == ["refused", "taken"]
+
+
+def test_a_text_written_ahead_and_not_used_leaves_no_folder_behind(tmp_path: Path) -> None:
+    box = tmp_path / "Boxes" / "2026-11-30" / "box-new" / "box-new.md"
+    (tmp_path / "Boxes").mkdir()
+    staged = stage_text(box, NOTE)
+    assert staged.temp.exists()
+    note_files.discard_staged(staged)  # none of the box's members moved: the box is not written
+    assert list((tmp_path / "Boxes").iterdir()) == []
+    kept = stage_text(box, NOTE)
+    (box.parent / "a person's note.md").write_text("mine\n", encoding="utf-8")
+    note_files.discard_staged(kept)
+    assert [p.name for p in box.parent.iterdir()] == ["a person's note.md"]
