@@ -475,26 +475,31 @@ def test_a_note_rewritten_in_place_while_read_is_never_filed_under_its_new_mtime
     path.write_bytes(b"a" * 400_000)
     stop = threading.Event()
 
+    base = os.stat(path).st_mtime_ns
+
     def rewrite() -> None:
         n = 0
         while not stop.is_set():
             n += 1
             with open(path, "r+b") as handle:  # in place: same inode, new bytes and mtime
                 handle.write(bytes([97 + n % 26]) * 400_000)
-            time.sleep(0.006)  # the next write lands in a later mtime tick
+            # each version gets an mtime of its own once written (the kernel's clock ticks more
+            # coarsely than writes land; a read overlapping the write itself is not this test's)
+            os.utime(path, ns=(base, base + n * 1_000_000))
+            time.sleep(0.001)
 
     writer = threading.Thread(target=rewrite)
     writer.start()
     stale = checked = 0
     try:
-        for _ in range(400):
+        for _ in range(1500):
             read = index_sync._read(root, "n.md")
             assert read is not None
             before = os.stat(path)
             data = path.read_bytes()
             after = os.stat(path)
-            if before.st_mtime_ns != after.st_mtime_ns:
-                continue  # no quiet moment to compare against
+            if before.st_mtime_ns != after.st_mtime_ns or (after.st_mtime_ns - base) % 1_000_000:
+                continue  # no quiet moment, or a write still in progress, to compare against
             if (read.size, read.mtime_ns) == (after.st_size, after.st_mtime_ns):
                 checked += 1
                 stale += read.hash != content_hash(data)
