@@ -350,9 +350,13 @@ class _Syncer:
     ) -> None:
         """``present`` (on disk) and ``known`` (indexed): vault-relative path → (size, mtime_ns)."""
         report = self.report
-        to_read = [rel for rel, stat in present.items() if known.get(rel) != stat]
+        if present == known:  # the common case, compared in C: nothing to read or drop
+            to_read: list[str] = []
+            vanished: list[str] = []
+        else:
+            to_read = [rel for rel, stat in present.items() if known.get(rel) != stat]
+            vanished = [rel for rel in known if rel not in present]
         report.unchanged = len(present) - len(to_read)
-        vanished = [rel for rel in known if rel not in present]
         states = self.db.file_states_for([*vanished, *(r for r in to_read if r in known)])
         gone = {rel: states[rel] for rel in vanished if rel in states}
         by_hash = {state.hash: rel for rel, state in gone.items()}
