@@ -144,7 +144,13 @@ def half_life_seconds(
     Layers are looked up once per distinct name; ``trust`` (``source_trust(source)``) may be
     passed when the caller already has it.
     """
-    base = per_distinct(layer, settings.half_life_days) * SECONDS_PER_DAY
+    return _trust_weighted(per_distinct(layer, settings.half_life_days), source, settings, trust)
+
+
+def _trust_weighted(
+    days: FloatArray, source: ObjArray, settings: Settings, trust: FloatArray | None
+) -> FloatArray:
+    base = days * SECONDS_PER_DAY
     if trust is None:
         trust = source_trust(np.asarray(source, dtype=object))
     return np.asarray(
@@ -175,9 +181,8 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
     kept = np.asarray(retention(idle, half_life, params), dtype=np.float64)
     uses = use_factor(columns.use_count, params.beta, np)
     score = uses * kept * columns.strength
-    working = half_life_seconds(
-        np.full(len(columns.layer), "working", dtype=object), columns.source, settings, trust
-    )
+    working_days = np.full(len(columns), settings.half_life_days("working"), dtype=np.float64)
+    working = _trust_weighted(working_days, columns.source, settings, trust)
     promotion_score = (
         uses
         * np.asarray(retention(idle, working, params), dtype=np.float64)

@@ -45,13 +45,9 @@ def per_distinct(values: npt.NDArray[Any], value_of: Callable[[str], float]) -> 
     ``value_of`` runs once per distinct ``str(v)`` (a few layers or sources among 100,000
     memories), found with a dict in one pass rather than by sorting the column.
     """
-    flat = np.asarray(values, dtype=object).ravel()
-    codes: dict[str, int] = {}
-    index = np.fromiter(
-        (codes.setdefault(key, len(codes)) for key in map(str, flat.tolist())),
-        dtype=np.intp,
-        count=len(flat),
-    )
-    table = np.array([value_of(key) for key in codes], dtype=np.float64)
+    keys = list(map(str, np.asarray(values, dtype=object).ravel().tolist()))
+    position = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    index = np.fromiter(map(position.__getitem__, keys), dtype=np.intp, count=len(keys))
+    table = np.array([value_of(key) for key in position], dtype=np.float64)
     result = table[index] if len(table) else np.zeros(0, dtype=np.float64)
     return np.asarray(result.reshape(np.shape(values)), dtype=np.float64)
