@@ -229,3 +229,45 @@ def test_a_text_written_ahead_and_not_used_leaves_no_folder_behind(tmp_path: Pat
     (box.parent / "a person's note.md").write_text("mine\n", encoding="utf-8")
     note_files.discard_staged(kept)
     assert [p.name for p in box.parent.iterdir()] == ["a person's note.md"]
+
+
+@pytest.mark.parametrize("same_size", [False, True])
+def test_an_imported_note_changed_before_it_is_indexed_is_indexed_as_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, same_size: bool
+) -> None:
+    """Import indexes the texts it wrote without reading them back, but only while the file's
+    size and mtime are still those it wrote: a save that lands between the write and the index
+    (even one keeping the size) is what the index holds."""
+    root = tmp_path / "v"
+    Vault.init(root)[0].close()
+    vault = Vault.open(root)
+    real_refresh = vault.refresh
+    edited: list[str] = []
+
+    def save_then_refresh(paths, written=None):  # type: ignore[no-untyped-def]
+        target = root / sorted(paths)[0]
+        text = target.read_text()
+        new = text.replace("kettle", "teapot") if same_size else text + "a person's line\n"
+        stat = target.stat()
+        target.write_text(new)
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+        edited.append(sorted(paths)[0])
+        return real_refresh(paths, written)
+
+    monkeypatch.setattr(vault, "refresh", save_then_refresh)
+    lines = [f'{{"content": "boil the kettle {i}"}}\n'.encode() for i in range(3)]
+    report = vault.import_jsonl(lines)
+    assert len(report.imported) == 3 and edited
+    word = "teapot" if same_size else "person"
+
+    def bodies() -> dict[str, str]:  # what the index holds now, before any walk
+        rows = vault.index.conn.execute(
+            "SELECT n.path, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid"
+        ).fetchall()
+        return {str(path): str(body) for path, body in rows}
+
+    held = bodies()
+    assert word in held[edited[0]]
+    assert all("kettle" in held[p] for p in report.imported if p != edited[0])
+    assert [h.path for h in vault.recall(word, k=5)] == [edited[0]]
+    vault.close()

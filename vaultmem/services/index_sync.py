@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -175,6 +175,15 @@ class _Read:
     hash: str
     text: str
     problems: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenNote:
+    """A note as vaultmem wrote it: its text and its file's ``size`` (bytes) and ``mtime_ns``."""
+
+    text: str
+    size: int
+    mtime_ns: int
 
 
 READ_ATTEMPTS = 3
@@ -371,6 +380,9 @@ class _Syncer:
         """(nid, path, links) of every note parsed; not the note itself (memory at 100k)."""
         self.edges_changed: set[int] = set()
         self.templates = template_folders(root)
+        self.written: Mapping[str, WrittenNote] = {}
+        """Notes vaultmem has just written, with their text: not read back (see sync_paths)."""
+        self._present: dict[str, tuple[int, int]] = {}
 
     def apply(
         self,
@@ -380,6 +392,7 @@ class _Syncer:
     ) -> None:
         """``present`` (on disk) and ``known`` (indexed): vault-relative path → (size, mtime_ns)."""
         report = self.report
+        self._present = present
         if present == known:  # the common case, compared in C: nothing to read or drop
             to_read: list[str] = []
             vanished: list[str] = []
@@ -457,7 +470,7 @@ class _Syncer:
         context = pool_context(len(to_read))
         if context is None:
             for rel in to_read:
-                yield rel, _read(self.root, rel), None
+                yield rel, self._as_written(rel) or _read(self.root, rel), None
             return
         from concurrent.futures import ProcessPoolExecutor
 
@@ -476,6 +489,19 @@ class _Syncer:
                     yield from _unpack(*pending.popleft())
             while pending:
                 yield from _unpack(*pending.popleft())
+
+    def _as_written(self, rel: str) -> _Read | None:
+        """The note at ``rel`` as vaultmem wrote it, if the walk found it still with the size and
+        mtime it had when written (else ``None``: someone changed it since, so it is read)."""
+        written = self.written.get(rel)
+        if written is None or self._present.get(rel) != (written.size, written.mtime_ns):
+            return None
+        data = written.text.encode("utf-8")
+        if len(data) != written.size:
+            return None
+        from vaultmem.store.note_files import content_hash
+
+        return _Read(rel, written.size, written.mtime_ns, content_hash(data), written.text, ())
 
     def _store(self, note: ParsedNote, read: _Read, *, new: bool) -> None:
         nid = self.db.upsert(
@@ -586,14 +612,20 @@ def sync_index(
     return syncer.report
 
 
-def sync_paths(root: Path, db: IndexDB, settings: Settings, paths: Iterable[str]) -> SyncReport:
+def sync_paths(
+    root: Path, db: IndexDB, settings: Settings, paths: Iterable[str],
+    written: Mapping[str, WrittenNote] | None = None,
+) -> SyncReport:
     """Sync only ``paths`` (vault-relative; folders expand to the notes under them).
 
     For the watcher: each path is stat'ed; new, changed, moved and vanished notes among them are
-    handled exactly as :func:`sync_index` handles them.
+    handled exactly as :func:`sync_index` handles them. ``written``: notes the caller has just
+    written, by path, with the text and the size and mtime the file had when written; a note
+    the stat finds unchanged since is indexed from that text instead of being read back.
     """
     started = time.perf_counter()
     syncer = _Syncer(root, db, settings)
+    syncer.written = written or {}
     with db.transaction():
         rels = sorted({rel.strip("/") for rel in paths})
         known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}

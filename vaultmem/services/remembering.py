@@ -23,6 +23,7 @@ from vaultmem.core.naming import new_id
 from vaultmem.core.note_parse import title_of
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
+from vaultmem.services.index_sync import WrittenNote
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.vault_lock import vault_lock
@@ -496,10 +497,15 @@ def import_lines(
                 if vault.root / path in failed
             )
             report.imported.extend(written)
+            texts = {
+                path: WrittenNote(*batch.linked[vault.root / path])
+                for path in written
+                if vault.root / path in batch.linked
+            }
             pending.clear()
             taken.clear()
             if written:
-                vault.refresh(written)
+                vault.refresh(written, texts)
 
         try:
             for number, draft in conversation_order(drafts):

@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +37,13 @@ from vaultmem.errors import (
     VaultNotFoundError,
 )
 from vaultmem.services.index_lookups import box_notes_of, conflicted_paths
-from vaultmem.services.index_sync import ProgressCallback, SyncReport, sync_index, sync_paths
+from vaultmem.services.index_sync import (
+    ProgressCallback,
+    SyncReport,
+    WrittenNote,
+    sync_index,
+    sync_paths,
+)
 from vaultmem.services.live_index import index_is_live
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
@@ -195,9 +201,13 @@ class Vault:
             return None
         return self.sync()
 
-    def refresh(self, paths: Iterable[str]) -> SyncReport:
-        """Re-index just ``paths`` (vault-relative), e.g. after vaultmem wrote them."""
-        return sync_paths(self.root, self.index, self.settings, paths)
+    def refresh(
+        self, paths: Iterable[str], written: Mapping[str, WrittenNote] | None = None
+    ) -> SyncReport:
+        """Re-index just ``paths`` (vault-relative), e.g. after vaultmem wrote them; ``written``
+        gives the texts of notes just written, indexed without reading them back when their
+        size and mtime show nobody changed them since (:func:`sync_paths`)."""
+        return sync_paths(self.root, self.index, self.settings, paths, written)
 
     # ------------------------------------------------------------------ lookup
     def resolve(self, ref: str) -> str:

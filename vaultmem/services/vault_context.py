@@ -8,7 +8,7 @@ import circle: only the interfaces (CLI, MCP server) and ``vault.py`` itself see
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -17,7 +17,7 @@ from vaultmem.core.settings import Settings
 from vaultmem.store.index_db import IndexDB
 
 if TYPE_CHECKING:
-    from vaultmem.services.index_sync import SyncReport
+    from vaultmem.services.index_sync import SyncReport, WrittenNote
     from vaultmem.services.memory_view import Memory, MemoryTable
 
 
@@ -51,8 +51,10 @@ class VaultContext(Protocol):
         """Sync the index unless a live watcher keeps it fresh."""
         ...
 
-    def refresh(self, paths: Iterable[str]) -> SyncReport:
-        """Re-index just ``paths`` (vault-relative)."""
+    def refresh(
+        self, paths: Iterable[str], written: Mapping[str, WrittenNote] | None = None
+    ) -> SyncReport:
+        """Re-index just ``paths`` (vault-relative); ``written``: texts just written."""
         ...
 
     def edit(

@@ -58,6 +58,10 @@ class NewNotes:
     def __init__(self) -> None:
         self._pending: list[tuple[Path, str]] = []  # (final path, temporary path)
         self._folders: set[Path] = set()  # made (or found) already
+        self._written: dict[Path, tuple[str, int, int]] = {}  # path → (text, size, mtime_ns)
+        self.linked: dict[Path, tuple[str, int, int]] = {}
+        """After :meth:`commit`: each note it made visible → (text, size in bytes, mtime_ns as
+        written), so the caller can index the text without reading the note back."""
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -83,11 +87,14 @@ class NewNotes:
             with os.fdopen(fd, "wb") as handle:
                 os.fchmod(fd, 0o644)  # whatever the umask, like every note vaultmem writes
                 handle.write(text.encode("utf-8"))
+                handle.flush()
+                info = os.fstat(fd)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
         self._pending.append((path, tmp))
+        self._written[path] = (text, info.st_size, info.st_mtime_ns)
 
     def commit(self) -> dict[Path, str]:
         """Make every added note durable and visible; returns ``{path: why}`` of those not written.
@@ -96,6 +103,8 @@ class NewNotes:
         folder after. A name taken meanwhile by another writer keeps that writer's file.
         """
         pending, self._pending = self._pending, []
+        written, self._written = self._written, {}
+        self.linked = {}
         if not pending:
             return {}
         flush_files(pending[0][0].parent, [Path(tmp) for _, tmp in pending])
@@ -105,6 +114,7 @@ class NewNotes:
             try:
                 _link_no_replace(tmp, path)
                 folders.add(path.parent)
+                self.linked[path] = written[path]
             except FileExistsError:
                 failed[path] = "already exists (written by someone else meanwhile); not overwritten"
             except OSError as err:
@@ -119,6 +129,7 @@ class NewNotes:
     def discard(self) -> None:
         """Remove the temporary files of notes added and not committed."""
         pending, self._pending = self._pending, []
+        self._written = {}
         for _, tmp in pending:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
