@@ -40,6 +40,7 @@ from vaultmem.core.vectorised import (
     ArrayIn,
     FloatArray,
     as_floats,
+    per_distinct,
     scalar_or_array,
 )
 
@@ -66,14 +67,10 @@ def source_trust(source: str | None | SourceColumn) -> float | FloatArray:
     if source is None or isinstance(source, str):
         key = "" if source is None else source.strip().lower()
         return SOURCE_TRUST.get(key, DEFAULT_SOURCE_TRUST)
-    names = np.asarray(source, dtype=np.str_)
-    distinct, inverse = np.unique(names, return_inverse=True)
-    table = np.array(
-        [SOURCE_TRUST.get(str(n).strip().lower(), DEFAULT_SOURCE_TRUST) for n in distinct],
-        dtype=np.float64,
+    return per_distinct(
+        np.asarray(source, dtype=object),
+        lambda name: SOURCE_TRUST.get(name.strip().lower(), DEFAULT_SOURCE_TRUST),
     )
-    trust: FloatArray = table[inverse.reshape(names.shape)]
-    return trust
 
 
 @overload

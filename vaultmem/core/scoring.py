@@ -8,7 +8,6 @@ Python loop over memories.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +25,7 @@ from vaultmem.core.importance import effective_importance, review_priority
 from vaultmem.core.score_formulas import COLUMN_ORDER, use_factor
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import to_epoch
+from vaultmem.core.vectorised import per_distinct
 
 FloatArray = npt.NDArray[np.float64]
 ObjArray = npt.NDArray[np.object_]
@@ -61,20 +61,22 @@ class MemoryColumns:
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[object]]) -> MemoryColumns:
-        """Build from rows ordered as :data:`COLUMN_ORDER` (``None`` → NaN for numbers)."""
-        columns = list(zip(*rows, strict=True)) if rows else [()] * len(COLUMN_ORDER)
-        values: dict[str, np.ndarray] = {}
-        for name, column in zip(COLUMN_ORDER, columns, strict=True):
-            if name in _TEXT_COLUMNS:
-                values[name] = np.array(column, dtype=object)
-            elif name == "pinned":
-                values[name] = np.array(column, dtype=bool)
-            else:
-                values[name] = np.array(
-                    [math.nan if v is None else v for v in column], dtype=np.float64
-                )
+        """Build from rows ordered as :data:`COLUMN_ORDER` (``None`` → NaN for numbers).
+
+        The rows become one numpy record array in a single C pass (no per-value Python loop),
+        whose fields are then copied out as contiguous columns.
+        """
+        records = np.array(
+            [row if isinstance(row, tuple) else tuple(row) for row in rows]
+            if rows and not isinstance(rows[0], tuple)
+            else rows,
+            dtype=_ROW_DTYPE,
+        )
+        if records.ndim != 1:  # no rows: numpy reads an empty list as shape (0,) already
+            records = records.reshape(-1)
+        values = {name: np.ascontiguousarray(records[name]) for name in COLUMN_ORDER}
         values["top_folder"] = np.array(
-            [p.split("/", 1)[0] if "/" in p else "" for p in values["path"]], dtype=object
+            [p[: p.find("/")] if "/" in p else "" for p in values["path"].tolist()], dtype=object
         )
         return cls(**values)
 
@@ -108,6 +110,14 @@ class MemoryColumns:
 
 
 _TEXT_COLUMNS = {"path", "id", "type", "status", "layer", "category", "source"}
+_ROW_DTYPE = np.dtype(
+    [
+        (name, object if name in _TEXT_COLUMNS else np.bool_ if name == "pinned" else np.float64)
+        for name in COLUMN_ORDER
+    ]
+)
+"""One index row as a record: text as Python objects, ``pinned`` as bool, numbers as float64
+(``None`` → NaN, as ``np.array(..., dtype=float64)`` converts it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +136,23 @@ class Scores:
     """The score on the working layer's curve, which the promote threshold is calibrated on."""
 
 
-def half_life_seconds(layer: ObjArray, source: ObjArray, settings: Settings) -> FloatArray:
-    """Effective half-life per memory: layer half-life, trust-weighted by source (engram)."""
-    names, inverse = np.unique(layer.astype(str), return_inverse=True)
-    days = np.array([settings.half_life_days(str(name)) for name in names], dtype=np.float64)
-    base = days[inverse.reshape(layer.shape)] * SECONDS_PER_DAY
-    trust = source_trust(np.asarray(source, dtype=object))
+def half_life_seconds(
+    layer: ObjArray, source: ObjArray, settings: Settings, trust: FloatArray | None = None
+) -> FloatArray:
+    """Effective half-life per memory: layer half-life, trust-weighted by source (engram).
+
+    Layers are looked up once per distinct name; ``trust`` (``source_trust(source)``) may be
+    passed when the caller already has it.
+    """
+    return _trust_weighted(per_distinct(layer, settings.half_life_days), source, settings, trust)
+
+
+def _trust_weighted(
+    days: FloatArray, source: ObjArray, settings: Settings, trust: FloatArray | None
+) -> FloatArray:
+    base = days * SECONDS_PER_DAY
+    if trust is None:
+        trust = source_trust(np.asarray(source, dtype=object))
     return np.asarray(
         trust_weighted_half_life(base, trust, settings.decay.trust_kappa), dtype=np.float64
     )
@@ -151,7 +172,8 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
     memories promote.
     """
     params = settings.decay
-    half_life = half_life_seconds(columns.layer, columns.source, settings)
+    trust = source_trust(columns.source)
+    half_life = half_life_seconds(columns.layer, columns.source, settings, trust)
     last_used = np.where(np.isnan(columns.last_used), columns.created, columns.last_used)
     last_used = np.where(np.isnan(last_used), now_epoch, last_used)
     idle = np.maximum(now_epoch - last_used, 0.0)
@@ -159,9 +181,8 @@ def score_columns(columns: MemoryColumns, now_epoch: float, settings: Settings) 
     kept = np.asarray(retention(idle, half_life, params), dtype=np.float64)
     uses = use_factor(columns.use_count, params.beta, np)
     score = uses * kept * columns.strength
-    working = half_life_seconds(
-        np.full(len(columns.layer), "working", dtype=object), columns.source, settings
-    )
+    working_days = np.full(len(columns), settings.half_life_days("working"), dtype=np.float64)
+    working = _trust_weighted(working_days, columns.source, settings, trust)
     promotion_score = (
         uses
         * np.asarray(retention(idle, working, params), dtype=np.float64)

@@ -7,6 +7,7 @@ memories from the index as columns and scores them in one numpy pass (docs/user-
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -139,10 +140,20 @@ def memory_table(
     where: str = "n.type = 'memory'",
     params: tuple[object, ...] = (),
 ) -> MemoryTable:
-    """Load the notes matching ``where`` (SQL over ``notes n``) and score them at ``now``."""
+    """Load the notes matching ``where`` (SQL over ``notes n``) and score them at ``now``.
+
+    The cyclic garbage collector is paused while the rows are fetched and turned into columns:
+    100,000 fresh row tuples would otherwise set off collections that find nothing to free.
+    """
     from vaultmem.core.scoring import MemoryColumns, score_columns
 
-    columns = MemoryColumns.from_rows(db.memory_rows(where, params))
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        columns = MemoryColumns.from_rows(db.memory_rows(where, params))
+    finally:
+        if collecting:
+            gc.enable()
     return MemoryTable(columns, score_columns(columns, now.timestamp(), settings))
 
 

@@ -1,0 +1,142 @@
+"""The fast paths under the lifecycle plan give what the plain ones gave: the walk that lists
+folders through descriptors finds every note with its size and mtime, and the memory table
+built as one record array holds the values a row-by-row conversion holds."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vaultmem.core.decay import source_trust
+from vaultmem.core.score_formulas import COLUMN_ORDER
+from vaultmem.core.scoring import MemoryColumns, half_life_seconds
+from vaultmem.core.settings import Settings
+from vaultmem.core.vectorised import per_distinct
+from vaultmem.services.index_sync import scan_vault
+from vaultmem.store.confinement import linked_notes
+
+
+def _walked(root: Path) -> dict[str, tuple[int, int]]:
+    """Reference: os.walk without dot folders, no links followed, a stat per note."""
+    found: dict[str, tuple[int, int]] = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            full = os.path.join(folder, name)
+            if name.startswith(".") or not name.lower().endswith(".md") or os.path.islink(full):
+                continue
+            info = os.stat(full)
+            found[Path(full).relative_to(root).as_posix()] = (info.st_size, info.st_mtime_ns)
+    return found
+
+
+@pytest.mark.parametrize("name", ["kepano-obsidian", "13th-age-srd"])
+def test_the_walk_finds_every_note_of_a_real_vault_with_its_stat(
+    copy_vault: Callable[[str], Path], name: str
+) -> None:
+    root = copy_vault(name)
+    expected = _walked(root)
+    assert len(expected) > 50
+    assert scan_vault(root, Settings()) == expected
+    folder = sorted({rel.split("/")[0] for rel in expected if "/" in rel})[0]
+    below = {rel: stat for rel, stat in expected.items() if rel.startswith(folder + "/")}
+    assert scan_vault(root, Settings(), folder=folder) == below
+
+
+def test_the_walk_does_not_enter_a_linked_folder_but_keeps_a_linked_note_inside(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "v"
+    (root / "Notes").mkdir(parents=True)
+    (root / "Notes" / "a.md").write_text("a\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("s\n")
+    (root / "Linked").symlink_to(outside)
+    (root / "Notes" / "alias.md").symlink_to(root / "Notes" / "a.md")
+    (root / "Notes" / "escape.md").symlink_to(outside / "secret.md")
+    found = scan_vault(root, Settings())
+    assert sorted(found) == ["Notes/a.md", "Notes/alias.md"]
+    assert found["Notes/alias.md"] == found["Notes/a.md"]
+    assert linked_notes(root, sorted(found)) == {"Notes/alias.md"}
+
+
+def test_a_vault_reached_through_a_link_is_walked(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "STM").mkdir(parents=True)
+    (real / "STM" / "m.md").write_text("m\n")
+    link = tmp_path / "vault-link"
+    link.symlink_to(real)
+    assert list(scan_vault(link, Settings())) == ["STM/m.md"]
+
+
+def _rows(n: int) -> list[tuple[object, ...]]:
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(n):
+        values: dict[str, object] = {
+            "path": f"F{i % 3}/sub/m{i}.md" if i % 4 else f"top{i}.md",
+            "id": None if i % 5 == 0 else f"id{i}",
+            "type": "memory",
+            "status": ("active", "archived")[i % 2],
+            "layer": ("working", "episodic", None, "semantic")[i % 4],
+            "category": "fact",
+            "source": ("human", " Agent ", None, "robot")[i % 4],
+            "created": None if i % 7 == 0 else 1.7e9 + float(rng.uniform(0, 1e7)),
+            "last_used": None if i % 3 == 0 else 1.75e9 + float(rng.uniform(0, 1e7)),
+            "use_count": int(rng.integers(0, 40)),
+            "strength": float(rng.uniform(0, 2)),
+            "importance": float(rng.uniform(0, 1)),
+            "confidence": 1.0,
+            "pinned": i % 6 == 0,
+            "resolved_at": None,
+            "use_days": int(rng.integers(1, 9)),
+            "edges": i % 5,
+        }
+        rows.append(tuple(values[name] for name in COLUMN_ORDER))
+    return rows
+
+
+def test_columns_from_rows_hold_each_value_of_each_row() -> None:
+    rows = _rows(300)
+    columns = MemoryColumns.from_rows(rows)
+    assert len(columns) == 300
+    for i, row in enumerate(rows):
+        for name, value in zip(COLUMN_ORDER, row, strict=True):
+            got = getattr(columns, name)[i]
+            if name == "pinned":
+                assert got is np.True_ if value else got is np.False_
+            elif isinstance(got, float):
+                assert (math.isnan(got) and value is None) or got == value, (name, i)
+            else:
+                assert got == value, (name, i)
+        path = str(row[0])
+        assert columns.top_folder[i] == (path.split("/", 1)[0] if "/" in path else "")
+    for name in COLUMN_ORDER:
+        assert getattr(columns, name).flags.c_contiguous
+    as_lists = MemoryColumns.from_rows([list(row) for row in rows])
+    assert np.array_equal(as_lists.last_used, columns.last_used, equal_nan=True)
+    assert list(as_lists.path) == list(columns.path)
+
+
+def test_columns_from_no_rows_are_empty_and_score() -> None:
+    columns = MemoryColumns.from_rows([])
+    assert len(columns) == 0 and columns.created.dtype == np.float64
+    assert half_life_seconds(columns.layer, columns.source, Settings()).shape == (0,)
+
+
+def test_lookups_per_distinct_value_equal_lookups_per_memory() -> None:
+    settings = Settings()
+    columns = MemoryColumns.from_rows(_rows(200))
+    each = np.array([settings.half_life_days(str(layer)) for layer in columns.layer])
+    assert np.array_equal(per_distinct(columns.layer, settings.half_life_days), each)
+    trust = np.array([source_trust(None if s is None else str(s)) for s in columns.source])
+    assert np.array_equal(source_trust(columns.source), trust)
+    grid = np.array([["agent", "human"], [None, "IMPORT"]], dtype=object)
+    assert source_trust(grid).tolist() == [[0.7, 1.0], [1.0, 0.5]]
+    assert per_distinct(np.array([], dtype=object), settings.half_life_days).shape == (0,)
