@@ -52,15 +52,11 @@ from vaultmem.services.memory_view import MemoryTable, with_moves
 from vaultmem.services.placement import hands_off, plan_repair
 from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 from vaultmem.store.confinement import left_in_place_warning, linked_notes
+from vaultmem.store.durability import batched_dir_syncs, settle_closes
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.journal_check import MANAGED_TYPES
-from vaultmem.store.note_files import (
-    NoteSnapshot,
-    batched_dir_syncs,
-    read_note,
-    settle_closes,
-)
+from vaultmem.store.note_files import NoteSnapshot, read_note
 from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 

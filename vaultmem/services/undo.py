@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vaultmem.errors import InputError
+from vaultmem.store.durability import batched_dir_syncs
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import last_undoable, recover, undo
-from vaultmem.store.note_files import batched_dir_syncs
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:

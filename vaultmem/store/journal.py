@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from vaultmem.errors import NoteChangedError, NoteError, UnsafePathError, VaultmemError
+from vaultmem.store.durability import fsync_dir
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
 from vaultmem.store.note_batch import flush_files
@@ -37,7 +38,6 @@ from vaultmem.store.note_files import (
     create_note,
     delete_note,
     discard_staged,
-    fsync_dir,
     move_note,
     recover_interrupted_writes,
     replace_note,

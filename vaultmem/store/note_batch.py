@@ -17,7 +17,7 @@ import os
 import secrets
 from pathlib import Path
 
-from vaultmem.store.note_files import fsync_dir, sync_file_system
+from vaultmem.store.durability import fsync_dir, sync_file_system
 
 
 def flush_files(folder: Path, files: list[Path]) -> None:

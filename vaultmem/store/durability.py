@@ -1,0 +1,160 @@
+"""Durability of what vaultmem writes: folder fsyncs, file-system flushes, deferred closes.
+
+A note's bytes are made durable before the note is linked in place
+(:mod:`vaultmem.store.note_files`); a rename or a create is made durable by an fsync of its
+folder. Inside :func:`batched_dir_syncs` (a lifecycle pass, an undo) those folder fsyncs are
+collected and done once each at the end (one ``syncfs`` when there are many), and the last
+handles of removed files are closed on a helper thread. See docs/user-guide.md, "Passes and
+imports in batches".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import IO
+
+
+class _Closer:
+    """Closes the last handles of removed files on a helper thread, a batch at a time.
+
+    Closing the last handle of a removed file frees it, which waits on the file system's
+    journal; done aside, it overlaps with the next notes' work instead of stalling each one.
+    One thread at a time, ending with its batch (:meth:`settle` waits for it).
+    """
+
+    BATCH = 64
+
+    def __init__(self) -> None:
+        self._batch: list[IO[bytes]] = []
+        self._thread: threading.Thread | None = None
+
+    def add(self, handle: IO[bytes]) -> None:
+        self._batch.append(handle)
+        if len(self._batch) >= self.BATCH:
+            self.settle()
+            self._thread = threading.Thread(
+                target=_close_all, args=(self._batch,), name="vaultmem-close"
+            )
+            self._thread.start()
+            self._batch = []
+
+    def settle(self) -> None:
+        """Wait until the helper thread has closed its batch (and ended)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def finish(self) -> None:
+        self.settle()
+        _close_all(self._batch)
+        self._batch = []
+
+
+def _close_all(handles: list[IO[bytes]]) -> None:
+    for handle in handles:
+        with contextlib.suppress(OSError):
+            handle.close()
+
+
+def settle_closes() -> None:
+    """Inside :func:`batched_dir_syncs`: wait until no helper thread is closing handles.
+
+    Call before starting worker processes (forking a process that runs a second thread is
+    avoided by the index sync, which would then start slower workers).
+    """
+    closer = _DEFERRED_CLOSES.get()
+    if closer is not None:
+        closer.settle()
+
+
+_DEFERRED_CLOSES: ContextVar[_Closer | None] = ContextVar("deferred_closes", default=None)
+
+
+def defer_close(handle: IO[bytes]) -> bool:
+    """Inside :func:`batched_dir_syncs`: leave ``handle`` (of a removed file) to be closed on a
+    helper thread and return True; outside it, False (the caller closes it)."""
+    closer = _DEFERRED_CLOSES.get()
+    if closer is None:
+        return False
+    closer.add(handle)
+    return True
+
+
+_DEFERRED: ContextVar[set[Path] | None] = ContextVar("deferred_dir_syncs", default=None)
+
+
+@contextmanager
+def batched_dir_syncs() -> Iterator[None]:
+    """Within the block, folder fsyncs are collected and done once each at the end.
+
+    A pass that moves thousands of notes would otherwise fsync the same few folders thousands
+    of times. Note contents are still made durable before they are linked in place, so no note
+    is ever torn; only the durability of the renames themselves against power loss waits for
+    the end. The last handles of removed old versions are closed aside too (:func:`_drop_aside`).
+    """
+    if _DEFERRED.get() is not None:
+        yield
+        return
+    pending: set[Path] = set()
+    closer = _Closer()
+    token = _DEFERRED.set(pending)
+    closes_token = _DEFERRED_CLOSES.set(closer)
+    try:
+        yield
+    finally:
+        _DEFERRED_CLOSES.reset(closes_token)
+        _DEFERRED.reset(token)
+        closer.finish()
+        folders = sorted(pending)
+        present = next((f for f in folders if f.is_dir()), None)
+        if len(folders) < _SYNCFS_FOLDERS or present is None or not sync_file_system(present):
+            for folder in folders:
+                fsync_dir(folder)
+
+
+_SYNCFS_FOLDERS = 16
+"""From this many folders to fsync, one flush of the whole file system is cheaper."""
+
+
+def sync_file_system(folder: Path) -> bool:
+    """Flush the file system holding ``folder`` (Linux ``syncfs``); False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return False
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return bool(call(fd) == 0)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(folder: Path) -> None:
+    """fsync a folder so a rename or create in it survives a crash (no-op where unsupported)."""
+    pending = _DEFERRED.get()
+    if pending is not None:
+        pending.add(folder)
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
