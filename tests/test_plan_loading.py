@@ -17,7 +17,7 @@ from vaultmem.core.score_formulas import COLUMN_ORDER
 from vaultmem.core.scoring import MemoryColumns, half_life_seconds
 from vaultmem.core.settings import Settings
 from vaultmem.core.vectorised import per_distinct
-from vaultmem.services.index_sync import scan_vault
+from vaultmem.services.vault_walk import scan_vault
 from vaultmem.store.confinement import linked_notes
 
 

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING
 
 from vaultmem.core.timestamps import utc_now
 from vaultmem.services.git_setup import git_sync_problems
-from vaultmem.services.index_sync import in_templates, scan_vault, template_folders
 from vaultmem.services.placement import misplaced
 from vaultmem.services.shared_ids import plan_text, shared_id_groups
+from vaultmem.services.template_folders import in_templates, template_folders
+from vaultmem.services.vault_walk import scan_vault
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext

@@ -73,7 +73,6 @@ from vaultmem.core.vector_fusion import (
     vector_signal,
 )
 from vaultmem.errors import InputError, UnsafeNoteError
-from vaultmem.services.index_sync import OWN_TEMPLATES, template_folders
 from vaultmem.services.recall_candidates import CANDIDATES, fts_candidates
 from vaultmem.services.recall_neighbours import (
     Episodes,
@@ -82,6 +81,7 @@ from vaultmem.services.recall_neighbours import (
     rows_at,
     successors,
 )
+from vaultmem.services.template_folders import OWN_TEMPLATES, template_folders
 
 if TYPE_CHECKING:  # embeddings (numpy) load only when a provider is configured
     from vaultmem.services.embeddings import SemanticQuery

@@ -7,7 +7,7 @@ than ``max_delay_seconds`` after a burst's first event), then syncs the batch wi
 connection of its own, so the caller's ``vault.index`` stays usable meanwhile.
 
 Collected: created, modified, closed-after-write, attribute-changed, deleted and moved files
-(both ends of a move) that :func:`~vaultmem.services.index_sync.is_ignored` keeps, and created,
+(both ends of a move) that :func:`~vaultmem.services.vault_walk.is_ignored` keeps, and created,
 deleted and moved folders without a dot part (``sync_paths`` expands them). A temp-file-and-rename
 save is a move whose destination is the note. vaultmem's own writes re-sync idempotently (same
 hash, nothing re-parsed). A queue overflow, a failing batch or a dead observer thread is logged
@@ -33,15 +33,10 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from vaultmem.errors import VaultmemError
-from vaultmem.services.index_sync import (
-    SyncReport,
-    is_ignored,
-    is_tracked_attachment,
-    sync_index,
-    sync_paths,
-)
+from vaultmem.services.index_sync import SyncReport, sync_index, sync_paths
 from vaultmem.services.live_index import Heartbeat
 from vaultmem.services.vault_context import VaultContext
+from vaultmem.services.vault_walk import is_ignored, is_tracked_attachment
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.sidecar import SIDECAR_DIR
 
