@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from vaultmem.core.fields import DATETIME_KEYS, LAYERS, SOURCES, normalise_tags
 from vaultmem.core.importance import importance_from_level
@@ -24,6 +24,7 @@ from vaultmem.core.note_parse import title_of
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
 from vaultmem.services.index_sync import WrittenNote
+from vaultmem.services.memory_creation import NoteCreator, create_memory
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.vault_lock import vault_lock
@@ -272,25 +273,6 @@ class ImportReport:
         }
 
 
-class DraftWriter(VaultContext, Protocol):
-    """A vault that writes new memory notes (``Vault`` satisfies it)."""
-
-    def create_memory(
-        self,
-        content: str,
-        fields: dict[str, object],
-        *,
-        title: str | None = None,
-        folder: str | None = None,
-        taken: set[str] | None = None,
-        refresh: bool = True,
-        explicit_title: bool | None = None,
-        batch: NewNotes | None = None,
-    ) -> str:
-        """Write a new memory note (caller holds the lock); returns its vault-relative path."""
-        ...
-
-
 IMPORT_BATCH = 500
 """Notes written between two index updates (one SQLite transaction each) during ``import``."""
 
@@ -447,7 +429,7 @@ def linked_turn(draft: MemoryDraft, previous_title: str | None) -> MemoryDraft:
 
 
 def import_lines(
-    vault: DraftWriter,
+    vault: NoteCreator,
     lines: Iterable[str | bytes],
     *,
     now: dt.datetime,
@@ -520,7 +502,8 @@ def import_lines(
                         continue
                     linked = linked_turn(draft, last_turn.get(key) if key else None)
                     fields = linked.frontmatter(now)
-                    path = vault.create_memory(
+                    path = create_memory(
+                        vault,
                         linked.content,
                         fields,
                         title=linked.title,

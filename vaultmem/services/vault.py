@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.fields import MemoryFields, normalise_tags
-from vaultmem.core.link_resolution import note_key
-from vaultmem.core.naming import close_titles, new_id, numbered, safe_title, title_from_content
+from vaultmem.core.naming import close_titles
 from vaultmem.core.note_parse import CONFLICT_PROBLEM, parse_note
 from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.settings import Settings
@@ -30,7 +29,6 @@ from vaultmem.errors import (
     IndexDamagedError,
     InputError,
     NoteChangedError,
-    NoteError,
     NoteNotFoundError,
     UnsafeNoteError,
     VaultmemError,
@@ -121,7 +119,7 @@ class Vault:
                 created.append(folder + "/")
         return vault, created
 
-    def _sweep(self, folder: Path) -> None:
+    def sweep_folder(self, folder: Path) -> None:
         """Finish what killed writes left in ``folder`` (once per folder; vault lock held)."""
         if folder not in self._swept:
             from vaultmem.store.note_files import recover_interrupted_writes
@@ -300,7 +298,7 @@ class Vault:
             confined(self.root, path)
             # a linked memory is edited in its target (inside the vault), so the link stays
             target = confined_path(self.root, path)
-            self._sweep(target.parent)
+            self.sweep_folder(target.parent)
             for attempt in (1, 2):
                 snapshot = read_note(target)
                 note = parse_note(path, snapshot.text)
@@ -709,41 +707,6 @@ class Vault:
                 report.commit_error = f"{err}. The undo was done but not committed"
         return report
 
-    def unique_title(self, title: str, taken: set[str] | None = None) -> str:
-        """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive).
-
-        ``taken``: lower-cased file names written but not indexed yet (a batch of imports).
-        """
-        n = 1
-        while True:
-            candidate = numbered(title, n)
-            key = note_key(candidate + ".md")
-            if not (taken and key in taken) and not self.index.paths_with_name(key):
-                return candidate
-            n += 1
-
-    def _report_title_clash(
-        self, base: str, name: str, *, explicit: bool, batch: set[str] | None = None
-    ) -> None:
-        """Say why a new memory is named ``name`` and not ``base`` (never silently).
-
-        Reported when the title was asked for, or when the note holding it is a person's own
-        (not a memory): a warning line and a :attr:`title_clashes` entry.
-        """
-        taken = self.index.paths_with_name(note_key(base + ".md"))
-        owner = taken[0] if taken else base + ".md"
-        row = self.index.note_row(owner) if taken else None
-        managed = row is not None and row["type"] in ("memory", "box", "trace")
-        if not taken and batch and note_key(base + ".md") in batch:
-            managed = True  # written by this batch, not indexed yet
-        if explicit or not managed:
-            whose = "a memory" if managed else "a note of yours, not a memory"
-            self.title_clashes.append({"requested": base, "taken_by": owner, "saved_as": name})
-            self.warnings.append(
-                f"the title {base!r} is taken by {owner} ({whose}); saved as {name!r} "
-                "— give another --title to choose the name"
-            )
-
     def create_memory(
         self,
         content: str,
@@ -756,47 +719,14 @@ class Vault:
         explicit_title: bool | None = None,
         batch: NewNotes | None = None,
     ) -> str:
-        """Write a new memory note; returns its vault-relative path. ``fields`` in output order.
+        """Write a new memory note; returns its vault-relative path (see
+        :func:`vaultmem.services.memory_creation.create_memory`)."""
+        from vaultmem.services.memory_creation import create_memory
 
-        The caller holds the vault lock and has synced the index (the name must be unique).
-        A batch writer passes ``taken`` (names it wrote, updated here) and ``refresh=False``,
-        and refreshes the index itself once per batch. A clash of the name with a person's note
-        is always reported (:attr:`title_clashes`); one with a memory only when ``title`` was
-        asked for (``explicit_title``, default: whenever ``title`` is given). With ``batch`` the
-        note is added to it and appears when the caller commits the batch.
-        """
-        from vaultmem.core.note_text import render_note
-        from vaultmem.store.note_files import write_note
-
-        base = safe_title(title) if title else title_from_content(content)
-        if not base:
-            base = f"Memory {fields.get('id') or new_id()}"
-        with vault_lock(self.sidecar):
-            name = self.unique_title(base, taken)
-            if name != base:
-                self._report_title_clash(
-                    base,
-                    name,
-                    explicit=bool(title) if explicit_title is None else explicit_title,
-                    batch=taken,
-                )
-            rel = f"{folder or self.settings.folders.stm}/{name}.md"
-            body = content if content.endswith("\n") else content + "\n"
-            full = confined(self.root, rel)
-            self._sweep(full.parent)
-            text = render_note(fields, body)
-            if batch is None:
-                write_note(full, text, expected=None)
-            else:
-                try:
-                    batch.add(full, text)
-                except FileExistsError:
-                    raise NoteError(rel, "already exists; not overwritten") from None
-        if taken is not None:
-            taken.add(note_key(rel))
-        if refresh:
-            self.refresh([rel])
-        return rel
+        return create_memory(
+            self, content, fields, title=title, folder=folder, taken=taken, refresh=refresh,
+            explicit_title=explicit_title, batch=batch,
+        )
 
 
 __all__ = ["Vault", "discover_vault"]
