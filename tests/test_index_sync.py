@@ -507,3 +507,47 @@ def test_a_note_rewritten_in_place_while_read_is_never_filed_under_its_new_mtime
         stop.set()
         writer.join()
     assert checked > 0 and stale == 0
+
+
+def test_openers_racing_to_create_the_index_all_use_the_one_on_disk(tmp_path: Path) -> None:
+    """The watcher's thread and the first command open a new index at the same moment: they
+    must end up on the same file (before the schema lock, the loser of the race to apply the
+    first migration deleted the winner's fresh index, and the winner wrote on into a deleted
+    file nobody else could see)."""
+    import threading
+
+    from vaultmem.store.index_db import IndexDB
+
+    for attempt in range(15):
+        sidecar = tmp_path / f"v{attempt}" / ".vaultmem"
+        barrier = threading.Barrier(4)
+        opened: list[IndexDB] = []
+        errors: list[BaseException] = []
+
+        def open_it(
+            barrier: threading.Barrier,
+            sidecar: Path,
+            opened: list[IndexDB],
+            errors: list[BaseException],
+        ) -> None:
+            barrier.wait()
+            try:
+                opened.append(IndexDB.open(sidecar))
+            except BaseException as err:  # noqa: BLE001 - collected for the assertion
+                errors.append(err)
+
+        threads = [
+            threading.Thread(target=open_it, args=(barrier, sidecar, opened, errors))
+            for _ in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        for i, db in enumerate(opened):
+            db.conn.execute("INSERT INTO meta (key, value) VALUES (?, 'x')", (f"opener{i}",))
+        for db in opened:
+            seen = db.conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'opener%'")
+            assert seen.fetchone()[0] == len(opened), f"attempt {attempt}: not one file"
+            db.close()

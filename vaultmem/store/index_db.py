@@ -25,7 +25,7 @@ from vaultmem.core.note_parse import ParsedNote, title_of
 from vaultmem.core.timestamps import to_epoch
 from vaultmem.errors import IndexDamagedError, SidecarError
 from vaultmem.store.index_links import LinkIndex
-from vaultmem.store.index_schema import migrate
+from vaultmem.store.index_schema import migrate, migrations_pending, schema_lock
 from vaultmem.store.sidecar import ensure_sidecar, is_writable
 
 INDEX_FILE = "index.db"
@@ -173,6 +173,21 @@ def _db_path(cursor: sqlite3.Cursor) -> Path:
     return getattr(cursor.connection, "db_path", Path(INDEX_FILE))
 
 
+def _usable(path: Path) -> bool:
+    """Whether ``path`` opens as a complete, current index (checked under the schema lock)."""
+    try:
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("SELECT count(*) FROM notes").fetchone()
+        return not migrations_pending(conn)
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
 def discard_index(sidecar: Path) -> None:
     """Delete ``index.db`` and its WAL files (a damaged index; it is rebuilt from the notes)."""
     for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):
@@ -271,7 +286,9 @@ class IndexDB(LinkIndex):
         try:
             conn = cls._connect(path)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            migrate(conn)
+            if migrations_pending(conn):  # a new or older index: one opener at a time
+                with schema_lock(sidecar):
+                    migrate(conn)
             conn.execute("SELECT count(*) FROM notes").fetchone()
             db = cls(conn, path, recreated=not existed)
             db._check_parser_version()
@@ -279,12 +296,14 @@ class IndexDB(LinkIndex):
         except (sqlite3.DatabaseError, SidecarError):
             if conn is not None:
                 conn.close()
-            discard_index(sidecar)
-            try:
-                conn = cls._connect(path)
-                migrate(conn)
-            except sqlite3.Error as err:
-                raise SidecarError(path, f"cannot create the index: {err}") from None
+            with schema_lock(sidecar):
+                if not _usable(path):  # another opener may have replaced it meanwhile
+                    discard_index(sidecar)
+                try:
+                    conn = cls._connect(path)
+                    migrate(conn)
+                except sqlite3.Error as err:
+                    raise SidecarError(path, f"cannot create the index: {err}") from None
             db = cls(conn, path, recreated=True)
             db._check_parser_version()
             return db

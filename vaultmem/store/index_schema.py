@@ -8,7 +8,11 @@ of old ones.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from vaultmem.errors import SidecarError
 
 
 def m001_notes_links_fts(conn: sqlite3.Connection) -> None:
@@ -149,6 +153,44 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m006_corrections_episodes,
     m007_few_row_indexes,
 )
+
+
+SCHEMA_LOCK_FILE = "index.db.lock"
+"""In the sidecar: held while an index is created, migrated or replaced (:func:`schema_lock`)."""
+
+
+def migrations_pending(conn: sqlite3.Connection) -> bool:
+    """True when ``conn``'s index lacks a migration (a new file, or one from an older vaultmem)."""
+    try:
+        done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+    except sqlite3.OperationalError:  # no migrations table yet
+        return True
+    return any(m.__name__ not in done for m in MIGRATIONS)
+
+
+@contextmanager
+def schema_lock(sidecar: Path, timeout_seconds: float = 60.0) -> Iterator[None]:
+    """Hold the sidecar's schema lock: one opener at a time creates, migrates or replaces the
+    index, in this process (another thread: the watcher) or another one.
+
+    Migrations run statement by statement (``executescript`` commits as it goes), so two openers
+    of a new index would otherwise both apply ``m001``; the loser took the "table exists" error
+    for a damaged file and deleted the index the winner had just made and kept using. Raises
+    :class:`~vaultmem.errors.SidecarError` when the lock cannot be taken.
+    """
+    from filelock import FileLock, Timeout  # only when a schema is made: reads never load it
+
+    lock = FileLock(str(sidecar / SCHEMA_LOCK_FILE), timeout=timeout_seconds)
+    try:
+        lock.acquire()
+    except (Timeout, OSError) as err:
+        raise SidecarError(
+            sidecar / SCHEMA_LOCK_FILE, f"cannot take the index's schema lock: {err}"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
