@@ -281,6 +281,31 @@ def test_an_event_queue_overflow_triggers_a_full_sync(
     assert [r.unchanged for r in reports] == [4], "a full sync looks at every note"
 
 
+def test_an_observer_that_delivers_nothing_is_restarted_and_the_vault_synced(
+    vault: Vault, watcher: VaultWatcher
+) -> None:
+    """An observer whose threads run but whose watches are gone hears nothing: the probe fence
+    it never sees makes the worker stop the heartbeat, restart it and sync the whole vault."""
+    from vaultmem.services.live_index import index_is_live
+
+    observer = watcher._observer
+    assert observer is not None
+    observer.unschedule_all()  # alive, no emitters: deaf, and no thread died
+    write(vault.root, "STM/Unheard.md", "said while nobody listened")
+    deadline = time.monotonic() + 20
+    while indexed_hash(vault, "STM/Unheard.md") is None:
+        assert time.monotonic() < deadline, "a deaf observer was never noticed"
+        time.sleep(0.1)
+    assert watcher._observer is not observer  # replaced
+    write(vault.root, "STM/Heard.md", "said after the restart")
+    settle(watcher)
+    assert indexed_hash(vault, "STM/Heard.md") is not None
+    deadline = time.monotonic() + 10
+    while not index_is_live(vault.sidecar):
+        assert time.monotonic() < deadline, "the heartbeat did not come back"
+        time.sleep(0.1)
+
+
 # ----------------------------------------------------------------------------- parity
 def _random_text(rng: random.Random, names: list[str]) -> str:
     head = ""

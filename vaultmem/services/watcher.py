@@ -49,6 +49,9 @@ MAX_DELAY_SECONDS = 0.25
 HEALTH_CHECK_SECONDS = 1.0
 """How often (seconds) an idle worker checks that the observer threads are alive."""
 MAX_RETRY_SECONDS = 30.0
+PROBE_SECONDS = 3.0
+"""A probe fence whose event has not arrived after this many seconds means the observer no
+longer delivers events although its threads run: it is restarted and the vault synced."""
 """Longest pause (seconds) between retries when even a full sync fails (e.g. disk full)."""
 
 _FILE_EVENTS = frozenset({"created", "modified", "closed", "attrib", "deleted", "moved"})
@@ -137,6 +140,7 @@ class VaultWatcher:
         self._closing = False
         self._restart_at = 0.0  # monotonic time before which no restart is tried
         self._restart_delay = HEALTH_CHECK_SECONDS
+        self._probe: tuple[str, float] | None = None  # worker only: fence written, when
         # --- owned by start/stop and the worker
         self._worker: threading.Thread | None = None
         self._alarm = _OverflowAlarm(
@@ -354,6 +358,8 @@ class VaultWatcher:
             logger.exception("watch: the worker failed; the index is no longer kept in sync")
         finally:
             self._heartbeat.stop()
+            if self._probe is not None:  # the last probe fence, seen or not
+                (self.vault.sidecar / self._probe[0]).unlink(missing_ok=True)
             if self._db is not None:
                 self._db.close()
             self._stopped.set()
@@ -385,14 +391,49 @@ class VaultWatcher:
         return fresh
 
     def _beat_if_healthy(self) -> None:
-        """Refresh the heartbeat when due, only while the observer and its emitters run."""
+        """Refresh the heartbeat when due, only while the observer and its emitters run and
+        events reach this watcher (:meth:`_events_arrive`)."""
         if self._stopping or self._closing or self._failing or not self._heartbeat.due():
             return
         observer = self._observer
         if observer is None or not observer.is_alive():
             return
-        if all(emitter.is_alive() for emitter in observer.emitters):
+        if all(emitter.is_alive() for emitter in observer.emitters) and self._events_arrive():
             self._heartbeat.beat()
+
+    def _events_arrive(self) -> bool:
+        """Probe the event path: write a fence into the sidecar, expect its event.
+
+        The heartbeat tells other processes they may skip walking the vault, so it is only
+        renewed while a recent probe came through. A probe unseen after :data:`PROBE_SECONDS`
+        means the observer's threads run but deliver nothing: it is restarted (warning) and the
+        whole vault synced, since events may have been lost. Worker thread only.
+        """
+        now = time.monotonic()
+        if self._probe is not None:
+            name, written = self._probe
+            with self._cond:
+                seen = name not in self._fences
+                if seen or now - written >= PROBE_SECONDS:
+                    self._fences.discard(name)
+            if not seen and now - written < PROBE_SECONDS:
+                return True  # the previous probe is still on its way
+            (self.vault.sidecar / name).unlink(missing_ok=True)
+            self._probe = None
+            if not seen:
+                self._restart_observer("the file-system observer delivers no events")
+                return False
+        name = self._fence_token + "probe-" + str(next(self._fence_numbers))
+        with self._cond:
+            self._fences.add(name)
+        try:
+            (self.vault.sidecar / name).write_bytes(b"")
+        except OSError:  # a read-only or vanished sidecar: no probe, no heartbeat either
+            with self._cond:
+                self._fences.discard(name)
+            return False
+        self._probe = (name, now)
+        return True
 
     def _loop(self, db: IndexDB) -> None:
         retry_seconds = 0.5
@@ -490,13 +531,20 @@ class VaultWatcher:
     def _check_observer(self) -> None:
         """Restart a dead observer (its threads die on some OS errors, or when the vault folder
         itself is deleted), then sync everything. Failed restarts back off up to a minute."""
+        observer = self._observer
+        if observer is None or (
+            observer.is_alive() and all(emitter.is_alive() for emitter in observer.emitters)
+        ):
+            return
+        self._restart_observer("the file-system observer stopped")
+
+    def _restart_observer(self, reason: str) -> None:
+        """Replace the observer (``reason`` is logged), then sync everything."""
         with self._observer_lock:
             observer = self._observer
             if observer is None or self._closing or time.monotonic() < self._restart_at:
                 return
-            if observer.is_alive() and all(emitter.is_alive() for emitter in observer.emitters):
-                return
-            logger.error("watch: the file-system observer stopped; restarting it")
+            logger.error("watch: %s; restarting it", reason)
             observer.stop()
             observer.join(timeout=5.0)
             try:
