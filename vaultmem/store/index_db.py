@@ -173,21 +173,6 @@ def _db_path(cursor: sqlite3.Cursor) -> Path:
     return getattr(cursor.connection, "db_path", Path(INDEX_FILE))
 
 
-def _usable(path: Path) -> bool:
-    """Whether ``path`` opens as a complete, current index (checked under the schema lock)."""
-    try:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-    except sqlite3.Error:
-        return False
-    try:
-        conn.execute("SELECT count(*) FROM notes").fetchone()
-        return not migrations_pending(conn)
-    except sqlite3.Error:
-        return False
-    finally:
-        conn.close()
-
-
 def discard_index(sidecar: Path) -> None:
     """Delete ``index.db`` and its WAL files (a damaged index; it is rebuilt from the notes)."""
     for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):
@@ -281,14 +266,32 @@ class IndexDB(LinkIndex):
             )
         if not is_writable(sidecar):
             return cls._open_read_only(path)
+        if path.exists():  # the common case: a current index, opened without any lock
+            with contextlib.suppress(sqlite3.DatabaseError, SidecarError):
+                conn = cls._connect(path)
+                try:
+                    conn.execute("SELECT count(*) FROM notes").fetchone()
+                    if not migrations_pending(conn):
+                        db = cls(conn, path, recreated=False)
+                        db._check_parser_version()
+                        return db
+                except BaseException:
+                    conn.close()
+                    raise
+                conn.close()
+        with schema_lock(sidecar):  # new, older or damaged: one opener at a time makes it
+            return cls._create_or_migrate(sidecar, path)
+
+    @classmethod
+    def _create_or_migrate(cls, sidecar: Path, path: Path) -> IndexDB:
+        """Under the schema lock: open ``path``, applying pending migrations; a file that is not
+        a usable index is replaced by a new one."""
         existed = path.exists()
         conn: sqlite3.Connection | None = None
         try:
             conn = cls._connect(path)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            if migrations_pending(conn):  # a new or older index: one opener at a time
-                with schema_lock(sidecar):
-                    migrate(conn)
+            migrate(conn)
             conn.execute("SELECT count(*) FROM notes").fetchone()
             db = cls(conn, path, recreated=not existed)
             db._check_parser_version()
@@ -296,14 +299,12 @@ class IndexDB(LinkIndex):
         except (sqlite3.DatabaseError, SidecarError):
             if conn is not None:
                 conn.close()
-            with schema_lock(sidecar):
-                if not _usable(path):  # another opener may have replaced it meanwhile
-                    discard_index(sidecar)
-                try:
-                    conn = cls._connect(path)
-                    migrate(conn)
-                except sqlite3.Error as err:
-                    raise SidecarError(path, f"cannot create the index: {err}") from None
+            discard_index(sidecar)
+            try:
+                conn = cls._connect(path)
+                migrate(conn)
+            except sqlite3.Error as err:
+                raise SidecarError(path, f"cannot create the index: {err}") from None
             db = cls(conn, path, recreated=True)
             db._check_parser_version()
             return db
