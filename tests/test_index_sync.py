@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,10 +38,18 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return reads
 
 
+def _age(path: Path, seconds: float = 60.0) -> None:
+    """Set the file's mtime ``seconds`` in the past: read long after its last write, it is not
+    racily clean (see index_sync.RACY_NS)."""
+    past = time.time_ns() - int(seconds * 1e9)
+    os.utime(path, ns=(past, past))
+
+
 def test_unchanged_notes_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     vault = _vault(tmp_path)
     for i in range(5):
         _write(vault.root, f"n{i}.md", f"note {i}")
+        _age(vault.root / f"n{i}.md")
     first = vault.sync()
     assert first.added == 5
     reads = _count_reads(monkeypatch)
@@ -551,3 +560,87 @@ def test_openers_racing_to_create_the_index_all_use_the_one_on_disk(tmp_path: Pa
             seen = db.conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'opener%'")
             assert seen.fetchone()[0] == len(opened), f"attempt {attempt}: not one file"
             db.close()
+
+
+def _clock_at(monkeypatch: pytest.MonkeyPatch, now_ns: int) -> None:
+    monkeypatch.setattr(index_sync, "_clock_ns", lambda: now_ns)
+
+
+def test_a_second_write_in_the_same_clock_tick_is_read_by_the_next_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two same-size writes stamped with one mtime (one coarse clock tick): the sync that read
+    the first must not let the second pass as unchanged (the "racy git" problem)."""
+    vault = _vault(tmp_path)
+    note = vault.root / "STM" / "counter.md"
+    _write(vault.root, "STM/counter.md", "---\nuse_count: 1\n---\nbody\n")
+    tick = os.stat(note).st_mtime_ns
+    _clock_at(monkeypatch, tick + 1_000_000)  # read 1 ms after the write, in the same tick
+    vault.sync()
+    assert vault.index.file_states()["STM/counter.md"].mtime_ns == index_sync.racy_stamp(tick)
+    _write(vault.root, "STM/counter.md", "---\nuse_count: 2\n---\nbody\n")
+    os.utime(note, ns=(tick, tick))  # same size, same mtime: only the bytes differ
+    _clock_at(monkeypatch, tick + 10**10)
+    report = vault.sync()
+    assert report.changed == 1
+    assert vault.index.conn.execute("SELECT use_count FROM notes").fetchone() == (2,)
+
+
+def test_a_racily_clean_stamp_is_verified_once_then_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = _vault(tmp_path)
+    _write(vault.root, "a.md", "text")
+    tick = os.stat(vault.root / "a.md").st_mtime_ns
+    _clock_at(monkeypatch, tick)
+    vault.sync()
+    reads = _count_reads(monkeypatch)
+    _clock_at(monkeypatch, tick + 10**10)
+    second = vault.sync()
+    assert reads == ["a.md"] and (second.changed, second.unchanged) == (0, 1)
+    assert vault.index.file_states()["a.md"].mtime_ns == tick
+    vault.sync()
+    assert reads == ["a.md"]  # verified: not read again
+
+
+@pytest.mark.parametrize(
+    ("offset_ns", "mtime_ns", "racy"),
+    [
+        (0, 1_700_000_000_123_456_789, True),
+        (-15_000_000, 1_700_000_000_123_456_789, True),  # a tick earlier: still racy
+        (-25_000_000, 1_700_000_000_123_456_789, False),  # older than any fine tick
+        (3_600 * 10**9, 1_700_000_000_123_456_789, False),  # in the future: not repeatable
+        (-1_500_000_000, 1_700_000_000_000_000_000, True),  # whole seconds: a coarse clock
+        (-2_500_000_000, 1_700_000_000_000_000_000, False),
+    ],
+)
+def test_racy_window(offset_ns: int, mtime_ns: int, racy: bool) -> None:
+    read_at = mtime_ns - offset_ns
+    assert index_sync._is_racy(mtime_ns, read_at) is racy
+
+
+def test_a_note_written_by_vaultmem_is_read_once_by_the_next_sync(tmp_path: Path) -> None:
+    """Indexed from the text vaultmem wrote (no read), its stamp stays pending: a same-size
+    write by someone else in the same tick is still caught."""
+    vault = _vault(tmp_path)
+    note = vault.root / "w.md"
+    _write(vault.root, "w.md", "mine")
+    info = os.stat(note)
+    written = {"w.md": index_sync.WrittenNote("mine", info.st_size, info.st_mtime_ns)}
+    index_sync.sync_paths(vault.root, vault.index, vault.settings, ["w.md"], written=written)
+    _write(vault.root, "w.md", "them")
+    os.utime(note, ns=(info.st_mtime_ns, info.st_mtime_ns))
+    assert vault.sync().changed == 1
+    assert "them" in vault.index.conn.execute("SELECT body FROM notes_fts").fetchone()[0]
+
+
+def test_doctor_does_not_call_a_pending_stamp_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultmem.services.doctor import check_vault
+
+    vault = _vault(tmp_path)
+    _write(vault.root, "a.md", "text")
+    _clock_at(monkeypatch, os.stat(vault.root / "a.md").st_mtime_ns)
+    vault.sync()
+    assert check_vault(vault).stale_index == []

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from vaultmem.core.timestamps import utc_now
 from vaultmem.services.git_setup import git_sync_problems
+from vaultmem.services.index_sync import is_pending
 from vaultmem.services.placement import misplaced
 from vaultmem.services.shared_ids import plan_text, shared_id_groups
 from vaultmem.services.template_folders import in_templates, template_folders
@@ -110,7 +111,10 @@ def check_vault(vault: VaultContext) -> DoctorReport:
         report.stale_index.append(Finding("index-stale", path, "on disk but not indexed"))
     for path in sorted(set(on_disk) & set(known)):
         size, mtime_ns = on_disk[path]
-        if (known[path].size, known[path].mtime_ns) != (size, mtime_ns):
+        state = known[path]
+        if state.size != size or (
+            state.mtime_ns != mtime_ns and not is_pending(state.mtime_ns, mtime_ns)
+        ):  # a pending stamp (read within a clock tick of its mtime) is re-read, not stale
             report.stale_index.append(Finding("index-stale", path, "changed since it was indexed"))
     vault.sync()
     rows = vault.index.conn.execute(

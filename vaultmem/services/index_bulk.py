@@ -93,7 +93,7 @@ def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
                 )
             )
         rows.add_note(
-            nid, note, size=read.size, mtime_ns=read.mtime_ns, content_hash=read.hash, links=links
+            nid, note, size=read.size, mtime_ns=read.stamp_ns, content_hash=read.hash, links=links
         )
     return rows
 

@@ -73,6 +73,43 @@ class SyncReport:
         return bool(self.added or self.changed or self.moved or self.removed)
 
 
+RACY_NS = 20_000_000
+"""A note whose mtime is within this many nanoseconds of the moment it was read is *racily
+clean*: a second write in the same file-system clock tick (ext4 and most Linux file systems stamp
+mtimes with a coarse clock of 1-10 ms), with the same size, would leave size and mtime unchanged.
+Its stamp is stored as pending (:func:`racy_stamp`) so the next sync reads it once more — the
+"racy git" problem and its fix (git's Documentation/technical/racy-git.txt)."""
+COARSE_RACY_NS = 2_000_000_000
+"""The same window for an mtime on a whole second: file systems that stamp whole seconds (FAT and
+exFAT use two)."""
+
+
+_clock_ns = time.time_ns
+"""The wall clock racy checks compare mtimes with (a seam for tests)."""
+
+
+def racy_stamp(mtime_ns: int) -> int:
+    """The stamp stored for a racily clean note: never equal to a real mtime the walk reports for
+    it, so the next sync reads it again (see :data:`RACY_NS`)."""
+    return -mtime_ns - 1
+
+
+def is_pending(stored_mtime_ns: int, mtime_ns: int) -> bool:
+    """Whether ``stored_mtime_ns`` is the pending stamp of a note whose file has ``mtime_ns``."""
+    return stored_mtime_ns == racy_stamp(mtime_ns)
+
+
+def _is_racy(mtime_ns: int, read_at_ns: int) -> bool:
+    """Whether a later write could share ``mtime_ns`` with the bytes read at ``read_at_ns``.
+
+    A write after the read gets an mtime no earlier than the read; it can equal ``mtime_ns`` only if
+    that lies within one clock tick of the read. An mtime further in the future than a tick cannot
+    be repeated by a later write (it is stamped with the real time) and is not racy.
+    """
+    window = COARSE_RACY_NS if mtime_ns % 1_000_000_000 == 0 else RACY_NS
+    return read_at_ns - window <= mtime_ns <= read_at_ns + window
+
+
 @dataclass(frozen=True, slots=True)
 class _Read:
     path: str
@@ -81,6 +118,13 @@ class _Read:
     hash: str
     text: str
     problems: tuple[str, ...]
+    racy: bool = False
+    """Read within a clock tick of its mtime: its stamp is stored as pending."""
+
+    @property
+    def stamp_ns(self) -> int:
+        """The mtime to store in the index: the file's, or a pending one if racily clean."""
+        return racy_stamp(self.mtime_ns) if self.racy else self.mtime_ns
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +163,7 @@ def _stable_read(handle: BinaryIO) -> tuple[bytes, os.stat_result]:
 
 def _read(root: Path, rel: str) -> _Read | None:
     """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
+    read_at = _clock_ns()  # before the read: a write after it is caught (see _is_racy)
     try:
         try:
             fd = os.open(os.path.join(root, rel), os.O_RDONLY | NOFOLLOW)
@@ -139,7 +184,10 @@ def _read(root: Path, rel: str) -> _Read | None:
     except UnicodeDecodeError as err:
         text = data.decode("utf-8", errors="replace")
         problems = (f"not UTF-8 (byte {err.start})",)
-    return _Read(rel, len(data), info.st_mtime_ns, content_hash(data), text, problems)
+    mtime = info.st_mtime_ns
+    return _Read(
+        rel, len(data), mtime, content_hash(data), text, problems, _is_racy(mtime, read_at)
+    )
 
 
 def _parse(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
@@ -285,7 +333,7 @@ class _Syncer:
                 continue
             if state is not None:
                 if state.hash == read.hash:
-                    self.db.update_stat(rel, size=read.size, mtime_ns=read.mtime_ns)
+                    self.db.update_stat(rel, size=read.size, mtime_ns=read.stamp_ns)
                     report.unchanged += 1
                 else:
                     self._store(parsed or _parse(read, self.templates), read, new=False)
@@ -298,7 +346,7 @@ class _Syncer:
                 origin = by_id.pop(note.fields.id, None) if note.fields.id else None
             if origin is not None and origin in gone:
                 del gone[origin]
-                self.db.move(origin, rel, size=read.size, mtime_ns=read.mtime_ns)
+                self.db.move(origin, rel, size=read.size, mtime_ns=read.stamp_ns)
                 self.dirty_keys.update((note_key(origin), note_key(rel)))
                 report.moved += 1
                 # re-parsed at its new path: the rows stay, but what depends on the path does
@@ -363,7 +411,10 @@ class _Syncer:
 
     def _as_written(self, rel: str) -> _Read | None:
         """The note at ``rel`` as vaultmem wrote it, if the walk found it still with the size and
-        mtime it had when written (else ``None``: someone changed it since, so it is read)."""
+        mtime it had when written (else ``None``: someone changed it since, so it is read).
+
+        Its stamp is always pending: a write by someone else in the clock tick of vaultmem's own
+        leaves the same size and mtime, so the next sync reads the note once to be sure."""
         written = self.written.get(rel)
         if written is None or self._present.get(rel) != (written.size, written.mtime_ns):
             return None
@@ -372,11 +423,13 @@ class _Syncer:
             return None
         from vaultmem.store.note_files import content_hash
 
-        return _Read(rel, written.size, written.mtime_ns, content_hash(data), written.text, ())
+        return _Read(
+            rel, written.size, written.mtime_ns, content_hash(data), written.text, (), racy=True
+        )
 
     def _store(self, note: ParsedNote, read: _Read, *, new: bool) -> None:
         nid = self.db.upsert(
-            note, size=read.size, mtime_ns=read.mtime_ns, content_hash=read.hash, new=new
+            note, size=read.size, mtime_ns=read.stamp_ns, content_hash=read.hash, new=new
         )
         self.parsed.append((nid, note.path, note.links))
         self.report.touched_paths.append(note.path)
