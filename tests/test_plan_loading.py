@@ -140,3 +140,50 @@ def test_lookups_per_distinct_value_equal_lookups_per_memory() -> None:
     grid = np.array([["agent", "human"], [None, "IMPORT"]], dtype=object)
     assert source_trust(grid).tolist() == [[0.7, 1.0], [1.0, 0.5]]
     assert per_distinct(np.array([], dtype=object), settings.half_life_days).shape == (0,)
+
+
+def test_the_plan_table_holds_only_what_a_pass_can_move_and_plans_the_same(
+    tmp_path: Path,
+) -> None:
+    """The passes are planned from the active and superseded memories only; archived and
+    promoted ones (40 % of a grown vault) are not loaded, and every pass plans what it plans
+    from every memory."""
+    import datetime as dt
+
+    from vaultmem import Vault
+    from vaultmem.services.lifecycle import plan_pass, plan_table
+
+    t0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
+    day = dt.timedelta(days=1)
+    Vault.init(tmp_path / "v")[0].close()
+    settings = tmp_path / "v" / "vaultmem.toml"
+    text = settings.read_text(encoding="utf-8")
+    settings.write_text(text.replace("max_active = 1000", "max_active = 3"), encoding="utf-8")
+    with Vault.open(tmp_path / "v") as vault:
+        for i in range(8):
+            vault.remember(f"plain fact number {i}", tags=["x"], importance=0.2,
+                           now=t0 + i * dt.timedelta(minutes=1))
+        used = vault.remember("a fact used on many days", tags=["y"], now=t0)
+        for d in range(1, 6):
+            vault.touch(used.path, now=t0 + d * day)
+        vault.lifecycle(now=t0 + 6 * day)
+        vault.remember("the old standup time is 9", tags=["z"], now=t0 + 7 * day)
+        vault.remember("the standup time is 10", supersedes="the old standup time is 9",
+                       now=t0 + 7 * day)
+        for i in range(6):
+            vault.remember(f"a later fact {i}", tags=["w"], importance=0.1,
+                           now=t0 + 8 * day + i * dt.timedelta(minutes=1))
+        when = t0 + 30 * day
+        full = vault.table(now=when)
+        statuses = sorted({str(s) for s in full.columns.status})
+        assert {"active", "archived", "promoted", "superseded"} <= set(statuses), statuses
+        table = plan_table(vault, when)
+        assert sorted({str(s) for s in table.columns.status}) == ["active", "superseded"]
+        assert len(table) < len(full)
+        moves = 0
+        for name in ("promote", "expire", "forget", "prune"):
+            planned = plan_pass(vault, name, when, table=table).planned
+            assert planned == plan_pass(vault, name, when, table=full).planned, name
+            assert planned == plan_pass(vault, name, when).planned, name
+            moves += len(planned)
+        assert moves > 0

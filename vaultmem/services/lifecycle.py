@@ -65,6 +65,10 @@ if TYPE_CHECKING:
 
 PREPARE_BATCH = 512
 """Moves checked and written ahead together, one flush to disk each (PassSession.prepare)."""
+PLANNED_STATUSES = ("active", "superseded")
+"""The only statuses a pass acts on (promote, forget, prune: active; expire: superseded too)."""
+PLANNED_WHERE = "n.type = 'memory' AND n.status IN ('active', 'superseded')"
+"""SQL over ``notes n`` for the memories of :data:`PLANNED_STATUSES`."""
 
 
 @dataclass(slots=True)
@@ -336,7 +340,7 @@ def plan_pass(
     wrong-typed values are never planned (they are left as they are).
     """
     if table is None:
-        table = vault.table(now=now)
+        table = plan_table(vault, now)
     skip = skip | hands_off(vault)
     cols, scores, settings = table.columns, table.scores, vault.settings
     if name == "promote":
@@ -353,6 +357,15 @@ def plan_pass(
     linked = linked_notes(vault.root, [m.path for m in moves if m.path not in skip])
     vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
     return PassResult(name, [m for m in moves if m.path not in skip | linked], dry_run=False)
+
+
+def plan_table(vault: VaultContext, now: dt.datetime) -> MemoryTable:
+    """The memories a pass can act on (:data:`PLANNED_STATUSES`), loaded and scored at ``now``.
+
+    After :meth:`~vaultmem.services.vault.Vault.catch_up`. Archived and promoted memories (40 % of
+    a grown vault) are left out: no rule plans them, and prune counts only active ones.
+    """
+    return vault.table(now=now, where=PLANNED_WHERE)
 
 
 def _superseded_at(vault: VaultContext, paths: np.ndarray) -> np.ndarray:
@@ -481,7 +494,7 @@ def run_passes(
             for path in keep:
                 session.edit_fields(path, keep_changes)
             session.refresh()
-        table = vault.table(now=now)
+        table = plan_table(vault, now)
         if dry_run and sealed:  # show what the real run does: members as the seal leaves them
             table = with_moves(table, sealed, vault.settings, now)
         moving: set[str] = set()
