@@ -60,10 +60,11 @@ def test_the_walk_does_not_enter_a_linked_folder_but_keeps_a_linked_note_inside(
     (root / "Linked").symlink_to(outside)
     (root / "Notes" / "alias.md").symlink_to(root / "Notes" / "a.md")
     (root / "Notes" / "escape.md").symlink_to(outside / "secret.md")
-    found = scan_vault(root, Settings())
+    linked: set[str] = set()
+    found = scan_vault(root, Settings(), linked=linked)
     assert sorted(found) == ["Notes/a.md", "Notes/alias.md"]
     assert found["Notes/alias.md"] == found["Notes/a.md"]
-    assert linked_notes(root, sorted(found)) == {"Notes/alias.md"}
+    assert linked_notes(root, sorted(found)) == {"Notes/alias.md"} == linked
 
 
 def test_a_vault_reached_through_a_link_is_walked(tmp_path: Path) -> None:
@@ -187,3 +188,55 @@ def test_the_plan_table_holds_only_what_a_pass_can_move_and_plans_the_same(
             assert planned == plan_pass(vault, name, when).planned, name
             moves += len(planned)
         assert moves > 0
+
+
+def test_a_plan_after_a_walk_leaves_linked_memories_in_place_without_a_stat_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync before the plan tells which memories are symbolic links (its walk saw them);
+    without that walk (a live watcher, a read-only sidecar) the plan asks the file system —
+    both leave the same memories in place and plan the same moves."""
+    import dataclasses
+    import datetime as dt
+
+    from vaultmem import Vault
+    from vaultmem.services import lifecycle
+    from vaultmem.services.lifecycle import plan_pass, plan_table
+
+    root = tmp_path / "v"
+    Vault.init(root)[0].close()
+    (root / "vaultmem.toml").write_text('[index]\nexclude = ["Sources/*"]\n')
+    (root / "Sources").mkdir()
+    for name in ("walnuts", "pecans"):
+        (root / "Sources" / f"{name}.md").write_text(
+            f"---\nid: 01JTESTLINKED{name.upper():0<13}\ntype: memory\nstatus: active\n"
+            "layer: working\ncreated: 2025-01-01T00:00:00\nlast_used: 2025-01-01T00:00:00\n"
+            "use_count: 1\nstrength: 1.0\nimportance: 0.1\nconfidence: 1.0\nsource: human\n"
+            f"pinned: false\ntags: [linked]\n---\nLinked memory about {name}\n"
+        )
+        (root / "STM" / f"{name.title()}.md").symlink_to(Path("..") / "Sources" / f"{name}.md")
+    (root / "STM" / "Plain.md").write_text(
+        (root / "Sources" / "pecans.md").read_text().replace("PECANS", "PLAIN0")
+        .replace("pecans", "plain things")
+    )
+    when = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
+    with Vault.open(root) as vault:
+        walked = plan_table(vault, when)
+        assert walked.linked == {"STM/Walnuts.md", "STM/Pecans.md"}
+        asked = dataclasses.replace(walked, linked=None)
+        by_stat = plan_pass(vault, "forget", when, table=asked)
+        vault.warnings.clear()
+
+        def no_stat(root: Path, paths: list[str]) -> set[str]:
+            raise AssertionError("the walk already told which notes are links")
+
+        monkeypatch.setattr(lifecycle, "linked_notes", no_stat)
+        by_walk = plan_pass(vault, "forget", when, table=walked)
+    assert [m.path for m in by_walk.planned] == ["STM/Plain.md"]
+    assert by_walk.planned == by_stat.planned
+    assert sorted(vault.warnings) == [
+        "STM/Pecans.md: a symbolic link; left in place (a pass does not move links — move the "
+        "note it points to instead)",
+        "STM/Walnuts.md: a symbolic link; left in place (a pass does not move links — move the "
+        "note it points to instead)",
+    ]

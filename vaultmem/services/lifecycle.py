@@ -353,10 +353,16 @@ def plan_pass(
         moves = plan_prune(cols, scores, settings, now, skip=skip)
     else:
         raise ValueError(f"unknown pass {name!r}")
+    moves = [m for m in moves if m.path not in skip]
     moves.sort(key=lambda move: move.path)  # the index hands rows over unsorted
-    linked = linked_notes(vault.root, [m.path for m in moves if m.path not in skip])
-    vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
-    return PassResult(name, [m for m in moves if m.path not in skip | linked], dry_run=False)
+    if table.linked is None:  # no walk just before: ask the file system
+        linked = linked_notes(vault.root, [m.path for m in moves])
+    else:
+        linked = {m.path for m in moves if m.path in table.linked}
+    if linked:
+        vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
+        moves = [m for m in moves if m.path not in linked]
+    return PassResult(name, moves, dry_run=False)
 
 
 def plan_table(vault: VaultContext, now: dt.datetime) -> MemoryTable:

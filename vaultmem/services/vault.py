@@ -472,10 +472,14 @@ class Vault:
         where: str = "n.type = 'memory'",
         params: tuple[object, ...] = (),
     ) -> MemoryTable:
-        """Columns and scores of the memories (after a cheap sync), for listing and planning."""
+        """Columns and scores of the memories (after a cheap sync), for listing and planning.
+
+        When the sync walked the vault, the table also knows which notes are symbolic links
+        (:attr:`MemoryTable.linked`).
+        """
         from vaultmem.services.memory_view import memory_table
 
-        self.catch_up()
+        synced = self.catch_up()
         rows = self.index.conn.execute(
             f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
             "ORDER BY n.path",
@@ -485,7 +489,10 @@ class Vault:
             self.warnings.extend(
                 line for w in json.loads(text) if (line := f"{path}: {w}") not in self.warnings
             )
-        return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
+        table = memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
+        if synced is None or synced.linked is None:
+            return table
+        return replace(table, linked=synced.linked)
 
     def memories(
         self,
