@@ -489,7 +489,9 @@ class Vault:
             self.warnings.extend(
                 line for w in json.loads(text) if (line := f"{path}: {w}") not in self.warnings
             )
-        table = memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
+        table = memory_table(
+            self.index, self.settings, now or utc_now(), where=where, params=params
+        )
         if synced is None or synced.linked is None:
             return table
         return replace(table, linked=synced.linked)
