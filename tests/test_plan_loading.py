@@ -240,3 +240,40 @@ def test_a_plan_after_a_walk_leaves_linked_memories_in_place_without_a_stat_each
         "STM/Walnuts.md: a symbolic link; left in place (a pass does not move links — move the "
         "note it points to instead)",
     ]
+
+
+def test_a_lifecycle_run_walks_the_vault_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The passes after seal are planned from the index the run's first sync brought up to
+    date (what the run writes is re-indexed as it goes): no second walk of every note, in a
+    dry run or a real one, and both plan the same."""
+    import datetime as dt
+
+    from vaultmem import Vault
+    from vaultmem.services import index_sync
+
+    t0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
+    Vault.init(tmp_path / "v")[0].close()
+    with Vault.open(tmp_path / "v") as vault:
+        for i in range(6):
+            vault.remember(f"a fact about walking number {i}", tags=["walk"], importance=0.1,
+                           now=t0 + i * dt.timedelta(minutes=2))
+        walks: list[str] = []
+        walk = index_sync.scan_vault
+
+        def counted(root: Path, settings: Settings, **options: object) -> dict[str, object]:
+            walks.append(str(options.get("folder", "")))
+            return walk(root, settings, **options)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(index_sync, "scan_vault", counted)
+        when = t0 + 200 * dt.timedelta(days=1)
+        plan = vault.lifecycle(dry_run=True, now=when)
+        assert walks == [""]
+        done = vault.lifecycle(now=when)
+        assert walks == ["", ""]
+    planned = sorted((m.action, m.rule) for r in plan.results for m in r.planned)
+    applied = sorted((m.action, m.rule) for r in done.results for m in r.applied)
+    assert planned == applied and ("archive", "forget") in applied and ("seal", "seal") in [
+        (m.action, m.rule) for m in done.applied
+    ]

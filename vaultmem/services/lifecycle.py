@@ -61,6 +61,7 @@ from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:
+    from vaultmem.services.index_sync import SyncReport
     from vaultmem.services.vault_context import VaultContext
 
 PREPARE_BATCH = 512
@@ -365,13 +366,16 @@ def plan_pass(
     return PassResult(name, moves, dry_run=False)
 
 
-def plan_table(vault: VaultContext, now: dt.datetime) -> MemoryTable:
+def plan_table(
+    vault: VaultContext, now: dt.datetime, synced: SyncReport | None = None
+) -> MemoryTable:
     """The memories a pass can act on (:data:`PLANNED_STATUSES`), loaded and scored at ``now``.
 
-    After :meth:`~vaultmem.services.vault.Vault.catch_up`. Archived and promoted memories (40 % of
-    a grown vault) are left out: no rule plans them, and prune counts only active ones.
+    After :meth:`~vaultmem.services.vault.Vault.catch_up`, unless ``synced`` is the report of a
+    sync just made. Archived and promoted memories (40 % of a grown vault) are left out: no rule
+    plans them, and prune counts only active ones.
     """
-    return vault.table(now=now, where=PLANNED_WHERE)
+    return vault.table(now=now, where=PLANNED_WHERE, synced=synced)
 
 
 def _superseded_at(vault: VaultContext, paths: np.ndarray) -> np.ndarray:
@@ -472,6 +476,7 @@ def run_passes(
     hard: bool = False,
     keep: tuple[str, ...] = (),
     command: str | None = None,
+    synced: SyncReport | None = None,
 ) -> LifecycleRun:
     """Run passes in :data:`PASS_ORDER` order as one journaled, undoable command.
 
@@ -479,8 +484,12 @@ def run_passes(
     after seal is planned from one table, each skipping what an earlier one moves, so a dry run
     shows what the real run does (in a dry run the table is adjusted for the planned seal). A
     box whose members have all been archived is archived with them ("Lifecycle").
+    ``synced``: the report of the sync the caller made just before (the vault is then not
+    walked again: what the run writes is re-indexed as it goes); ``None``: catch up first.
     """
     run = LifecycleRun(command or "-".join(names), now, dry_run)
+    if synced is None:
+        synced = vault.catch_up()
     shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides
     with PassSession(vault, run.command, now, dry_run=dry_run) as session:
         run.recovered = [p.name for p in session.recovered]
@@ -500,7 +509,7 @@ def run_passes(
             for path in keep:
                 session.edit_fields(path, keep_changes)
             session.refresh()
-        table = plan_table(vault, now)
+        table = plan_table(vault, now, synced)
         if dry_run and sealed:  # show what the real run does: members as the seal leaves them
             table = with_moves(table, sealed, vault.settings, now)
         moving: set[str] = set()
