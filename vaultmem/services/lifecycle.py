@@ -476,7 +476,6 @@ def run_passes(
     hard: bool = False,
     keep: tuple[str, ...] = (),
     command: str | None = None,
-    synced: SyncReport | None = None,
 ) -> LifecycleRun:
     """Run passes in :data:`PASS_ORDER` order as one journaled, undoable command.
 
@@ -484,15 +483,15 @@ def run_passes(
     after seal is planned from one table, each skipping what an earlier one moves, so a dry run
     shows what the real run does (in a dry run the table is adjusted for the planned seal). A
     box whose members have all been archived is archived with them ("Lifecycle").
-    ``synced``: the report of the sync the caller made just before (the vault is then not
-    walked again: what the run writes is re-indexed as it goes); ``None``: catch up first.
+    The vault is walked once, when the run holds the vault lock (a real run) or starts (a dry
+    run): what the run writes is re-indexed as it goes, so the passes after seal are planned
+    from the index that walk made fresh.
     """
     run = LifecycleRun(command or "-".join(names), now, dry_run)
-    if synced is None:
-        synced = vault.catch_up()
-    shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides
     with PassSession(vault, run.command, now, dry_run=dry_run) as session:
         run.recovered = [p.name for p in session.recovered]
+        synced = vault.catch_up()  # under the lock: no other pass moves notes until the end
+        shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides
         repairs = plan_repair(vault, now)
         if repairs:
             run.results.append(session.run(PassResult("repair", repairs, dry_run=dry_run)))

@@ -678,7 +678,6 @@ class Vault:
             hard=hard,
             keep=tuple(keep),
             command=command,
-            synced=self.catch_up(),
         )
         if not dry_run and run.touched:
             remove_emptied_folders(self.root, run.touched, self.folders())
