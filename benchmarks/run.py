@@ -301,7 +301,7 @@ def plan_figures(
     walk_s = float(walk.get("seconds", 0.0))
     planned = ", ".join(f"{k} {v}" for k, v in result["planned"].items())
     return [
-        Figure(FIGURES[5], f"{_secs(s)} ({_fmt(result['memories'])} memories{_cpu(result)})",
+        Figure(FIGURES[5], f"{_secs(s)} ({_memories(result)}{_cpu(result)})",
                f"stat walk {_secs(walk_s)} ({_ratio(s, walk_s)} of it)" if walk_s else "-",
                target, _check(s, 1.0, False, at_target), s),
         Figure("  of which sync in vault.table", _secs(result["sync_seconds"])),
@@ -315,6 +315,14 @@ def plan_figures(
     ]
 
 
+def _memories(result: dict[str, Any]) -> str:
+    """``"100,000 memories, 59,846 plannable"``: all memories, and those the plans loaded."""
+    text = f"{_fmt(result['memories'])} memories"
+    if "loaded" in result:
+        text += f", {_fmt(result['loaded'])} plannable"
+    return text
+
+
 def _live_plan_row(result: dict[str, Any], walk_s: float, at_target: bool) -> Figure:
     """The four plans while ``vaultmem watch`` keeps the index fresh (no walk before them)."""
     target = "≤ 1 s at N=100k"
@@ -322,7 +330,7 @@ def _live_plan_row(result: dict[str, Any], walk_s: float, at_target: bool) -> Fi
         return _error_row(FIGURES[6], result, target)
     s = float(result["seconds"])
     planned = ", ".join(f"{k} {v}" for k, v in result["planned"].items())
-    return Figure(FIGURES[6], f"{_secs(s)} ({_fmt(result['memories'])} memories{_cpu(result)})",
+    return Figure(FIGURES[6], f"{_secs(s)} ({_memories(result)}{_cpu(result)})",
                   f"stat walk {_secs(walk_s)} ({_ratio(s, walk_s)} of it); planned: {planned}",
                   target, _check(s, 1.0, False, at_target), s)
 

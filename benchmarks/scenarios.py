@@ -326,13 +326,14 @@ def watcher(root: Path, saves: int) -> Result:
 def plan(root: Path, repeat: int) -> Result:
     """The four lifecycle plans from one memory table, the way ``status`` shares it.
 
-    Per run: ``vault.table(now)`` (which syncs, then loads and scores the memory columns) and
-    ``plan_pass(..., table=table)`` for promote, expire, forget, prune. Also timed alone: the
-    sync, the load+score, and four ``plan_pass`` calls without a shared table (each syncs
-    and loads again).
+    Per run: ``plan_table(vault, now)`` (which syncs, then loads and scores the columns of the
+    memories a pass can act on, as ``vaultmem lifecycle`` does) and ``plan_pass(...,
+    table=table)`` for promote, expire, forget, prune. Also timed alone: the sync, the
+    load+score, and four ``plan_pass`` calls without a shared table (each syncs and loads again).
+    ``memories`` counts every memory of the index, ``loaded`` those in the table.
     """
     from benchmarks.generate_vault import REFERENCE_TIME
-    from vaultmem.services.lifecycle import plan_pass
+    from vaultmem.services.lifecycle import PLANNED_WHERE, plan_pass, plan_table
     from vaultmem.services.memory_view import memory_table
     from vaultmem.services.vault import Vault
 
@@ -349,14 +350,14 @@ def plan(root: Path, repeat: int) -> Result:
     for _ in range(repeat):
         cpu = cpu_seconds()
         t0 = time.perf_counter()
-        table = vault.table(now=now)
+        table = plan_table(vault, now)
         t1 = time.perf_counter()
         planned = {name: len(plan_pass(vault, name, now, table=table).planned) for name in passes}
         t2 = time.perf_counter()
         cpus.append(cpu_seconds() - cpu)
         vault.sync()
         t3 = time.perf_counter()
-        memory_table(vault.index, vault.settings, now)
+        memory_table(vault.index, vault.settings, now, where=PLANNED_WHERE)
         t4 = time.perf_counter()
         totals.append(t2 - t0)
         plans.append(t2 - t1)
@@ -366,13 +367,20 @@ def plan(root: Path, repeat: int) -> Result:
     for name in passes:
         plan_pass(vault, name, now)
     unshared = time.perf_counter() - started
+    memories = _memory_count(vault)
     vault.close()
     return {
         "seconds": statistics.median(totals), "cpu_seconds": statistics.median(cpus),
         "sync_seconds": statistics.median(syncs),
         "load_seconds": statistics.median(loads), "plan_seconds": statistics.median(plans),
-        "unshared_seconds": unshared, "memories": len(table), "planned": planned,
+        "unshared_seconds": unshared, "memories": memories, "loaded": len(table),
+        "planned": planned,
     }
+
+
+def _memory_count(vault: Any) -> int:
+    return int(vault.index.conn.execute("SELECT count(*) FROM notes WHERE type = 'memory'")
+               .fetchone()[0])
 
 
 def plan_live(root: Path, repeat: int) -> Result:
@@ -380,7 +388,7 @@ def plan_live(root: Path, repeat: int) -> Result:
     heartbeat makes ``vault.table`` skip the walk (``Vault.catch_up``). Its own process, so the
     watcher's memory does not count in :func:`plan`'s peak RSS."""
     from benchmarks.generate_vault import REFERENCE_TIME
-    from vaultmem.services.lifecycle import plan_pass
+    from vaultmem.services.lifecycle import plan_pass, plan_table
     from vaultmem.services.live_index import index_is_live
     from vaultmem.services.vault import Vault
     from vaultmem.services.watcher import VaultWatcher
@@ -400,16 +408,17 @@ def plan_live(root: Path, repeat: int) -> Result:
         for _ in range(repeat):
             cpu = cpu_seconds()
             started = time.perf_counter()
-            table = vault.table(now=REFERENCE_TIME)
+            table = plan_table(vault, REFERENCE_TIME)
             planned = {name: len(plan_pass(vault, name, REFERENCE_TIME, table=table).planned)
                        for name in passes}
             totals.append(time.perf_counter() - started)
             cpus.append(cpu_seconds() - cpu)
+        memories = _memory_count(vault)
     finally:
         watch.stop()
         vault.close()
     return {"seconds": statistics.median(totals), "cpu_seconds": statistics.median(cpus),
-            "runs": totals, "memories": len(table), "planned": planned}
+            "runs": totals, "memories": memories, "loaded": len(table), "planned": planned}
 
 
 def recall(root: Path, queries: int) -> Result:

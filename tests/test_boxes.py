@@ -425,3 +425,31 @@ def test_title_word_rarity_comes_from_stm_or_from_given_counts(
     memories = [mem("a", 0, title="red green blue cyan"), mem("b", 60, title="red pink")]
     plan = plan_seal(memories, [], LATER, SETTINGS, document_frequency=counts)
     assert plan.boxes[0].topics == topics
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.frozensets(st.sampled_from("abcdefg"), max_size=6),
+                       st.integers(-12, 12)), max_size=8),
+    st.frozensets(st.sampled_from("abcdefg"), max_size=5),
+    st.sampled_from([0.0, 0.2, 0.25, 0.3, 1 / 3, 0.4, 0.5, 1.0]),
+)
+def test_the_trace_a_box_goes_with_is_the_jaccard_best_in_its_window(
+    candidates: list[tuple[frozenset[str], int]], topics: frozenset[str], overlap: float
+) -> None:
+    """The weaving's shortcut (the window first, the overlap from the shared count) picks what
+    the rule says: the highest Jaccard overlap ≥ ``trace_overlap`` among candidates whose last
+    box ended at most ``trace_window_days`` before the box, ties by title."""
+    from vaultmem.core.boxes import _best, _Lone
+    from vaultmem.core.reinforcement import jaccard
+
+    lc = dataclasses.replace(SETTINGS.lifecycle, trace_overlap=overlap, trace_window_days=7.0)
+    lone = [_Lone(f"box-{i}", found, T0 + days * DAY, None)
+            for i, (found, days) in enumerate(candidates)]
+    end = T0 + 5 * DAY
+    fitting = [
+        c for c in lone
+        if topics and end - c.last <= 7 * DAY and jaccard(topics, c.topics) >= overlap
+    ]
+    expected = min(fitting, key=lambda c: (-jaccard(topics, c.topics), c.title), default=None)
+    assert _best(lone, topics, end, lc) is expected

@@ -60,10 +60,11 @@ def test_the_walk_does_not_enter_a_linked_folder_but_keeps_a_linked_note_inside(
     (root / "Linked").symlink_to(outside)
     (root / "Notes" / "alias.md").symlink_to(root / "Notes" / "a.md")
     (root / "Notes" / "escape.md").symlink_to(outside / "secret.md")
-    found = scan_vault(root, Settings())
+    linked: set[str] = set()
+    found = scan_vault(root, Settings(), linked=linked)
     assert sorted(found) == ["Notes/a.md", "Notes/alias.md"]
     assert found["Notes/alias.md"] == found["Notes/a.md"]
-    assert linked_notes(root, sorted(found)) == {"Notes/alias.md"}
+    assert linked_notes(root, sorted(found)) == {"Notes/alias.md"} == linked
 
 
 def test_a_vault_reached_through_a_link_is_walked(tmp_path: Path) -> None:
@@ -140,3 +141,139 @@ def test_lookups_per_distinct_value_equal_lookups_per_memory() -> None:
     grid = np.array([["agent", "human"], [None, "IMPORT"]], dtype=object)
     assert source_trust(grid).tolist() == [[0.7, 1.0], [1.0, 0.5]]
     assert per_distinct(np.array([], dtype=object), settings.half_life_days).shape == (0,)
+
+
+def test_the_plan_table_holds_only_what_a_pass_can_move_and_plans_the_same(
+    tmp_path: Path,
+) -> None:
+    """The passes are planned from the active and superseded memories only; archived and
+    promoted ones (40 % of a grown vault) are not loaded, and every pass plans what it plans
+    from every memory."""
+    import datetime as dt
+
+    from vaultmem import Vault
+    from vaultmem.services.lifecycle import plan_pass, plan_table
+
+    t0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
+    day = dt.timedelta(days=1)
+    Vault.init(tmp_path / "v")[0].close()
+    settings = tmp_path / "v" / "vaultmem.toml"
+    text = settings.read_text(encoding="utf-8")
+    settings.write_text(text.replace("max_active = 1000", "max_active = 3"), encoding="utf-8")
+    with Vault.open(tmp_path / "v") as vault:
+        for i in range(8):
+            vault.remember(f"plain fact number {i}", tags=["x"], importance=0.2,
+                           now=t0 + i * dt.timedelta(minutes=1))
+        used = vault.remember("a fact used on many days", tags=["y"], now=t0)
+        for d in range(1, 6):
+            vault.touch(used.path, now=t0 + d * day)
+        vault.lifecycle(now=t0 + 6 * day)
+        vault.remember("the old standup time is 9", tags=["z"], now=t0 + 7 * day)
+        vault.remember("the standup time is 10", supersedes="the old standup time is 9",
+                       now=t0 + 7 * day)
+        for i in range(6):
+            vault.remember(f"a later fact {i}", tags=["w"], importance=0.1,
+                           now=t0 + 8 * day + i * dt.timedelta(minutes=1))
+        when = t0 + 30 * day
+        full = vault.table(now=when)
+        statuses = sorted({str(s) for s in full.columns.status})
+        assert {"active", "archived", "promoted", "superseded"} <= set(statuses), statuses
+        table = plan_table(vault, when)
+        assert sorted({str(s) for s in table.columns.status}) == ["active", "superseded"]
+        assert len(table) < len(full)
+        moves = 0
+        for name in ("promote", "expire", "forget", "prune"):
+            planned = plan_pass(vault, name, when, table=table).planned
+            assert planned == plan_pass(vault, name, when, table=full).planned, name
+            assert planned == plan_pass(vault, name, when).planned, name
+            moves += len(planned)
+        assert moves > 0
+
+
+def test_a_plan_after_a_walk_leaves_linked_memories_in_place_without_a_stat_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync before the plan tells which memories are symbolic links (its walk saw them);
+    without that walk (a live watcher, a read-only sidecar) the plan asks the file system —
+    both leave the same memories in place and plan the same moves."""
+    import dataclasses
+    import datetime as dt
+
+    from vaultmem import Vault
+    from vaultmem.services import lifecycle
+    from vaultmem.services.lifecycle import plan_pass, plan_table
+
+    root = tmp_path / "v"
+    Vault.init(root)[0].close()
+    (root / "vaultmem.toml").write_text('[index]\nexclude = ["Sources/*"]\n')
+    (root / "Sources").mkdir()
+    for name in ("walnuts", "pecans"):
+        (root / "Sources" / f"{name}.md").write_text(
+            f"---\nid: 01JTESTLINKED{name.upper():0<13}\ntype: memory\nstatus: active\n"
+            "layer: working\ncreated: 2025-01-01T00:00:00\nlast_used: 2025-01-01T00:00:00\n"
+            "use_count: 1\nstrength: 1.0\nimportance: 0.1\nconfidence: 1.0\nsource: human\n"
+            f"pinned: false\ntags: [linked]\n---\nLinked memory about {name}\n"
+        )
+        (root / "STM" / f"{name.title()}.md").symlink_to(Path("..") / "Sources" / f"{name}.md")
+    (root / "STM" / "Plain.md").write_text(
+        (root / "Sources" / "pecans.md").read_text().replace("PECANS", "PLAIN0")
+        .replace("pecans", "plain things")
+    )
+    when = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
+    with Vault.open(root) as vault:
+        walked = plan_table(vault, when)
+        assert walked.linked == {"STM/Walnuts.md", "STM/Pecans.md"}
+        asked = dataclasses.replace(walked, linked=None)
+        by_stat = plan_pass(vault, "forget", when, table=asked)
+        vault.warnings.clear()
+
+        def no_stat(root: Path, paths: list[str]) -> set[str]:
+            raise AssertionError("the walk already told which notes are links")
+
+        monkeypatch.setattr(lifecycle, "linked_notes", no_stat)
+        by_walk = plan_pass(vault, "forget", when, table=walked)
+    assert [m.path for m in by_walk.planned] == ["STM/Plain.md"]
+    assert by_walk.planned == by_stat.planned
+    assert sorted(vault.warnings) == [
+        "STM/Pecans.md: a symbolic link; left in place (a pass does not move links — move the "
+        "note it points to instead)",
+        "STM/Walnuts.md: a symbolic link; left in place (a pass does not move links — move the "
+        "note it points to instead)",
+    ]
+
+
+def test_a_lifecycle_run_walks_the_vault_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The passes after seal are planned from the index the run's first sync brought up to
+    date (what the run writes is re-indexed as it goes): no second walk of every note, in a
+    dry run or a real one, and both plan the same."""
+    import datetime as dt
+
+    from vaultmem import Vault
+    from vaultmem.services import index_sync
+
+    t0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
+    Vault.init(tmp_path / "v")[0].close()
+    with Vault.open(tmp_path / "v") as vault:
+        for i in range(6):
+            vault.remember(f"a fact about walking number {i}", tags=["walk"], importance=0.1,
+                           now=t0 + i * dt.timedelta(minutes=2))
+        walks: list[str] = []
+        walk = index_sync.scan_vault
+
+        def counted(root: Path, settings: Settings, **options: object) -> dict[str, object]:
+            walks.append(str(options.get("folder", "")))
+            return walk(root, settings, **options)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(index_sync, "scan_vault", counted)
+        when = t0 + 200 * dt.timedelta(days=1)
+        plan = vault.lifecycle(dry_run=True, now=when)
+        assert walks == [""]
+        done = vault.lifecycle(now=when)
+        assert walks == ["", ""]
+    planned = sorted((m.action, m.rule) for r in plan.results for m in r.planned)
+    applied = sorted((m.action, m.rule) for r in done.results for m in r.applied)
+    assert planned == applied and ("archive", "forget") in applied and ("seal", "seal") in [
+        (m.action, m.rule) for m in done.applied
+    ]

@@ -51,7 +51,6 @@ from vaultmem.core.box_naming import (
 )
 from vaultmem.core.lifecycle_plan import base_name
 from vaultmem.core.link_resolution import fold_path
-from vaultmem.core.reinforcement import jaccard
 from vaultmem.core.settings import LifecycleSettings, Settings
 
 __all__ = [
@@ -406,15 +405,19 @@ def _best(
     """The trace (or lone box) a box ending at ``end`` goes with: last gained a box (ended) at
     most ``trace_window_days`` before ``end`` or after it, topic overlap ≥ ``trace_overlap``;
     the highest overlap wins, ties by title."""
+    if not topics:
+        return None
     window = lc.trace_window_days * 86_400.0
     best: _Candidate | None = None
     best_key = (0.0, "")
     for candidate in candidates:
-        overlap = jaccard(topics, candidate.topics)
+        if end - candidate.last > window:
+            continue  # before the overlap: most traces are out of the window
+        # jaccard (topics are lower-cased already): |A ∩ B| / |A ∪ B|, the union never built
+        shared = len(topics & candidate.topics)
+        overlap = shared / (len(topics) + len(candidate.topics) - shared)
         key = (-overlap, candidate.title)
-        if topics and end - candidate.last <= window and overlap >= lc.trace_overlap and (
-            best is None or key < best_key
-        ):
+        if overlap >= lc.trace_overlap and (best is None or key < best_key):
             best, best_key = candidate, key
     return best
 

@@ -305,7 +305,11 @@ def plan_prune(
     grace period (24 h) are never pruned. ``skip`` holds paths already leaving.
     """
     lc = settings.lifecycle
-    active = _managed_active(columns) & ~np.isin(columns.path, list(skip))
+    active = _managed_active(columns)
+    if skip:  # a set lookup per path: np.isin sorts the object arrays (0.1 s per 1,000 paths)
+        active &= np.fromiter(
+            (path not in skip for path in columns.path.tolist()), dtype=np.bool_, count=len(active)
+        )
     n_active = int(active.sum())
     excess = n_active - lc.max_active
     if excess <= 0:

@@ -56,6 +56,9 @@ class SyncReport:
     seconds: float = 0.0
     rebuilt: bool = False
     touched_paths: list[str] = field(default_factory=list)
+    linked: set[str] | None = None
+    """The notes that are symbolic links, as a walk of the whole vault found them (``None``:
+    no such walk); a lifecycle plan leaves them in place without a ``stat`` each."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -518,7 +521,8 @@ def sync_index(
         if rebuild:
             db.clear()
         attachments: set[str] = set()
-        present = scan_vault(root, settings, attachments=attachments)
+        syncer.report.linked = set()
+        present = scan_vault(root, settings, attachments=attachments, linked=syncer.report.linked)
         known = db.stat_states()
         if present and not known and not db.attachment_paths():  # empty index: in bulk
             from vaultmem.services.index_bulk import index_all

@@ -61,10 +61,15 @@ from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:
+    from vaultmem.services.index_sync import SyncReport
     from vaultmem.services.vault_context import VaultContext
 
 PREPARE_BATCH = 512
 """Moves checked and written ahead together, one flush to disk each (PassSession.prepare)."""
+PLANNED_STATUSES = ("active", "superseded")
+"""The only statuses a pass acts on (promote, forget, prune: active; expire: superseded too)."""
+PLANNED_WHERE = "n.type = 'memory' AND n.status IN ('active', 'superseded')"
+"""SQL over ``notes n`` for the memories of :data:`PLANNED_STATUSES`."""
 
 
 @dataclass(slots=True)
@@ -336,7 +341,7 @@ def plan_pass(
     wrong-typed values are never planned (they are left as they are).
     """
     if table is None:
-        table = vault.table(now=now)
+        table = plan_table(vault, now)
     skip = skip | hands_off(vault)
     cols, scores, settings = table.columns, table.scores, vault.settings
     if name == "promote":
@@ -349,10 +354,28 @@ def plan_pass(
         moves = plan_prune(cols, scores, settings, now, skip=skip)
     else:
         raise ValueError(f"unknown pass {name!r}")
+    moves = [m for m in moves if m.path not in skip]
     moves.sort(key=lambda move: move.path)  # the index hands rows over unsorted
-    linked = linked_notes(vault.root, [m.path for m in moves if m.path not in skip])
-    vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
-    return PassResult(name, [m for m in moves if m.path not in skip | linked], dry_run=False)
+    if table.linked is None:  # no walk just before: ask the file system
+        linked = linked_notes(vault.root, [m.path for m in moves])
+    else:
+        linked = {m.path for m in moves if m.path in table.linked}
+    if linked:
+        vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
+        moves = [m for m in moves if m.path not in linked]
+    return PassResult(name, moves, dry_run=False)
+
+
+def plan_table(
+    vault: VaultContext, now: dt.datetime, synced: SyncReport | None = None
+) -> MemoryTable:
+    """The memories a pass can act on (:data:`PLANNED_STATUSES`), loaded and scored at ``now``.
+
+    After :meth:`~vaultmem.services.vault.Vault.catch_up`, unless ``synced`` is the report of a
+    sync just made. Archived and promoted memories (40 % of a grown vault) are left out: no rule
+    plans them, and prune counts only active ones.
+    """
+    return vault.table(now=now, where=PLANNED_WHERE, synced=synced)
 
 
 def _superseded_at(vault: VaultContext, paths: np.ndarray) -> np.ndarray:
@@ -460,11 +483,15 @@ def run_passes(
     after seal is planned from one table, each skipping what an earlier one moves, so a dry run
     shows what the real run does (in a dry run the table is adjusted for the planned seal). A
     box whose members have all been archived is archived with them ("Lifecycle").
+    The vault is walked once, when the run holds the vault lock (a real run) or starts (a dry
+    run): what the run writes is re-indexed as it goes, so the passes after seal are planned
+    from the index that walk made fresh.
     """
     run = LifecycleRun(command or "-".join(names), now, dry_run)
-    shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides
     with PassSession(vault, run.command, now, dry_run=dry_run) as session:
         run.recovered = [p.name for p in session.recovered]
+        synced = vault.catch_up()  # under the lock: no other pass moves notes until the end
+        shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides
         repairs = plan_repair(vault, now)
         if repairs:
             run.results.append(session.run(PassResult("repair", repairs, dry_run=dry_run)))
@@ -481,7 +508,7 @@ def run_passes(
             for path in keep:
                 session.edit_fields(path, keep_changes)
             session.refresh()
-        table = vault.table(now=now)
+        table = plan_table(vault, now, synced)
         if dry_run and sealed:  # show what the real run does: members as the seal leaves them
             table = with_moves(table, sealed, vault.settings, now)
         moving: set[str] = set()

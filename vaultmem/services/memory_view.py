@@ -10,6 +10,7 @@ import datetime as dt
 import gc
 import math
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -127,6 +128,10 @@ class MemoryTable:
 
     columns: MemoryColumns
     scores: Scores
+    linked: AbstractSet[str] | None = None
+    """Vault-relative paths of the notes that are symbolic links, as found by the walk of the
+    sync just before the table was loaded; ``None`` when there was none (a live watcher keeps
+    the index fresh, or the sidecar is read-only): then ask the file system."""
 
     def __len__(self) -> int:
         return len(self.columns)
@@ -176,7 +181,11 @@ def with_moves(
         if "layer" in move.changes:
             layer[i] = move.changes["layer"]
     columns = replace(c, path=path, layer=layer, top_folder=top)
-    return MemoryTable(columns, score_columns(columns, now.timestamp(), settings))
+    moved = {m.path: m.destination for m in moves if m.destination and m.destination != m.path}
+    linked = table.linked
+    if linked is not None and moved:
+        linked = {moved.get(rel, rel) for rel in linked}
+    return MemoryTable(columns, score_columns(columns, now.timestamp(), settings), linked)
 
 
 SORT_KEYS = ("score", "ei", "last_used", "created", "title")

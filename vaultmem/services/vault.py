@@ -471,11 +471,18 @@ class Vault:
         now: dt.datetime | None = None,
         where: str = "n.type = 'memory'",
         params: tuple[object, ...] = (),
+        synced: SyncReport | None = None,
     ) -> MemoryTable:
-        """Columns and scores of the memories (after a cheap sync), for listing and planning."""
+        """Columns and scores of the memories (after a cheap sync), for listing and planning.
+
+        ``synced``: the report of a sync the caller has just made; the index is then not synced
+        again. When the sync walked the vault, the table also knows which notes are symbolic
+        links (:attr:`MemoryTable.linked`).
+        """
         from vaultmem.services.memory_view import memory_table
 
-        self.catch_up()
+        if synced is None:
+            synced = self.catch_up()
         rows = self.index.conn.execute(
             f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
             "ORDER BY n.path",
@@ -485,7 +492,12 @@ class Vault:
             self.warnings.extend(
                 line for w in json.loads(text) if (line := f"{path}: {w}") not in self.warnings
             )
-        return memory_table(self.index, self.settings, now or utc_now(), where=where, params=params)
+        table = memory_table(
+            self.index, self.settings, now or utc_now(), where=where, params=params
+        )
+        if synced is None or synced.linked is None:
+            return table
+        return replace(table, linked=synced.linked)
 
     def memories(
         self,
@@ -657,7 +669,6 @@ class Vault:
         unknown = [p for p in passes if p not in PASS_ORDER]
         if unknown:
             raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
-        self.catch_up()
         run = run_passes(
             self,
             tuple(passes),

@@ -73,8 +73,9 @@ class VaultContext(Protocol):
         now: dt.datetime | None = None,
         where: str = "n.type = 'memory'",
         params: tuple[object, ...] = (),
+        synced: SyncReport | None = None,
     ) -> MemoryTable:
-        """Columns and scores of the memories matching ``where``."""
+        """Columns and scores of the memories matching ``where`` (``synced``: a sync just made)."""
         ...
 
 

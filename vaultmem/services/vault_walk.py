@@ -40,14 +40,20 @@ def is_tracked_attachment(relpath: str, settings: Settings) -> bool:
 
 
 def scan_vault(
-    root: Path, settings: Settings, *, folder: str = "", attachments: set[str] | None = None
+    root: Path,
+    settings: Settings,
+    *,
+    folder: str = "",
+    attachments: set[str] | None = None,
+    linked: set[str] | None = None,
 ) -> dict[str, tuple[int, int]]:
     """Every note of the vault: vault-relative POSIX path → (size, mtime_ns). Never reads files.
 
     ``folder`` (vault-relative) limits the walk to the notes below it; paths stay vault-relative
     so ``[index] exclude`` patterns match as they do in a full walk. ``attachments``, when
     given, receives the path of every attachment the walk passes (never stat'ed). Linked
-    folders are not entered; a linked note is kept only when its target lies inside the vault.
+    folders are not entered; a linked note is kept only when its target lies inside the vault,
+    and ``linked``, when given, receives its path (what a pass leaves in place).
     """
     found: dict[str, tuple[int, int]] = {}
     excludes = settings.index.exclude
@@ -71,8 +77,11 @@ def scan_vault(
                     elif name[-3:].lower() == ".md" and entry.is_file():
                         if excludes and any(fnmatch.fnmatchcase(rel, p) for p in excludes):
                             continue
-                        if entry.is_symlink() and not resolves_inside(root, rel):
-                            continue  # a link out of the vault is never read
+                        if entry.is_symlink():
+                            if not resolves_inside(root, rel):
+                                continue  # a link out of the vault is never read
+                            if linked is not None:
+                                linked.add(rel)
                         info = entry.stat()
                         found[rel] = (info.st_size, info.st_mtime_ns)
                     elif attachments is not None and is_attachment(name) and entry.is_file():
