@@ -97,7 +97,8 @@ def bulk_load(conn: sqlite3.Connection) -> Iterator[BulkLoad]:
 
     The secondary indexes of the loaded tables are dropped first and created again (from their
     own stored ``CREATE INDEX`` text, so the schema stays exactly as migrated) when the block
-    ends, and FTS5 buffers :data:`FTS_LOAD_HASH_BYTES` of terms meanwhile. When it raises they are not: the caller's rollback restores them with the rows.
+    ends, and FTS5 buffers :data:`FTS_LOAD_HASH_BYTES` of terms meanwhile. When it raises they
+    are not: the caller's rollback restores them (and FTS5's setting) with the rows.
     """
     placeholders = ", ".join("?" * len(_LOADED_TABLES))
     indexes = conn.execute(
