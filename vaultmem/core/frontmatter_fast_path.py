@@ -133,8 +133,17 @@ def parse_simple_frontmatter(yaml_text: str) -> dict[str, Any] | None:
     result: dict[str, Any] = {}
     pending: str | None = None  # a "key:" whose block list is being read
     indent = ""
+    cached = _LINE_CACHE.get
     try:
         for line in yaml_text.split("\n"):
+            hit = cached(line)
+            if hit is not None:  # a "key: value" line read before (most lines of a memory)
+                if pending is not None and not result[pending]:
+                    result[pending] = None
+                pending = None
+                value = hit[1]
+                result[hit[0]] = list(value) if value.__class__ is tuple else value
+                continue
             if not line:
                 continue
             if line[0] in " -":
