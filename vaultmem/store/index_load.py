@@ -11,12 +11,14 @@ caller's transaction: a load that fails or is killed leaves the index as it was.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from vaultmem.core.note_parse import ParsedNote
+from vaultmem.errors import SidecarError
 from vaultmem.store.index_db import _INSERT_COLUMNS, _note_values
 from vaultmem.store.index_links import LinkValues
 
@@ -111,8 +113,10 @@ def bulk_load(conn: sqlite3.Connection) -> Iterator[BulkLoad]:
     _fts_hash_size(conn, FTS_LOAD_HASH_BYTES)
     yield BulkLoad(conn)
     _fts_hash_size(conn, _FTS_DEFAULT_HASH_BYTES)
-    # the setting is stored in notes_fts_config; the index is left as migrations made it
-    conn.execute("DELETE FROM notes_fts_config WHERE k = 'hashsize'")
+    # the setting is stored in notes_fts_config; the index is left as migrations made it (a
+    # SQLite built "defensive" refuses writes to that table: then it holds the default)
+    with contextlib.suppress(SidecarError):
+        conn.execute("DELETE FROM notes_fts_config WHERE k = 'hashsize'")
     for _name, sql in indexes:
         conn.execute(sql)
 
