@@ -139,3 +139,13 @@ def test_fast_path_agrees_on_every_real_note(vault: str) -> None:
             taken += 1
             assert fast == _yaml(parts.yaml), Path(path).name
     assert taken > 0
+
+
+def test_dates_take_ascii_digits_only() -> None:
+    # "\d" would read Arabic-Indic digits as a date; YAML reads them as a string
+    for text in ("created: ٢٠٢٦-١١-٢٠", "at: [٢٠٢٦-١١-٢٠]", "at:\n  - ١٢٣٤-٠١-٠١"):
+        fast = parse_simple_frontmatter(text)
+        assert fast is not None and fast == _yaml(text), text
+        value = next(iter(fast.values()))
+        assert isinstance(value if isinstance(value, str) else value[0], str)
+

@@ -151,6 +151,8 @@ def _link_list(value: object) -> tuple[str, ...]:
 
 
 def _number(value: object, low: float, high: float) -> float:
+    if (type(value) is float or type(value) is int) and low <= value <= high:
+        return float(value)  # the common case (NaN fails the range)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError("is not a number")
     if not low <= float(value) <= high:
@@ -159,6 +161,8 @@ def _number(value: object, low: float, high: float) -> float:
 
 
 def _count(value: object, low: int) -> int:
+    if type(value) is int and value >= low:
+        return value  # the common case
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError("is not a whole number")
     if float(value) != int(value) or int(value) < low:
@@ -167,6 +171,10 @@ def _count(value: object, low: int) -> int:
 
 
 def _text(value: object) -> str:
+    if type(value) is str:  # the common case
+        if text := value.strip():
+            return text
+        raise ValueError("is empty")
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         raise ValueError("is not text")
     text = str(value).strip()

@@ -14,21 +14,20 @@ a test checks the two paths agree on generated frontmatter and on every note of 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from typing import Any
-
-import yaml
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _ITEM_LINE = re.compile(r"([ ]*)-[ ]+(.*?)[ ]*\Z")
 _PLAIN = re.compile(r"[\w.][\w./-]*(?: [\w./-]+)*\Z")
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
 _FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+\Z")
-_DATETIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\Z")
-_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)\Z")
+# [0-9], not \d: YAML's timestamps are ASCII digits ("٢٠٢٦-١١-٢٠" is a string)
+_DATETIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\Z")
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
 _QUOTED = re.compile(r'"([^"\\]*)"\Z|\'([^\']*)\'\Z')
 _FLOW_ITEM = re.compile(r'[ ]*("[^"\\]*"|\'[^\']*\'|[^,\[\]{}"\' ][^,\[\]{}"\']*?)[ ]*(,|\Z)')
-_RESOLVER = yaml.resolver.Resolver()
 _STR = "tag:yaml.org,2002:str"
 # Plain scalars starting with a letter are strings unless YAML 1.1 reads them as bool or null.
 _LETTER_SPECIAL = frozenset(("yes", "no", "true", "false", "on", "off", "null"))
@@ -64,10 +63,23 @@ def _scalar(text: str) -> Any:
         if m:
             return m.group(1) if m.group(1) is not None else m.group(2)
         raise _NotSimple
-    resolved = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
-    if _PLAIN.match(text) and resolved == _STR:
+    if _PLAIN.match(text) and _resolve(text) == _STR:
         return text
     raise _NotSimple
+
+
+@functools.cache
+def _resolver() -> Any:
+    import yaml  # only for a plain scalar that starts with neither a letter nor a digit
+
+    return yaml.resolver.Resolver()
+
+
+def _resolve(text: str) -> str:
+    """PyYAML's implicit tag of the plain scalar ``text``."""
+    import yaml
+
+    return str(_resolver().resolve(yaml.ScalarNode, text, (True, False)))
 
 
 def _flow(inner: str) -> list[Any]:
@@ -84,6 +96,36 @@ def _flow(inner: str) -> list[Any]:
     return items
 
 
+_LINE_CACHE: dict[str, tuple[str, Any]] = {}
+"""``key: value`` line → (key, value) for lines already read; flow lists are stored as tuples
+(each note gets its own list). The lines vaultmem writes repeat across notes (``type: memory``,
+``status: active``, ``pinned: false``): a cold index reads most of them once."""
+_LINE_CACHE_MAX = 4096
+
+
+def _key_line(line: str) -> tuple[str, Any] | None:
+    """(key, value) of a ``key: value`` line whose value is a scalar or a flow list, read once
+    and cached; ``None`` when the line is not in the subset. ``key:`` alone is handled by the
+    caller (it may open a block list)."""
+    hit = _LINE_CACHE.get(line)
+    if hit is not None:
+        return hit
+    key, colon, value = line.partition(":")
+    if not colon or not _KEY.match(key) or value[0] != " ":
+        return None
+    value = value.strip(" ")
+    if value[0] == "[":
+        if value[-1] != "]":
+            return None
+        entry: tuple[str, Any] = (key, tuple(_flow(value[1:-1])))
+    else:
+        entry = (key, _scalar(value))
+    if len(_LINE_CACHE) >= _LINE_CACHE_MAX:
+        _LINE_CACHE.clear()
+    _LINE_CACHE[line] = entry
+    return entry
+
+
 def parse_simple_frontmatter(yaml_text: str) -> dict[str, Any] | None:
     """``yaml_text`` as the YAML loader reads it, or ``None`` when it is outside the subset."""
     if "#" in yaml_text or "\\" in yaml_text or not yaml_text.replace("\n", "").isprintable():
@@ -91,8 +133,17 @@ def parse_simple_frontmatter(yaml_text: str) -> dict[str, Any] | None:
     result: dict[str, Any] = {}
     pending: str | None = None  # a "key:" whose block list is being read
     indent = ""
+    cached = _LINE_CACHE.get
     try:
         for line in yaml_text.split("\n"):
+            hit = cached(line)
+            if hit is not None:  # a "key: value" line read before (most lines of a memory)
+                if pending is not None and not result[pending]:
+                    result[pending] = None
+                pending = None
+                value = hit[1]
+                result[hit[0]] = list(value) if value.__class__ is tuple else value
+                continue
             if not line:
                 continue
             if line[0] in " -":
@@ -110,19 +161,19 @@ def parse_simple_frontmatter(yaml_text: str) -> dict[str, Any] | None:
             if pending is not None and not result[pending]:
                 result[pending] = None
             pending = None
-            key, colon, value = line.partition(":")
-            if not colon or not _KEY.match(key) or (value and value[0] != " "):
-                return None
-            value = value.strip(" ")
-            if not value:
+            bare = line.rstrip(" ")
+            if bare[-1] == ":" and ":" not in bare[:-1]:  # "key:" alone: a block list or null
+                key = bare[:-1]
+                if not _KEY.match(key):
+                    return None
                 result[key] = []
                 pending = key
-            elif value[0] == "[":
-                if value[-1] != "]":
-                    return None
-                result[key] = _flow(value[1:-1])
-            else:
-                result[key] = _scalar(value)
+                continue
+            entry = _key_line(line)
+            if entry is None:
+                return None
+            key, value = entry
+            result[key] = list(value) if value.__class__ is tuple else value
         if pending is not None and not result[pending]:
             result[pending] = None
     except _NotSimple:

@@ -135,6 +135,11 @@ class LinkResolver:
     def __len__(self) -> int:
         return self._count
 
+    def named(self, key: str) -> int:
+        """How many paths are filed under ``key`` (a :func:`note_key`). A target without ``/``
+        whose key names at most one path resolves the same from every note."""
+        return len(self._by_key.get(key, ()))
+
     def __iter__(self) -> Iterator[str]:
         for bucket in self._by_key.values():
             yield from bucket

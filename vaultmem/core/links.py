@@ -129,7 +129,8 @@ def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) ->
     links: list[Link] = []
     if frontmatter:
         _frontmatter_links(frontmatter, links, set())
-    if "[" in body:
+    # every link holds "[[" or "](" (a comment cut out of an HTML block may join one up)
+    if "[[" in body or "](" in body or "<!--" in body:
         body = _normalise(body)
         if may_hold_code(body):
             outside = text_outside_code(body) or _code_by_line(body)

@@ -77,7 +77,6 @@ def parse_note(
     """
     from vaultmem.core.fields import read_fields
     from vaultmem.core.links import extract_links
-    from vaultmem.core.note_merge import conflict_sides
     from vaultmem.core.note_text import (
         FrontmatterError,
         find_conflict_markers,
@@ -90,6 +89,8 @@ def parse_note(
     if markers:
         lines = ", ".join(str(n) for n in markers[:5])
         problems.append(f"{CONFLICT_PROBLEM} at line {lines}; {CONFLICT_FIX}")
+        from vaultmem.core.note_merge import conflict_sides  # difflib: only for such a note
+
         text = conflict_sides(text)[0]
     if is_conflict_copy(path):
         problems.append("sync conflict copy")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,9 @@ class _LoadState:
     templates: tuple[str, ...]
     resolver: LinkResolver
     nid_of: dict[str, int]
+    resolved: dict[str, tuple[str, str | None, int | None]] = field(default_factory=dict)
+    """Target → (key, resolved path, its nid) of the targets that resolve alike from every
+    note (filled as batches are read; each worker process keeps its own)."""
 
 
 _STATE: _LoadState | None = None
@@ -66,8 +69,7 @@ def _worker_rows(batch: list[tuple[str, int]]) -> NoteRows:
 def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
     """Read, parse and resolve the notes of ``batch`` ((path, nid) pairs) into their rows."""
     rows = NoteRows()
-    resolver, nid_of = state.resolver, state.nid_of
-    key_of: dict[str, str] = {}
+    resolver, nid_of, known = state.resolver, state.nid_of, state.resolved
     for rel, nid in batch:
         read = index_sync._read(state.root, rel)  # looked up here: tests stand in for it
         if read is None:
@@ -77,21 +79,14 @@ def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
         links: list[LinkValues] = []
         for link in note.links:
             target = link.target
-            key = key_of.get(target)
-            if key is None:
-                key = key_of[target] = note_key(target)
-            resolved = resolver.resolve(target, note.path)
-            links.append(
-                (
-                    nid,
-                    target,
-                    key,
-                    link.subpath,
-                    link.kind,
-                    resolved,
-                    nid_of.get(resolved) if resolved is not None else None,
-                )
-            )
+            found = known.get(target)
+            if found is None:
+                key = note_key(target)
+                resolved = resolver.resolve(target, note.path)
+                found = (key, resolved, nid_of.get(resolved) if resolved is not None else None)
+                if "/" not in target and resolver.named(key) <= 1:  # the same from every note
+                    known[target] = found
+            links.append((nid, target, found[0], link.subpath, link.kind, found[1], found[2]))
         rows.add_note(
             nid, note, size=read.size, mtime_ns=read.stamp_ns, content_hash=read.hash, links=links
         )

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
 from vaultmem.core.note_parse import ParsedNote, parse_note
@@ -143,8 +143,8 @@ READ_ATTEMPTS = 3
 """A note written in place while it is read is read again, at most this many times in all."""
 
 
-def _stable_read(handle: BinaryIO) -> tuple[bytes, os.stat_result]:
-    """The bytes of an open note and the stat taken *before* reading them.
+def _stable_read(fd: int) -> tuple[bytes, os.stat_result]:
+    """The bytes of an open note (file descriptor ``fd``) and the stat taken *before* reading.
 
     An editor that rewrites a file in place can change it while it is read: then the size or the
     mtime differ between a stat before and after, or the bytes are not the size stat said, and it
@@ -153,15 +153,23 @@ def _stable_read(handle: BinaryIO) -> tuple[bytes, os.stat_result]:
     filed under the new mtime).
     """
     for _ in range(READ_ATTEMPTS - 1):
-        before = os.fstat(handle.fileno())
-        data = handle.read()
-        after = os.fstat(handle.fileno())
+        before = os.fstat(fd)
+        data = _read_to_end(fd, before.st_size)
+        after = os.fstat(fd)
         same = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
         if same and len(data) == before.st_size:
             return data, before
-        handle.seek(0)
-    before = os.fstat(handle.fileno())
-    return handle.read(), before
+        os.lseek(fd, 0, os.SEEK_SET)
+    before = os.fstat(fd)
+    return _read_to_end(fd, before.st_size), before
+
+
+def _read_to_end(fd: int, size: int) -> bytes:
+    """Every byte from ``fd``'s position to the end (``size``: the expected length)."""
+    chunks = []
+    while chunk := os.read(fd, max(size + 1, 1 << 16)):  # plain os.read: no file object
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _read(root: Path, rel: str) -> _Read | None:
@@ -175,11 +183,13 @@ def _read(root: Path, rel: str) -> _Read | None:
                 raise
             # a symbolic link: followed only to a target inside the vault
             fd = os.open(confined_path(root, rel), os.O_RDONLY | NOFOLLOW)
-        with open(fd, "rb") as handle:
-            data, info = _stable_read(handle)
+        try:
+            data, info = _stable_read(fd)
+        finally:
+            os.close(fd)
     except (OSError, NoteError):
         return None
-    from vaultmem.store.note_files import content_hash  # hashlib: only when a note is read
+    import hashlib  # only when a note is read (store.note_files costs ~3 ms to import)
 
     problems: tuple[str, ...] = ()
     try:
@@ -188,9 +198,8 @@ def _read(root: Path, rel: str) -> _Read | None:
         text = data.decode("utf-8", errors="replace")
         problems = (f"not UTF-8 (byte {err.start})",)
     mtime = info.st_mtime_ns
-    return _Read(
-        rel, len(data), mtime, content_hash(data), text, problems, _is_racy(mtime, read_at)
-    )
+    digest = hashlib.sha256(data).hexdigest()  # = note_files.content_hash(data)
+    return _Read(rel, len(data), mtime, digest, text, problems, _is_racy(mtime, read_at))
 
 
 def _parse(read: _Read, templates: tuple[str, ...]) -> ParsedNote:

@@ -233,8 +233,12 @@ def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) 
     ]
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""``json.dumps(value, ensure_ascii=False)`` without making an encoder for each call."""
+
+
 def _json_list(items: Sequence[str]) -> str:
-    return json.dumps(list(items), ensure_ascii=False) if items else "[]"
+    return _JSON.encode(list(items)) if items else "[]"
 
 
 class IndexDB(LinkIndex):
