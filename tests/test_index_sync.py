@@ -551,3 +551,56 @@ def test_openers_racing_to_create_the_index_all_use_the_one_on_disk(tmp_path: Pa
             seen = db.conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'opener%'")
             assert seen.fetchone()[0] == len(opened), f"attempt {attempt}: not one file"
             db.close()
+
+
+def test_a_field_edit_keeps_the_full_text_and_tag_rows_and_a_text_edit_replaces_them(
+    tmp_path: Path,
+) -> None:
+    # a lifecycle move changes a few frontmatter fields: re-indexing it rewrites the notes row
+    # only, yet the index ends exactly as a rebuild makes it
+    vault = _vault(tmp_path)
+    head = "---\ntype: memory\nstatus: active\ntags: [tea, kettle]\n---\n"
+    _write(vault.root, "STM/Brew.md", head + "steep oolong at ninety degrees\n")
+    vault.sync()
+    statements: list[str] = []
+    vault.index.conn.set_trace_callback(statements.append)
+    _write(
+        vault.root,
+        "STM/Brew.md",
+        head.replace("active", "archived") + "steep oolong at ninety degrees\n",
+    )
+    assert vault.refresh(["STM/Brew.md"]).changed == 1
+    written = [s for s in statements if s.lstrip().upper().startswith(("INSERT", "DELETE"))]
+    assert not [s for s in written if "notes_fts" in s or " tags" in s], written
+    assert vault.index.note_row("STM/Brew.md")["status"] == "archived"  # type: ignore[index]
+    kept = _index_content(vault)
+    statements.clear()
+    _write(vault.root, "STM/Brew.md", head.replace("kettle", "pot") + "brew sencha cooler\n")
+    vault.refresh(["STM/Brew.md"])
+    assert any("notes_fts" in s for s in statements) and any(" tags" in s for s in statements)
+    vault.index.conn.set_trace_callback(None)
+    edited = _index_content(vault)
+    assert [row[2] for row in edited["fts"]] == ["brew sencha cooler\n"]
+    assert sorted(tag for _, tag in edited["tags"]) == ["pot", "tea"]
+    vault.sync(rebuild=True)
+    assert _index_content(vault) == edited
+    assert kept["fts"][0][2] == "steep oolong at ninety degrees\n"
+
+
+def test_refreshing_many_notes_of_one_folder_resolves_the_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = _vault(tmp_path)
+    rels = [f"STM/n{i}.md" for i in range(40)]
+    for rel in rels:
+        _write(vault.root, rel, f"note {rel}\n")
+    calls: list[str] = []
+    real_linked, real_inside = index_sync.is_symlinked, index_sync.resolves_inside
+    monkeypatch.setattr(
+        index_sync, "is_symlinked", lambda root, rel: calls.append(rel) or real_linked(root, rel)
+    )
+    monkeypatch.setattr(
+        index_sync, "resolves_inside", lambda root, rel: calls.append(rel) or real_inside(root, rel)
+    )
+    assert vault.refresh(rels).added == 40
+    assert calls == ["STM"]

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, BinaryIO
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
@@ -502,20 +503,35 @@ def sync_paths(
         known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
         present: dict[str, tuple[int, int]] = {}
         attachments: set[str] = set()
+        linked_folders: dict[str, bool] = {}  # a pass's thousands of paths share a few folders
         for rel in rels:
             full = root / rel
-            if is_symlinked(root, rel.rpartition("/")[0]) or (
-                full.is_dir() and is_symlinked(root, rel)
-            ):
+            folder = rel.rpartition("/")[0]
+            linked = linked_folders.get(folder)
+            if linked is None:
+                linked = linked_folders[folder] = is_symlinked(root, folder)
+            try:
+                own = os.lstat(full)
+            except OSError:
+                own = None
+            if own is not None and S_ISREG(own.st_mode):
+                is_dir, is_link = False, False
+            else:
+                is_dir, is_link = full.is_dir(), own is not None and S_ISLNK(own.st_mode)
+            if linked or (is_dir and is_symlinked(root, rel)):
                 continue  # a full walk never enters linked folders either
-            if full.is_dir() and not any(p.startswith(".") for p in rel.split("/") if p):
+            if is_dir and not any(p.startswith(".") for p in rel.split("/") if p):
                 present.update(scan_vault(root, settings, folder=rel, attachments=attachments))
                 continue
             if is_tracked_attachment(rel, settings):
                 if os.path.isfile(full):
                     attachments.add(rel)
                 continue
-            if is_ignored(rel, settings):
+            if is_ignored(rel, settings) or own is None:
+                continue
+            if not is_link:  # a plain file in a folder that is no link: inside the vault
+                if S_ISREG(own.st_mode):
+                    present[rel] = (own.st_size, own.st_mtime_ns)
                 continue
             try:
                 info = os.stat(full)
