@@ -425,3 +425,23 @@ def test_title_word_rarity_comes_from_stm_or_from_given_counts(
     memories = [mem("a", 0, title="red green blue cyan"), mem("b", 60, title="red pink")]
     plan = plan_seal(memories, [], LATER, SETTINGS, document_frequency=counts)
     assert plan.boxes[0].topics == topics
+
+
+def test_a_box_is_compared_only_with_traces_of_its_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sealing thousands of boxes against hundreds of traces: the topic overlap is computed
+    # only for candidates inside the trace window (the rest can never be chosen)
+    from vaultmem.core import boxes
+
+    compared: list[str] = []
+    real = boxes.jaccard
+    monkeypatch.setattr(boxes, "jaccard", lambda a, b: compared.append("x") or real(a, b))
+    lc = LifecycleSettings()
+    day = 86_400.0
+    end = 1_000 * day
+    near = boxes._Lone("near", frozenset({"tea"}), end - day, None)
+    old = [boxes._Lone(f"old {i}", frozenset({"tea"}), end - 400 * day, None) for i in range(5)]
+    undated = boxes._Lone("undated", frozenset({"tea"}), float("nan"), None)
+    assert boxes._best([*old, undated, near], frozenset({"tea"}), end, lc) is near
+    assert len(compared) == 1
+    assert boxes._best([near], frozenset(), end, lc) is None
+    assert len(compared) == 1

@@ -409,12 +409,14 @@ def _best(
     window = lc.trace_window_days * 86_400.0
     best: _Candidate | None = None
     best_key = (0.0, "")
+    if not topics:
+        return None
     for candidate in candidates:
+        if not end - candidate.last <= window:  # outside the window (or no end): no overlap
+            continue
         overlap = jaccard(topics, candidate.topics)
         key = (-overlap, candidate.title)
-        if topics and end - candidate.last <= window and overlap >= lc.trace_overlap and (
-            best is None or key < best_key
-        ):
+        if overlap >= lc.trace_overlap and (best is None or key < best_key):
             best, best_key = candidate, key
     return best
 
