@@ -604,3 +604,37 @@ def test_refreshing_many_notes_of_one_folder_resolves_the_folder_once(
     )
     assert vault.refresh(rels).added == 40
     assert calls == ["STM"]
+
+
+def test_a_note_whose_links_are_unchanged_keeps_its_link_rows(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    head = "---\ntype: memory\nstatus: active\n---\n"
+    _write(vault.root, "STM/Brew.md", head + "see [[Kettle]] and [[Cup#rim]]\n")
+    _write(vault.root, "Kettle.md", "a kettle\n")
+    _write(vault.root, "Cup.md", "see [[Brew]]\n")
+    vault.sync()
+    before = vault.index.conn.execute("SELECT lid, nid, target FROM links ORDER BY lid").fetchall()
+    statements: list[str] = []
+    vault.index.conn.set_trace_callback(statements.append)
+    _write(
+        vault.root,
+        "STM/Brew.md",
+        head.replace("active", "archived") + "see [[Kettle]] and [[Cup#rim]]\n",
+    )
+    vault.refresh(["STM/Brew.md"])
+    assert not [s for s in statements if s.startswith(("DELETE FROM links", "INSERT INTO links"))]
+    assert (
+        vault.index.conn.execute("SELECT lid, nid, target FROM links ORDER BY lid").fetchall()
+        == before
+    )
+    _write(
+        vault.root, "STM/Brew.md", head + "see [[Cup]] and [[Kettle]]\n"
+    )  # same targets, new order
+    vault.refresh(["STM/Brew.md"])
+    vault.index.conn.set_trace_callback(None)
+    assert [r.target for r in vault.index.links_from("STM/Brew.md")] == ["Cup", "Kettle"]
+    edges = dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall())
+    content = _index_content(vault)
+    vault.sync(rebuild=True)
+    assert _index_content(vault) == content
+    assert dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall()) == edges
