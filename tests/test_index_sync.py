@@ -638,3 +638,32 @@ def test_a_note_whose_links_are_unchanged_keeps_its_link_rows(tmp_path: Path) ->
     vault.sync(rebuild=True)
     assert _index_content(vault) == content
     assert dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall()) == edges
+
+
+def test_a_moved_note_is_renamed_and_refreshed_in_one_update(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    head = "---\nid: M1\ntype: memory\nstatus: active\n---\n"
+    _write(vault.root, "STM/Brew.md", head + "steep oolong, see [[Cup]]\n")
+    _write(vault.root, "Cup.md", "see [[Brew]]\n")
+    vault.sync()
+    nid = vault.index.conn.execute("SELECT nid FROM notes WHERE path = 'STM/Brew.md'").fetchone()
+    (vault.root / "Archive").mkdir()
+    (vault.root / "STM" / "Brew.md").rename(vault.root / "Archive" / "Brew.md")
+    _write(
+        vault.root,
+        "Archive/Brew.md",
+        head.replace("active", "archived") + "steep oolong, see [[Cup]]\n",
+    )
+    statements: list[str] = []
+    vault.index.conn.set_trace_callback(statements.append)
+    report = vault.refresh(["STM/Brew.md", "Archive/Brew.md"])
+    vault.index.conn.set_trace_callback(None)
+    assert report.moved == 1
+    assert len([s for s in statements if s.startswith("UPDATE notes SET path")]) == 1
+    row = vault.index.note_row("Archive/Brew.md")
+    assert row is not None and (row["nid"], row["status"]) == (nid[0], "archived")
+    assert [link.source for link in vault.links("Cup").backlinks] == ["Archive/Brew.md"]
+    assert vault.index.links_into("Archive/Brew.md")[0].source == "Cup.md"
+    content = _index_content(vault)
+    vault.sync(rebuild=True)
+    assert _index_content(vault) == content

@@ -299,12 +299,12 @@ class _Syncer:
                 origin = by_id.pop(note.fields.id, None) if note.fields.id else None
             if origin is not None and origin in gone:
                 del gone[origin]
-                self.db.move(origin, rel, size=read.size, mtime_ns=read.mtime_ns)
                 self.dirty_keys.update((note_key(origin), note_key(rel)))
                 report.moved += 1
-                # re-parsed at its new path: the rows stay, but what depends on the path does
-                # not (a sync-conflict name, the templates folder, relative links)
-                self._store(note or _parse(read, self.templates), read, new=False)
+                # re-parsed at its new path: the rows stay (one update renames and refreshes
+                # them), but what depends on the path does not (a sync-conflict name, the
+                # templates folder, relative links)
+                self._store(note or _parse(read, self.templates), read, new=False, origin=origin)
                 continue
             self._store(note or _parse(read, self.templates), read, new=True)
             self.dirty_keys.add(note_key(rel))
@@ -375,9 +375,16 @@ class _Syncer:
 
         return _Read(rel, written.size, written.mtime_ns, content_hash(data), written.text, ())
 
-    def _store(self, note: ParsedNote, read: _Read, *, new: bool) -> None:
+    def _store(
+        self, note: ParsedNote, read: _Read, *, new: bool, origin: str | None = None
+    ) -> None:
         nid = self.db.upsert(
-            note, size=read.size, mtime_ns=read.mtime_ns, content_hash=read.hash, new=new
+            note,
+            size=read.size,
+            mtime_ns=read.mtime_ns,
+            content_hash=read.hash,
+            new=new,
+            moved_from=origin,
         )
         self.parsed.append((nid, note.path, note.links))
         self.report.touched_paths.append(note.path)

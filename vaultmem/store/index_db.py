@@ -487,11 +487,21 @@ class IndexDB(LinkIndex):
 
     # ----------------------------------------------------------------- writes
     def upsert(
-        self, note: ParsedNote, *, size: int, mtime_ns: int, content_hash: str, new: bool = False
+        self,
+        note: ParsedNote,
+        *,
+        size: int,
+        mtime_ns: int,
+        content_hash: str,
+        new: bool = False,
+        moved_from: str | None = None,
     ) -> int:
         """Insert or replace ``note``'s rows (fields, tags, FTS; links are set separately).
 
         ``new``: the caller knows the path is not indexed (saves a lookup per note).
+        ``moved_from``: the note was indexed at that path and moved to ``note.path``: its rows
+        are renamed and refreshed in one update, and links resolved to the old path follow it
+        (what :meth:`move` followed by an upsert does).
         """
         values = _note_values(note, size, mtime_ns, content_hash)
         tags = note.fields.tags
@@ -501,10 +511,14 @@ class IndexDB(LinkIndex):
             if new
             else (
                 self.conn.execute(
-                    "SELECT nid, tags FROM notes WHERE path = ?", (note.path,)
+                    "SELECT nid, tags FROM notes WHERE path = ?", (moved_from or note.path,)
                 ).fetchone()
             )
         )
+        if row is not None and moved_from is not None and moved_from != note.path:
+            self.conn.execute(
+                "UPDATE links SET resolved = ? WHERE resolved = ?", (note.path, moved_from)
+            )
         if row is None:
             nid = int(self.conn.execute(_INSERT_SQL, values).lastrowid or 0)
             same_tags = same_text = False
