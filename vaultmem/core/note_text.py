@@ -142,9 +142,9 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     """
     if not yaml_text or yaml_text.isspace():
         return {}
-    simple = parse_simple_frontmatter(yaml_text)
+    simple = _simple(yaml_text)
     if simple is not None:
-        return simple
+        return _copy(simple)
     try:
         data = _HANDLER.load(yaml_text, Loader=_Loader)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
@@ -159,6 +159,19 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     if not all(type(key) is str for key in data):  # a !!binary key, say
         return {str(key): value for key, value in data.items()}
     return data
+
+
+@functools.lru_cache(maxsize=1024)
+def _simple(yaml_text: str) -> dict[str, Any] | None:
+    """:func:`parse_simple_frontmatter`, remembered for the last texts: a note vaultmem writes
+    is parsed again by the write's safety check and then by the index (import, passes).
+    Never hand the cached dict out: :func:`_copy` it."""
+    return parse_simple_frontmatter(yaml_text)
+
+
+def _copy(simple: dict[str, Any]) -> dict[str, Any]:
+    """A caller's own copy of a fast-path result (its values are scalars and lists of them)."""
+    return {key: list(value) if type(value) is list else value for key, value in simple.items()}
 
 
 def find_conflict_markers(text: str) -> list[int]:
@@ -246,8 +259,8 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
             return text
         note = split_note(text[: note.body_offset] + "---" + nl + "---" + nl + note.body)
         text = note.text
-    simple = parse_simple_frontmatter(note.yaml)
-    original = simple if simple is not None else parse_frontmatter(note.yaml, path=path)
+    simple = _simple(note.yaml)
+    original = _copy(simple) if simple is not None else parse_frontmatter(note.yaml, path=path)
     lines = _YAML_LINE.findall(note.yaml)
     try:
         if simple is not None:  # flat lines (most notes): found by a line scan, not YAML events
