@@ -271,3 +271,34 @@ def test_an_imported_note_changed_before_it_is_indexed_is_indexed_as_changed(
     assert all("kettle" in held[p] for p in report.imported if p != edited[0])
     assert [h.path for h in vault.recall(word, k=5)] == [edited[0]]
     vault.close()
+
+
+def test_staging_and_moving_into_existing_folders_makes_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a pass stages and moves thousands of notes between a few folders that exist already:
+    # no mkdir per note (each was a system call and an exception); new folders are still made
+    (tmp_path / "STM").mkdir()
+    (tmp_path / "Archive").mkdir()
+    made: list[str] = []
+    real_mkdir = os.mkdir
+
+    def counting_mkdir(path: str, *args: object, **kwargs: object) -> None:
+        made.append(str(path))
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", counting_mkdir)
+    for i in range(3):
+        source = tmp_path / "STM" / f"n{i}.md"
+        source.write_text(f"note {i}\n")
+        staged = note_files.stage_text(source, f"note {i}, archived\n")
+        note_files.move_note(
+            source, tmp_path / "Archive" / source.name, text=f"note {i}, archived\n",
+            expected_sha256=note_files.content_hash(f"note {i}\n".encode()), staged=staged,
+        )  # fmt: skip
+    assert made == []
+    assert sorted(p.name for p in (tmp_path / "Archive").iterdir()) == ["n0.md", "n1.md", "n2.md"]
+    assert (tmp_path / "Archive" / "n2.md").read_text() == "note 2, archived\n"
+    staged = note_files.stage_text(tmp_path / "Boxes" / "b" / "n.md", "new\n")
+    note_files.create_note(tmp_path / "Boxes" / "b" / "n.md", "new\n", staged=staged)
+    assert made and (tmp_path / "Boxes" / "b" / "n.md").read_text() == "new\n"

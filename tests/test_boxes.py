@@ -453,3 +453,17 @@ def test_the_trace_a_box_goes_with_is_the_jaccard_best_in_its_window(
     ]
     expected = min(fitting, key=lambda c: (-jaccard(topics, c.topics), c.title), default=None)
     assert _best(lone, topics, end, lc) is expected
+
+
+def test_traces_outside_the_window_or_undated_are_never_chosen() -> None:
+    from vaultmem.core import boxes
+
+    lc = LifecycleSettings()
+    day = 86_400.0
+    end = 1_000 * day
+    near = boxes._Lone("near", frozenset({"tea"}), end - day, None)
+    old = [boxes._Lone(f"old {i}", frozenset({"tea"}), end - 400 * day, None) for i in range(5)]
+    undated = boxes._Lone("undated", frozenset({"tea"}), float("nan"), None)
+    assert boxes._best([*old, undated, near], frozenset({"tea"}), end, lc) is near
+    assert boxes._best([*old, undated], frozenset({"tea"}), end, lc) is None
+    assert boxes._best([near], frozenset(), end, lc) is None

@@ -140,3 +140,29 @@ def test_a_large_import_spans_batches_and_names_clashes_apart(vault: Path, tmp_p
     with Vault.open(vault) as v:
         assert v.sync().any_change is False
         assert v.index.note_count() >= count
+
+
+def test_an_imported_note_is_read_by_the_fast_path_once(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the write's safety check and the index both read the new frontmatter: the second reading
+    # is remembered from the first (a fresh copy each time, so no reader shares a dict)
+    from vaultmem.core import note_text
+
+    calls: list[str] = []
+    real = note_text.parse_simple_frontmatter
+    monkeypatch.setattr(
+        note_text, "parse_simple_frontmatter", lambda text: calls.append(text) or real(text)
+    )
+    lines = [f'{{"content": "memory number {i} about pears", "tags": ["t{i}"]}}' for i in range(30)]
+    with Vault.open(vault) as v:
+        report = v.import_jsonl(lines)
+        assert len(report.imported) == 30
+        imported = [text for text in calls if "source: import" in text]
+        assert len(calls) == len(set(calls)) and len(imported) == 30
+        first = note_text.parse_frontmatter(imported[0])
+        first["tags"].append("changed")
+        first["new"] = 1
+        assert note_text.parse_frontmatter(imported[0]) == real(imported[0])
+        tags = v.index.conn.execute("SELECT count(*) FROM tags").fetchone()[0]
+        assert tags == 30

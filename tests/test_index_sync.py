@@ -644,3 +644,118 @@ def test_doctor_does_not_call_a_pending_stamp_stale(
     _clock_at(monkeypatch, os.stat(vault.root / "a.md").st_mtime_ns)
     vault.sync()
     assert check_vault(vault).stale_index == []
+
+def test_a_field_edit_keeps_the_full_text_and_tag_rows_and_a_text_edit_replaces_them(
+    tmp_path: Path,
+) -> None:
+    # a lifecycle move changes a few frontmatter fields: re-indexing it rewrites the notes row
+    # only, yet the index ends exactly as a rebuild makes it
+    vault = _vault(tmp_path)
+    head = "---\ntype: memory\nstatus: active\ntags: [tea, kettle]\n---\n"
+    _write(vault.root, "STM/Brew.md", head + "steep oolong at ninety degrees\n")
+    vault.sync()
+    statements: list[str] = []
+    vault.index.conn.set_trace_callback(statements.append)
+    _write(
+        vault.root,
+        "STM/Brew.md",
+        head.replace("active", "archived") + "steep oolong at ninety degrees\n",
+    )
+    assert vault.refresh(["STM/Brew.md"]).changed == 1
+    written = [s for s in statements if s.lstrip().upper().startswith(("INSERT", "DELETE"))]
+    assert not [s for s in written if "notes_fts" in s or " tags" in s], written
+    assert vault.index.note_row("STM/Brew.md")["status"] == "archived"  # type: ignore[index]
+    kept = _index_content(vault)
+    statements.clear()
+    _write(vault.root, "STM/Brew.md", head.replace("kettle", "pot") + "brew sencha cooler\n")
+    vault.refresh(["STM/Brew.md"])
+    assert any("notes_fts" in s for s in statements) and any(" tags" in s for s in statements)
+    vault.index.conn.set_trace_callback(None)
+    edited = _index_content(vault)
+    assert [row[2] for row in edited["fts"]] == ["brew sencha cooler\n"]
+    assert sorted(tag for _, tag in edited["tags"]) == ["pot", "tea"]
+    vault.sync(rebuild=True)
+    assert _index_content(vault) == edited
+    assert kept["fts"][0][2] == "steep oolong at ninety degrees\n"
+
+
+def test_refreshing_many_notes_of_one_folder_resolves_the_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = _vault(tmp_path)
+    rels = [f"STM/n{i}.md" for i in range(40)]
+    for rel in rels:
+        _write(vault.root, rel, f"note {rel}\n")
+    calls: list[str] = []
+    real_linked, real_inside = index_sync.is_symlinked, index_sync.resolves_inside
+    monkeypatch.setattr(
+        index_sync, "is_symlinked", lambda root, rel: calls.append(rel) or real_linked(root, rel)
+    )
+    monkeypatch.setattr(
+        index_sync, "resolves_inside", lambda root, rel: calls.append(rel) or real_inside(root, rel)
+    )
+    assert vault.refresh(rels).added == 40
+    assert calls == ["STM"]
+
+
+def test_a_note_whose_links_are_unchanged_keeps_its_link_rows(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    head = "---\ntype: memory\nstatus: active\n---\n"
+    _write(vault.root, "STM/Brew.md", head + "see [[Kettle]] and [[Cup#rim]]\n")
+    _write(vault.root, "Kettle.md", "a kettle\n")
+    _write(vault.root, "Cup.md", "see [[Brew]]\n")
+    vault.sync()
+    before = vault.index.conn.execute("SELECT lid, nid, target FROM links ORDER BY lid").fetchall()
+    statements: list[str] = []
+    vault.index.conn.set_trace_callback(statements.append)
+    _write(
+        vault.root,
+        "STM/Brew.md",
+        head.replace("active", "archived") + "see [[Kettle]] and [[Cup#rim]]\n",
+    )
+    vault.refresh(["STM/Brew.md"])
+    assert not [s for s in statements if s.startswith(("DELETE FROM links", "INSERT INTO links"))]
+    assert (
+        vault.index.conn.execute("SELECT lid, nid, target FROM links ORDER BY lid").fetchall()
+        == before
+    )
+    _write(
+        vault.root, "STM/Brew.md", head + "see [[Cup]] and [[Kettle]]\n"
+    )  # same targets, new order
+    vault.refresh(["STM/Brew.md"])
+    vault.index.conn.set_trace_callback(None)
+    assert [r.target for r in vault.index.links_from("STM/Brew.md")] == ["Cup", "Kettle"]
+    edges = dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall())
+    content = _index_content(vault)
+    vault.sync(rebuild=True)
+    assert _index_content(vault) == content
+    assert dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall()) == edges
+
+
+def test_a_moved_note_is_renamed_and_refreshed_in_one_update(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    head = "---\nid: M1\ntype: memory\nstatus: active\n---\n"
+    _write(vault.root, "STM/Brew.md", head + "steep oolong, see [[Cup]]\n")
+    _write(vault.root, "Cup.md", "see [[Brew]]\n")
+    vault.sync()
+    nid = vault.index.conn.execute("SELECT nid FROM notes WHERE path = 'STM/Brew.md'").fetchone()
+    (vault.root / "Archive").mkdir()
+    (vault.root / "STM" / "Brew.md").rename(vault.root / "Archive" / "Brew.md")
+    _write(
+        vault.root,
+        "Archive/Brew.md",
+        head.replace("active", "archived") + "steep oolong, see [[Cup]]\n",
+    )
+    statements: list[str] = []
+    vault.index.conn.set_trace_callback(statements.append)
+    report = vault.refresh(["STM/Brew.md", "Archive/Brew.md"])
+    vault.index.conn.set_trace_callback(None)
+    assert report.moved == 1
+    assert len([s for s in statements if s.startswith("UPDATE notes SET path")]) == 1
+    row = vault.index.note_row("Archive/Brew.md")
+    assert row is not None and (row["nid"], row["status"]) == (nid[0], "archived")
+    assert [link.source for link in vault.links("Cup").backlinks] == ["Archive/Brew.md"]
+    assert vault.index.links_into("Archive/Brew.md")[0].source == "Cup.md"
+    content = _index_content(vault)
+    vault.sync(rebuild=True)
+    assert _index_content(vault) == content

@@ -794,3 +794,74 @@ def test_real_vault_notes(vault: str) -> None:
     notes_, with_, without, unparsable = REAL_VAULTS[vault]
     expected = {"notes": notes_, "with": with_, "without": without, "unparsable": unparsable}
     assert counts == Counter({key: n for key, n in expected.items() if n})
+
+
+# --- set_fields: the line scan of flat frontmatter -----------------------------------------
+
+
+def _both_entries(text: str) -> tuple[list[Any], list[Any]] | None:
+    """(line-scan entries, YAML-event entries) of ``text``'s frontmatter, when the fast path
+    reads it and it is a non-empty mapping; else ``None``."""
+    from vaultmem.core.frontmatter_fast_path import parse_simple_frontmatter
+
+    note = note_text.split_note(text)
+    if not note.has_frontmatter or not parse_simple_frontmatter(note.yaml):
+        return None
+    lines = note_text._YAML_LINE.findall(note.yaml)
+    return note_text._simple_entries(lines), note_text._entries(note.yaml, lines, "")[1]
+
+
+@st.composite
+def flat_notes(draw: st.DrawFn) -> str:
+    """Notes whose frontmatter the fast path reads: plain keys, scalars, flow and block lists,
+    empty values and blank lines in between."""
+    words = st.sampled_from(["hello", "hello world", "42", "3.5", "true", "2024-01-02",
+                             "2024-01-02T03:04:05", '"[[Link]]"', "'q'", "a-b"])  # fmt: skip
+    out: list[str] = []
+    for key in draw(st.lists(st.sampled_from(["id", "tags", "status", "a-b", "x_y", "box"]),
+                             unique=True, min_size=1, max_size=6)):  # fmt: skip
+        out += [""] * draw(st.integers(0, 1))
+        style = draw(st.sampled_from(["plain", "flow", "block", "block0", "empty"]))
+        items = draw(st.lists(words, min_size=1, max_size=3))
+        if style == "plain":
+            out.append(f"{key}: {items[0]}")
+        elif style == "flow":
+            out.append(f"{key}: [{', '.join(items)}]")
+        elif style == "empty":
+            out.append(f"{key}:")
+        else:
+            pad = "  " if style == "block" else ""
+            out += [f"{key}:", *[f"{pad}- {item}" for item in items]]
+            out += [""] * draw(st.integers(0, 1))
+    return "---\n" + "".join(line + "\n" for line in out) + "---\nbody\n"
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(text=flat_notes())
+def test_the_line_scan_finds_the_entries_yaml_events_find(text: str) -> None:
+    both = _both_entries(text)
+    assert both is not None, text
+    assert both[0] == both[1]
+
+
+def test_the_line_scan_agrees_with_yaml_events_on_real_and_written_notes() -> None:
+    texts = [p.read_bytes().decode("utf-8", errors="replace")
+             for name in REAL_VAULTS for p in vault_notes(name)]  # fmt: skip
+    now = dt.datetime(2026, 11, 22, 8, 30, 15, tzinfo=UTC)
+    texts += [
+        note_text.render_note(
+            {"id": "01ABC", "type": "memory", "status": "active", "created": now,
+             "tags": ["tea", "x y"], "related": ["[[A b]]"], "pinned": False, "strength": 1.5},
+            "body\n",
+        ),  # fmt: skip
+        "---\nid: A1\ntype: memory\ntags:\n  - tea\n\n  - pot\nrelated:\nbox: \"[[B]]\"\n---\nx\n",
+        "---\ntags:\n- a\n- b\n\nstatus: active\n\n---\n",
+        "---\nempty:\nlist: []\n---\n",
+    ]
+    compared = 0
+    for text in texts:
+        both = _both_entries(text)
+        if both is not None:
+            compared += 1
+            assert both[0] == both[1], text[:300]
+    assert compared > 100

@@ -129,3 +129,15 @@ def test_every_lazy_command_is_registered_under_its_own_name() -> None:
     commands = main.all_commands()
     assert set(commands) == set(COMMANDS)
     assert all(isinstance(c, click.Command) and c.name == n for n, c in commands.items())
+
+
+def test_import_loads_no_numpy(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    assert _modules(["init", str(root)], tmp_path)
+    jsonl = tmp_path / "m.jsonl"
+    jsonl.write_text('{"content": "brew coffee at 93 C", "tags": ["drinks"]}\n'
+                     '{"content": "steep green tea at 80 C", "importance": 0.8}\n')  # fmt: skip
+    loaded = _modules(["import", "--vault", str(root), str(jsonl)], tmp_path)
+    assert "vaultmem.services.remembering" in loaded
+    assert not {m for m in loaded if m.split(".")[0] == "numpy"}
+    assert len(list((root / "STM").glob("*.md"))) == 2

@@ -410,9 +410,11 @@ def _best(
     window = lc.trace_window_days * 86_400.0
     best: _Candidate | None = None
     best_key = (0.0, "")
+    if not topics:
+        return None
     for candidate in candidates:
-        if end - candidate.last > window:
-            continue  # before the overlap: most traces are out of the window
+        if not end - candidate.last <= window:  # outside the window (or no end): no overlap
+            continue
         # jaccard (topics are lower-cased already): |A ∩ B| / |A ∪ B|, the union never built
         shared = len(topics & candidate.topics)
         overlap = shared / (len(topics) + len(candidate.topics) - shared)

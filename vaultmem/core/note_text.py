@@ -142,9 +142,9 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     """
     if not yaml_text or yaml_text.isspace():
         return {}
-    simple = parse_simple_frontmatter(yaml_text)
+    simple = _simple(yaml_text)
     if simple is not None:
-        return simple
+        return _copy(simple)
     try:
         data = _HANDLER.load(yaml_text, Loader=_Loader)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
@@ -159,6 +159,19 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     if not all(type(key) is str for key in data):  # a !!binary key, say
         return {str(key): value for key, value in data.items()}
     return data
+
+
+@functools.lru_cache(maxsize=1024)
+def _simple(yaml_text: str) -> dict[str, Any] | None:
+    """:func:`parse_simple_frontmatter`, remembered for the last texts: a note vaultmem writes
+    is parsed again by the write's safety check and then by the index (import, passes).
+    Never hand the cached dict out: :func:`_copy` it."""
+    return parse_simple_frontmatter(yaml_text)
+
+
+def _copy(simple: dict[str, Any]) -> dict[str, Any]:
+    """A caller's own copy of a fast-path result (its values are scalars and lists of them)."""
+    return {key: list(value) if type(value) is list else value for key, value in simple.items()}
 
 
 def find_conflict_markers(text: str) -> list[int]:
@@ -246,10 +259,14 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
             return text
         note = split_note(text[: note.body_offset] + "---" + nl + "---" + nl + note.body)
         text = note.text
-    original = parse_frontmatter(note.yaml, path=path)
+    simple = _simple(note.yaml)
+    original = _copy(simple) if simple is not None else parse_frontmatter(note.yaml, path=path)
     lines = _YAML_LINE.findall(note.yaml)
     try:
-        indent, entries = _entries(note.yaml, lines, path) if original else ("", [])
+        if simple is not None:  # flat lines (most notes): found by a line scan, not YAML events
+            indent, entries = "", _simple_entries(lines)
+        else:
+            indent, entries = _entries(note.yaml, lines, path) if original else ("", [])
     except (yaml.YAMLError, RecursionError) as exc:  # parsed once already: not expected
         raise _yaml_error(exc, path, 2) from exc
     edits: list[tuple[int, int, str]] = []  # (first line, last line, replacement or "")
@@ -445,6 +462,31 @@ def _entries(yaml_text: str, lines: list[str], path: str) -> tuple[str, list[_En
                 entries.append((key, first, last, prefix))
             is_key = not is_key
     return indent, entries
+
+
+def _simple_entries(lines: list[str]) -> list[_Entry]:
+    """:func:`_entries` of frontmatter :func:`parse_simple_frontmatter` reads (not ``None``).
+
+    In that subset every top-level key starts a line at column 0 (``key: value``, ``key:``) and
+    only block-list items (``- a``, ``  - a``) and blank lines follow it, with ``\n`` endings:
+    an entry spans its key's line to its last item line, the key as written is its prefix.
+    The same spans as the YAML events give (a test compares both), without a YAML parse.
+    """
+    entries: list[_Entry] = []
+    key: str | None = None
+    first = last = 0
+    for number, line in enumerate(lines):
+        if not line.strip(" \n"):
+            continue
+        if line[0] in " -":
+            last = number
+            continue
+        if key is not None:
+            entries.append((key, first, last, key))
+        key, first, last = line.partition(":")[0], number, number
+    if key is not None:
+        entries.append((key, first, last, key))
+    return entries
 
 
 # --- writing ---------------------------------------------------------------------------------

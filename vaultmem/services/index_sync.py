@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
@@ -358,12 +359,12 @@ class _Syncer:
                 origin = by_id.pop(note.fields.id, None) if note.fields.id else None
             if origin is not None and origin in gone:
                 del gone[origin]
-                self.db.move(origin, rel, size=read.size, mtime_ns=read.stamp_ns)
                 self.dirty_keys.update((note_key(origin), note_key(rel)))
                 report.moved += 1
-                # re-parsed at its new path: the rows stay, but what depends on the path does
-                # not (a sync-conflict name, the templates folder, relative links)
-                self._store(note or _parse(read, self.templates), read, new=False)
+                # re-parsed at its new path: the rows stay (one update renames and refreshes
+                # them), but what depends on the path does not (a sync-conflict name, the
+                # templates folder, relative links)
+                self._store(note or _parse(read, self.templates), read, new=False, origin=origin)
                 continue
             self._store(note or _parse(read, self.templates), read, new=True)
             self.dirty_keys.add(note_key(rel))
@@ -439,9 +440,16 @@ class _Syncer:
             rel, written.size, written.mtime_ns, content_hash(data), written.text, (), racy=True
         )
 
-    def _store(self, note: ParsedNote, read: _Read, *, new: bool) -> None:
+    def _store(
+        self, note: ParsedNote, read: _Read, *, new: bool, origin: str | None = None
+    ) -> None:
         nid = self.db.upsert(
-            note, size=read.size, mtime_ns=read.stamp_ns, content_hash=read.hash, new=new
+            note,
+            size=read.size,
+            mtime_ns=read.stamp_ns,
+            content_hash=read.hash,
+            new=new,
+            moved_from=origin,
         )
         self.parsed.append((nid, note.path, note.links))
         self.report.touched_paths.append(note.path)
@@ -568,20 +576,35 @@ def sync_paths(
         known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
         present: dict[str, tuple[int, int]] = {}
         attachments: set[str] = set()
+        linked_folders: dict[str, bool] = {}  # a pass's thousands of paths share a few folders
         for rel in rels:
             full = root / rel
-            if is_symlinked(root, rel.rpartition("/")[0]) or (
-                full.is_dir() and is_symlinked(root, rel)
-            ):
+            folder = rel.rpartition("/")[0]
+            linked = linked_folders.get(folder)
+            if linked is None:
+                linked = linked_folders[folder] = is_symlinked(root, folder)
+            try:
+                own = os.lstat(full)
+            except OSError:
+                own = None
+            if own is not None and S_ISREG(own.st_mode):
+                is_dir, is_link = False, False
+            else:
+                is_dir, is_link = full.is_dir(), own is not None and S_ISLNK(own.st_mode)
+            if linked or (is_dir and is_symlinked(root, rel)):
                 continue  # a full walk never enters linked folders either
-            if full.is_dir() and not any(p.startswith(".") for p in rel.split("/") if p):
+            if is_dir and not any(p.startswith(".") for p in rel.split("/") if p):
                 present.update(scan_vault(root, settings, folder=rel, attachments=attachments))
                 continue
             if is_tracked_attachment(rel, settings):
                 if os.path.isfile(full):
                     attachments.add(rel)
                 continue
-            if is_ignored(rel, settings):
+            if is_ignored(rel, settings) or own is None:
+                continue
+            if not is_link:  # a plain file in a folder that is no link: inside the vault
+                if S_ISREG(own.st_mode):
+                    present[rel] = (own.st_size, own.st_mtime_ns)
                 continue
             try:
                 info = os.stat(full)

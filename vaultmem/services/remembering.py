@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vaultmem.core.fields import DATETIME_KEYS, LAYERS, SOURCES, normalise_tags
-from vaultmem.core.importance import importance_from_level
 from vaultmem.core.naming import new_id
 from vaultmem.core.note_parse import title_of
 from vaultmem.core.timestamps import parse_datetime
@@ -132,6 +131,8 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
             raise InputError("give --importance or --imp, not both")
         if isinstance(imp, bool) or not isinstance(imp, int) or not 1 <= imp <= 5:
             raise InputError(f"--imp must be a whole number 1..5, not {imp!r}")
+        from vaultmem.core.importance import importance_from_level  # numpy: only for --imp
+
         options["importance"] = importance_from_level(imp)
     values = {k: v for k, v in options.items() if v is not None}
     for name in ("importance", "confidence"):

@@ -203,6 +203,8 @@ def _json_default(value: object) -> str:
 _FIELD_VALUES = operator.attrgetter(*FIELD_COLUMNS)
 _DATETIME_AT = tuple(i for i, column in enumerate(FIELD_COLUMNS) if column in DATETIME_KEYS)
 _PINNED_AT = FIELD_COLUMNS.index("pinned")
+_TAGS_AT = _INSERT_COLUMNS.index("tags")
+"""Where the ``tags`` JSON sits in :func:`_note_values` (checked against the column list)."""
 
 
 def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) -> list[object]:
@@ -489,36 +491,64 @@ class IndexDB(LinkIndex):
 
     # ----------------------------------------------------------------- writes
     def upsert(
-        self, note: ParsedNote, *, size: int, mtime_ns: int, content_hash: str, new: bool = False
+        self,
+        note: ParsedNote,
+        *,
+        size: int,
+        mtime_ns: int,
+        content_hash: str,
+        new: bool = False,
+        moved_from: str | None = None,
     ) -> int:
         """Insert or replace ``note``'s rows (fields, tags, FTS; links are set separately).
 
         ``new``: the caller knows the path is not indexed (saves a lookup per note).
+        ``moved_from``: the note was indexed at that path and moved to ``note.path``: its rows
+        are renamed and refreshed in one update, and links resolved to the old path follow it
+        (what :meth:`move` followed by an upsert does).
         """
         values = _note_values(note, size, mtime_ns, content_hash)
+        tags = note.fields.tags
+        searchable = (note.title, note.body, " ".join(tags))
         row = (
             None
             if new
             else (
-                self.conn.execute("SELECT nid FROM notes WHERE path = ?", (note.path,)).fetchone()
+                self.conn.execute(
+                    "SELECT nid, tags FROM notes WHERE path = ?", (moved_from or note.path,)
+                ).fetchone()
             )
         )
+        if row is not None and moved_from is not None and moved_from != note.path:
+            self.conn.execute(
+                "UPDATE links SET resolved = ? WHERE resolved = ?", (note.path, moved_from)
+            )
         if row is None:
             nid = int(self.conn.execute(_INSERT_SQL, values).lastrowid or 0)
+            same_tags = same_text = False
         else:
+            # a lifecycle move changes a few fields: the tag and full-text rows, whose
+            # rewriting costs most of an update, are kept when what they hold is unchanged
             nid = int(row[0])
             self.conn.execute(_UPDATE_SQL, [*values, nid])
-            self.conn.execute("DELETE FROM tags WHERE nid = ?", (nid,))
-            self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (nid,))
-        tags = note.fields.tags
-        if tags:
+            same_tags = row[1] == values[_TAGS_AT]
+            if not same_tags:
+                self.conn.execute("DELETE FROM tags WHERE nid = ?", (nid,))
+            indexed = self.conn.execute(
+                "SELECT title, body, tags FROM notes_fts WHERE rowid = ?", (nid,)
+            ).fetchone()
+            same_text = indexed is not None and tuple(indexed) == searchable
+            if indexed is not None and not same_text:
+                self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (nid,))
+        if tags and not same_tags:
             self.conn.executemany(
                 "INSERT INTO tags (nid, tag) VALUES (?, ?)", [(nid, t) for t in tags]
             )
-        self.conn.execute(
-            "INSERT INTO notes_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
-            (nid, note.title, note.body, " ".join(tags)),
-        )
+        if not same_text:
+            self.conn.execute(
+                "INSERT INTO notes_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
+                (nid, *searchable),
+            )
         return nid
 
     def update_stat(self, path: str, *, size: int, mtime_ns: int) -> None:

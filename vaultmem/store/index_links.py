@@ -9,11 +9,14 @@ of EI, docs/user-guide.md "Scores") is recounted for exactly the notes whose lin
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 LinkValues = tuple[int, str, str, str | None, str, str | None, int | None]
 """(source nid, target, target_key, subpath, kind, resolved path, resolved nid)."""
+
+LINK_GROUP = 500
+"""Notes whose stored links are compared with their new ones in one query (replace_links)."""
 
 BULK_RECOUNT = 2000
 """Above this many notes, edge counts are recomputed for the whole vault with numpy."""
@@ -42,24 +45,64 @@ class LinkIndex:
     conn: sqlite3.Connection
 
     def replace_links(self, nids: Sequence[int], rows: Iterable[LinkValues]) -> set[int]:
-        """Drop the links of ``nids`` and insert ``rows``; returns nids whose edges changed."""
-        touched = self.neighbours(nids) | set(nids)
-        for chunk in _chunks(list(nids)):
-            marks = ", ".join("?" * len(chunk))
-            self.conn.execute(f"DELETE FROM links WHERE nid IN ({marks})", tuple(chunk))
+        """Make ``rows`` the links of ``nids``; returns nids whose edges changed.
 
-        def noting_targets() -> Iterator[LinkValues]:
-            for row in rows:
-                if row[6] is not None:
-                    touched.add(row[6])
-                yield row
+        ``rows`` come grouped by source nid (one note's links together, in order). A note whose
+        new rows equal its stored ones, in the same order, keeps them untouched: a lifecycle
+        move changes a few fields and rarely a link, and then neither the note nor its
+        neighbours count as changed. Processed :data:`LINK_GROUP` notes at a time.
+        """
+        touched: set[int] = set()
+        done: set[int] = set()
+        group: dict[int, list[LinkValues]] = {}
+        for row in rows:
+            nid = row[0]
+            if nid in done:  # a note handed over twice: its further rows are added, as before
+                self._insert_links([row])
+                touched.update(n for n in (nid, row[6]) if n is not None)
+                continue
+            if nid not in group and len(group) >= LINK_GROUP:
+                touched |= self._replace_changed(group)
+                done.update(group)
+                group = {}
+            group.setdefault(nid, []).append(row)
+        touched |= self._replace_changed(group)
+        done.update(group)
+        rest: list[int] = [n for n in dict.fromkeys(nids) if n not in done]  # no link rows
+        for start in range(0, len(rest), LINK_GROUP):
+            touched |= self._replace_changed({n: [] for n in rest[start : start + LINK_GROUP]})
+        return touched
 
+    def _replace_changed(self, group: dict[int, list[LinkValues]]) -> set[int]:
+        """Replace the links of the notes of ``group`` whose stored rows differ; the nids whose
+        edges changed (those notes, their old neighbours and their new targets)."""
+        if not group:
+            return set()
+        stored: dict[int, list[LinkValues]] = {nid: [] for nid in group}
+        marks = ", ".join("?" * len(group))
+        for row in self.conn.execute(
+            "SELECT nid, target, target_key, subpath, kind, resolved, resolved_nid FROM links "
+            f"WHERE nid IN ({marks}) ORDER BY nid, lid",
+            tuple(group),
+        ):
+            stored[row[0]].append(tuple(row))
+        changed = [nid for nid, new in group.items() if stored[nid] != new]
+        if not changed:
+            return set()
+        touched = self.neighbours(changed) | set(changed)
+        marks = ", ".join("?" * len(changed))
+        self.conn.execute(f"DELETE FROM links WHERE nid IN ({marks})", tuple(changed))
+        inserted = [row for nid in changed for row in group[nid]]
+        self._insert_links(inserted)
+        touched.update(row[6] for row in inserted if row[6] is not None)
+        return touched
+
+    def _insert_links(self, rows: Sequence[LinkValues]) -> None:
         self.conn.executemany(
             "INSERT INTO links (nid, target, target_key, subpath, kind, resolved, resolved_nid) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            noting_targets(),
+            rows,
         )
-        return touched
 
     def links_to_keys(self, keys: Iterable[str]) -> list[tuple[int, int, str, str, int | None]]:
         """(lid, source nid, source path, target, resolved nid) of links to file names ``keys``."""

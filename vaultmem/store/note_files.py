@@ -148,7 +148,8 @@ def stage_text(path: Path, text: str, *, mode: int | None = None) -> StagedText:
     while not folder.exists() and folder != folder.parent:
         made.append(folder)
         folder = folder.parent
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if made:  # the note's folder is usually there: no mkdir per note
+        path.parent.mkdir(parents=True, exist_ok=True)
     _write_temp(temp, data, mode, durable=False)
     return StagedText(temp, aside, content_hash(data), tuple(made))
 
@@ -368,7 +369,8 @@ def move_note(
         else:
             _own(source, aside, expected_sha256)
         try:
-            destination.parent.mkdir(parents=True, exist_ok=True)
+            if not os.path.isdir(destination.parent):  # one stat, not a mkdir, when it is there
+                destination.parent.mkdir(parents=True, exist_ok=True)
             _place(temp if data is not None else aside, destination, keep_source=True)
         except FileExistsError:
             _put_back(aside, source)
