@@ -137,6 +137,44 @@ def test_a_memory_marked_archived_in_stm_is_moved_to_archive(vault: Vault) -> No
     assert run.results[0].name == "repair"
 
 
+def test_every_status_that_contradicts_its_folder_is_found_and_nothing_else(
+    vault: Vault,
+) -> None:
+    """The index hands over only the candidates (a filter in SQL), each decided as before: the
+    four contradictions of "Lifecycle", none for a status that fits or a folder passes ignore."""
+    from vaultmem.services.placement import misplaced
+
+    cases = {  # where it lies, its status → the repair, or None
+        ("Archive", "active"): ("edit", "set status: archived"),
+        ("Archive", "promoted"): ("edit", "set status: archived"),
+        ("LTM", "active"): ("edit", "set status: promoted"),
+        ("STM", "archived"): ("archive", "move it to Archive/"),
+        ("LTM", "archived"): ("archive", "move it to Archive/"),
+        ("Boxes/2026-11-01/box-x", "promoted"): ("promote", "move it to LTM/"),
+        ("STM", "promoted"): ("promote", "move it to LTM/"),
+        ("STM", "active"): None,
+        ("Boxes/2026-11-01/box-x", "active"): None,
+        ("LTM", "promoted"): None,
+        ("Archive", "archived"): None,
+        ("Projects", "archived"): None,
+        ("Projects", "promoted"): None,
+    }
+    expected = {}
+    for i, ((folder, status), repair) in enumerate(cases.items()):
+        memory = vault.remember(f"placed memory number {i}", link=False, now=T0)
+        source = vault.root / memory.path
+        target = vault.root / folder / f"placed {i}.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source.read_text(encoding="utf-8").replace(
+            "status: active", f"status: {status}"), encoding="utf-8")
+        source.unlink()
+        if repair is not None:
+            expected[f"{folder}/placed {i}.md"] = repair
+    vault.sync()
+    found = {m.path: (m.fix.action, m.fix.reason) for m in misplaced(vault, T0 + DAY)}
+    assert found == expected
+
+
 def _memory_text(note_id: str, extra: str = "") -> str:
     return (
         f"---\nid: {note_id}\ntype: memory\nstatus: active\nlayer: working\n"

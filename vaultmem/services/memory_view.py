@@ -181,9 +181,9 @@ def with_moves(
         if "layer" in move.changes:
             layer[i] = move.changes["layer"]
     columns = replace(c, path=path, layer=layer, top_folder=top)
-    moved = {m.path: m.destination for m in moves if m.destination and m.destination != m.path}
     linked = table.linked
-    if linked is not None and moved:
+    if linked:  # a linked note is never moved by a pass; kept right all the same
+        moved = {m.path: m.destination for m in moves if m.destination}
         linked = {moved.get(rel, rel) for rel in linked}
     return MemoryTable(columns, score_columns(columns, now.timestamp(), settings), linked)
 

@@ -54,9 +54,15 @@ def misplaced(vault: VaultContext, now: dt.datetime) -> list[Misplaced]:
     f = vault.settings.folders
     stm, boxes, ltm, archive = (x.strip("/") for x in (f.stm, f.boxes, f.ltm, f.archive))
     found: list[Misplaced] = []
-    rows = vault.index.conn.execute(
-        "SELECT path, id, status, promoted_at, archived_at FROM notes "
-        "WHERE type = 'memory' AND NOT " + HANDS_OFF_SQL + " ORDER BY path"
+    rows = vault.index.conn.execute(  # the few candidates; each is decided below
+        "SELECT path, id, status, promoted_at, archived_at FROM ("
+        "  SELECT *, CASE WHEN instr(path, '/') > 0 THEN substr(path, 1, instr(path, '/') - 1)"
+        "  ELSE '' END AS top, coalesce(status, 'active') AS st FROM notes"
+        "  WHERE type = 'memory' AND NOT " + HANDS_OFF_SQL + ") "
+        "WHERE (top = :archive AND st IN ('active', 'promoted')) OR (top = :ltm AND st = 'active')"
+        " OR (top IN (:stm, :boxes, :ltm) AND st = 'archived')"
+        " OR (top IN (:stm, :boxes) AND st = 'promoted') ORDER BY path",
+        {"stm": stm, "boxes": boxes, "ltm": ltm, "archive": archive},
     )
     for path, note_id, status, promoted_at, archived_at in rows:
         top = path.split("/", 1)[0] if "/" in path else ""
