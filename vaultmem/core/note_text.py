@@ -535,7 +535,7 @@ def _plain_ok(text: str, *, flow: bool = False, key: bool = False) -> bool:
         return False
     if ": " in text or " #" in text or text.endswith(":") or _NUMBER_1_2.fullmatch(text):
         return False
-    if flow and any(ch in text for ch in ",[]{}:"):
+    if flow and any(ch in text for ch in ",[]{}:?"):  # PyYAML ends a flow scalar at "?"
         return False
     if _WORD.fullmatch(text) and not _WORD_NOT_PLAIN.fullmatch(text):
         return True  # letters and digits only (ids), no bool, null or number: plain for sure
