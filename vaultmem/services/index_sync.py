@@ -285,19 +285,16 @@ def _process_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def pool_context(notes: int, *, bulk: bool = False) -> multiprocessing.context.BaseContext | None:
+def pool_context(notes: int) -> multiprocessing.context.BaseContext | None:
     """How to start worker processes for reading ``notes`` notes; ``None``: read them here.
 
     Workers pay off from :data:`PARALLEL_MIN_NOTES` notes when they can be forked, from
-    :data:`SPAWN_MIN_NOTES` when they must be spawned, and never on a single core. A cold index
-    (``bulk``) forks them from a quarter as many (500): its writer has every row to insert while
-    they parse (13th-age-srd's 1,003 notes: the writer's CPU time halves).
+    :data:`SPAWN_MIN_NOTES` when they must be spawned, and never on a single core.
     """
-    forked_from = PARALLEL_MIN_NOTES // 4 if bulk else PARALLEL_MIN_NOTES
-    if notes < forked_from or (os.cpu_count() or 1) < 2:
+    if notes < PARALLEL_MIN_NOTES or (os.cpu_count() or 1) < 2:
         return None
     context = _process_context()
-    least = forked_from if context.get_start_method() == "fork" else SPAWN_MIN_NOTES
+    least = PARALLEL_MIN_NOTES if context.get_start_method() == "fork" else SPAWN_MIN_NOTES
     return context if notes >= least else None
 
 
@@ -541,8 +538,7 @@ def sync_index(
 
             index_all(
                 root, db, syncer.templates, present, attachments,
-                context=pool_context(len(present), bulk=True), report=syncer.report,
-                progress=progress,
+                context=pool_context(len(present)), report=syncer.report, progress=progress,
             )
         else:
             syncer.apply(present, known, progress)
