@@ -106,12 +106,13 @@ def is_pending(stored_mtime_ns: int, mtime_ns: int) -> bool:
 def _is_racy(mtime_ns: int, read_at_ns: int) -> bool:
     """Whether a later write could share ``mtime_ns`` with the bytes read at ``read_at_ns``.
 
-    A write after the read gets an mtime no earlier than the read; it can equal ``mtime_ns`` only if
-    that lies within one clock tick of the read. An mtime further in the future than a tick cannot
-    be repeated by a later write (it is stamped with the real time) and is not racy.
+    A write after the read gets an mtime no earlier than the read's clock tick, so an mtime older
+    than one tick before the read cannot be repeated. One in the future can (a writer whose clock
+    runs ahead, a share whose server stamps the files): it is racy until the clock passes it, as
+    in git.
     """
     window = COARSE_RACY_NS if mtime_ns % 1_000_000_000 == 0 else RACY_NS
-    return read_at_ns - window <= mtime_ns <= read_at_ns + window
+    return mtime_ns >= read_at_ns - window
 
 
 @dataclass(frozen=True, slots=True)
