@@ -302,3 +302,34 @@ def test_staging_and_moving_into_existing_folders_makes_no_folder(
     staged = note_files.stage_text(tmp_path / "Boxes" / "b" / "n.md", "new\n")
     note_files.create_note(tmp_path / "Boxes" / "b" / "n.md", "new\n", staged=staged)
     assert made and (tmp_path / "Boxes" / "b" / "n.md").read_text() == "new\n"
+
+
+def test_a_batch_whose_temp_write_fails_shows_no_note_and_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the temp files of a batch are written by a helper thread while the caller goes on: an
+    # error there is raised by commit, before any note of the batch appears
+    from vaultmem.store import note_batch
+
+    real = note_batch._write_temp
+    started = threading.Event()
+
+    def failing(path: Path, data: bytes) -> tuple[str, int, int]:
+        started.set()
+        if path.name == "n2.md":
+            raise OSError(28, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(note_batch, "_write_temp", failing)
+    batch = note_batch.NewNotes()
+    for i in range(5):
+        batch.add(tmp_path / "STM" / f"n{i}.md", f"note {i}\n")
+    assert started.wait(10)
+    with pytest.raises(OSError, match="No space"):
+        batch.commit()
+    assert list((tmp_path / "STM").iterdir()) == []
+    batch.discard()
+    batch.add(tmp_path / "STM" / "n0.md", "note 0\n")
+    assert batch.commit() == {}
+    assert [p.name for p in (tmp_path / "STM").iterdir()] == ["n0.md"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("vaultmem-write")]

@@ -142,7 +142,7 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     """
     if not yaml_text or yaml_text.isspace():
         return {}
-    simple = _simple(yaml_text)
+    simple = _WRITTEN.get(yaml_text) or parse_simple_frontmatter(yaml_text)
     if simple is not None:
         return _copy(simple)
     try:
@@ -161,12 +161,20 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     return data
 
 
-@functools.lru_cache(maxsize=1024)
-def _simple(yaml_text: str) -> dict[str, Any] | None:
-    """:func:`parse_simple_frontmatter`, remembered for the last texts: a note vaultmem writes
-    is parsed again by the write's safety check and then by the index (import, passes).
-    Never hand the cached dict out: :func:`_copy` it."""
-    return parse_simple_frontmatter(yaml_text)
+_WRITTEN: dict[str, dict[str, Any]] = {}
+"""Fast-path readings of frontmatter vaultmem itself just wrote (the last
+:data:`WRITTEN_KEPT`): the write's safety check reads it, and the index, reading it again
+(import, passes), finds it here. Only writes add to it; never hand a value out: :func:`_copy`."""
+WRITTEN_KEPT = 1024
+
+
+def _remember_written(yaml_text: str, simple: dict[str, Any]) -> None:
+    try:
+        while len(_WRITTEN) >= WRITTEN_KEPT:
+            del _WRITTEN[next(iter(_WRITTEN))]  # the oldest
+    except (KeyError, RuntimeError, StopIteration):  # another thread emptied it meanwhile
+        pass
+    _WRITTEN[yaml_text] = simple
 
 
 def _copy(simple: dict[str, Any]) -> dict[str, Any]:
@@ -259,8 +267,8 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
             return text
         note = split_note(text[: note.body_offset] + "---" + nl + "---" + nl + note.body)
         text = note.text
-    simple = _simple(note.yaml)
-    original = _copy(simple) if simple is not None else parse_frontmatter(note.yaml, path=path)
+    simple = parse_simple_frontmatter(note.yaml)
+    original = simple if simple is not None else parse_frontmatter(note.yaml, path=path)
     lines = _YAML_LINE.findall(note.yaml)
     try:
         if simple is not None:  # flat lines (most notes): found by a line scan, not YAML events
@@ -607,8 +615,15 @@ def _check(
         else:
             expected[key] = _normalise(value)
     after = split_note(result)
+    simple = parse_simple_frontmatter(after.yaml) if after.has_frontmatter else None
     try:
-        got = parse_frontmatter(after.yaml, path=path) if after.has_frontmatter else {}
+        got = (
+            simple
+            if simple is not None
+            else parse_frontmatter(after.yaml, path=path)
+            if after.has_frontmatter
+            else {}
+        )
     except FrontmatterError as exc:
         raise FrontmatterError(
             f"editing the frontmatter would break it ({exc.problem}); the note was left as it is",
@@ -623,3 +638,5 @@ def _check(
             f"{', '.join(wrong) or 'none: the body would change'}); the note was left as it is",
             path=path,
         )
+    if simple is not None:
+        _remember_written(after.yaml, simple)

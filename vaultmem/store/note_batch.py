@@ -15,6 +15,7 @@ import contextlib
 import errno
 import os
 import secrets
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from vaultmem.store.durability import fsync_dir, sync_file_system
@@ -52,13 +53,45 @@ def _link_no_replace(tmp: str, path: Path) -> None:
 _NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK}
 
 
+WRITE_AHEAD = 64
+"""Notes a batch's writer thread may be behind the caller (bounds the texts held in memory)."""
+
+
+def _write_temp(path: Path, data: bytes) -> tuple[str, int, int]:
+    """Write ``data`` to a new temp file beside ``path``: (temp path, size, mtime_ns as written)."""
+    while True:
+        tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.vaultmem-tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(fd, 0o644)  # whatever the umask, like every note vaultmem writes
+            handle.write(data)
+            handle.flush()
+            info = os.fstat(fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return tmp, info.st_size, info.st_mtime_ns
+
+
 class NewNotes:
-    """A batch of new notes: :meth:`add` each, then :meth:`commit` (or :meth:`discard`)."""
+    """A batch of new notes: :meth:`add` each, then :meth:`commit` (or :meth:`discard`).
+
+    The temp files are written by one helper thread while the caller prepares the next notes
+    (creating a file mostly waits on the file system); :meth:`commit` and :meth:`discard` wait
+    for it, so nothing is linked before every text of the batch is written and flushed.
+    """
 
     def __init__(self) -> None:
-        self._pending: list[tuple[Path, str]] = []  # (final path, temporary path)
+        self._pending: list[tuple[Path, Future[tuple[str, int, int]]]] = []  # (final path, write)
         self._folders: set[Path] = set()  # made (or found) already
-        self._written: dict[Path, tuple[str, int, int]] = {}  # path → (text, size, mtime_ns)
+        self._texts: dict[Path, str] = {}
+        self._writer: ThreadPoolExecutor | None = None
         self.linked: dict[Path, tuple[str, int, int]] = {}
         """After :meth:`commit`: each note it made visible → (text, size in bytes, mtime_ns as
         written), so the caller can index the text without reading the note back."""
@@ -67,54 +100,66 @@ class NewNotes:
         return len(self._pending)
 
     def add(self, path: Path, text: str) -> None:
-        """Write ``text`` (UTF-8) to a temporary file beside ``path``; not yet durable or visible.
-
-        Raises ``FileExistsError`` when ``path`` already exists.
-        """
+        """Have ``text`` (UTF-8) written to a temporary file beside ``path``; not yet durable
+        or visible. Raises ``FileExistsError`` when ``path`` already exists (an error writing
+        the temp file is raised by :meth:`commit`)."""
         if os.path.lexists(path):
             raise FileExistsError(path)
         if path.parent not in self._folders:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._folders.add(path.parent)
-        while True:
-            tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.vaultmem-tmp")
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultmem-write")
+        data = text.encode("utf-8")
+        behind = len(self._pending) - WRITE_AHEAD
+        if behind >= 0:
+            with contextlib.suppress(Exception):  # raised again by commit
+                self._pending[behind][1].result()
+        self._pending.append((path, self._writer.submit(_write_temp, path, data)))
+        self._texts[path] = text
+
+    def _written(self) -> list[tuple[Path, str, int, int]]:
+        """Wait for the writer; (path, temp, size, mtime_ns) of each note, in order. If a write
+        failed, every temp file of the batch is removed and the first error raised."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)  # no helper thread outlives the batch
+        pending, self._pending = self._pending, []
+        done: list[tuple[Path, str, int, int]] = []
+        failure: BaseException | None = None
+        for path, job in pending:
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                break
-            except FileExistsError:
-                continue
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                os.fchmod(fd, 0o644)  # whatever the umask, like every note vaultmem writes
-                handle.write(text.encode("utf-8"))
-                handle.flush()
-                info = os.fstat(fd)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        self._pending.append((path, tmp))
-        self._written[path] = (text, info.st_size, info.st_mtime_ns)
+                done.append((path, *job.result()))
+            except BaseException as err:  # noqa: BLE001 - re-raised below, after the clean-up
+                failure = failure or err
+        if failure is not None:
+            for _, tmp, _, _ in done:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+            self._texts = {}
+            raise failure
+        return done
 
     def commit(self) -> dict[Path, str]:
         """Make every added note durable and visible; returns ``{path: why}`` of those not written.
 
         One ``syncfs`` (or an ``fsync`` per file) before any note appears, one ``fsync`` per
         folder after. A name taken meanwhile by another writer keeps that writer's file.
+        Raises the error of a temp file that could not be written (none of the batch appears).
         """
-        pending, self._pending = self._pending, []
-        written, self._written = self._written, {}
         self.linked = {}
+        pending = self._written()
+        texts, self._texts = self._texts, {}
         if not pending:
             return {}
-        flush_files(pending[0][0].parent, [Path(tmp) for _, tmp in pending])
+        flush_files(pending[0][0].parent, [Path(tmp) for _, tmp, _, _ in pending])
         failed: dict[Path, str] = {}
         folders: set[Path] = set()
-        for path, tmp in pending:
+        for path, tmp, size, mtime_ns in pending:
             try:
                 _link_no_replace(tmp, path)
                 folders.add(path.parent)
-                self.linked[path] = written[path]
+                self.linked[path] = (texts[path], size, mtime_ns)
             except FileExistsError:
                 failed[path] = "already exists (written by someone else meanwhile); not overwritten"
             except OSError as err:
@@ -128,8 +173,8 @@ class NewNotes:
 
     def discard(self) -> None:
         """Remove the temporary files of notes added and not committed."""
-        pending, self._pending = self._pending, []
-        self._written = {}
-        for _, tmp in pending:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        with contextlib.suppress(Exception):  # a failed write left no file
+            for _, tmp, _, _ in self._written():
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        self._texts = {}
