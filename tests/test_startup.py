@@ -141,3 +141,18 @@ def test_import_loads_no_numpy(tmp_path: Path) -> None:
     assert "vaultmem.services.remembering" in loaded
     assert not {m for m in loaded if m.split(".")[0] == "numpy"}
     assert len(list((root / "STM").glob("*.md"))) == 2
+
+
+def test_a_cold_index_loads_no_numpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The edge recount of a bulk load (above BULK_RECOUNT notes) is plain Python: numpy's
+    import would cost a 10,000-note cold index more than the recount itself."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))  # benchmarks/
+    from benchmarks.generate_vault import generate_vault
+    from vaultmem.store.index_links import BULK_RECOUNT
+
+    root = tmp_path / "v"
+    generate_vault(root, 2_000, 200, 0)
+    assert sum(1 for _ in root.rglob("*.md")) > BULK_RECOUNT
+    loaded = _modules(["index", "--rebuild", "--vault", str(root)], tmp_path)
+    assert "vaultmem.services.index_bulk" in loaded
+    assert "numpy" not in loaded

@@ -165,7 +165,7 @@ def index_all(
         db.recount_edges()
     elif len(paths) > BULK_RECOUNT:
         db.set_edges(pairs, fresh=True)
-    else:  # a small vault is counted in SQL: numpy's first use costs more than its notes do
+    else:  # a small vault is counted in SQL, note by note
         db.recount_edges(list(state.nid_of.values()))
 
 
