@@ -514,3 +514,37 @@ def test_watch_stops_cleanly_on_a_signal(vault: Vault, signum: int, flag: str) -
     assert "1 added" in batch or '"added": 1' in batch
     assert "stopped" in out.decode()
     assert indexed_hash(vault, "STM/during.md") == content_hash(b"during")
+
+
+def test_ctrl_c_during_a_stuck_first_sync_still_ends_start(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first sync that cannot make progress (here: blocked for good, as behind a lock another
+    process holds) must not make Ctrl-C hang: start() gives it a bounded wait, then raises."""
+    import threading
+
+    blocked = threading.Event()
+    never = threading.Event()
+
+    def stuck_sync(*args: object, **kwargs: object) -> SyncReport:
+        blocked.set()
+        never.wait(60)
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(watcher_module, "sync_index", stuck_sync)
+    monkeypatch.setattr(watcher_module, "STOP_DURING_START_SECONDS", 0.5)
+    main = threading.main_thread().ident
+    assert main is not None and threading.current_thread().ident == main
+
+    def interrupt() -> None:
+        blocked.wait(10)
+        time.sleep(0.1)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    started = time.monotonic()
+    watcher = VaultWatcher(vault)
+    with pytest.raises(KeyboardInterrupt):
+        watcher.start()
+    assert time.monotonic() - started < 10
+    never.set()  # let the abandoned worker finish

@@ -49,10 +49,12 @@ MAX_DELAY_SECONDS = 0.25
 HEALTH_CHECK_SECONDS = 1.0
 """How often (seconds) an idle worker checks that the observer threads are alive."""
 MAX_RETRY_SECONDS = 30.0
+"""Longest pause (seconds) between retries when even a full sync fails (e.g. disk full)."""
 PROBE_SECONDS = 3.0
 """A probe fence whose event has not arrived after this many seconds means the observer no
 longer delivers events although its threads run: it is restarted and the vault synced."""
-"""Longest pause (seconds) between retries when even a full sync fails (e.g. disk full)."""
+STOP_DURING_START_SECONDS = 10.0
+"""Ctrl-C during the first sync waits at most this long for it to stop (see stop())."""
 
 _FILE_EVENTS = frozenset({"created", "modified", "closed", "attrib", "deleted", "moved"})
 _FOLDER_EVENTS = frozenset({"created", "deleted", "moved"})
@@ -178,7 +180,7 @@ class VaultWatcher:
         try:
             self._ready.wait()
         except BaseException:  # Ctrl-C during a long first sync
-            self.stop()
+            self.stop(timeout=STOP_DURING_START_SECONDS)
             raise
         if self._start_error is not None:
             self.stop()
@@ -187,8 +189,14 @@ class VaultWatcher:
             raise VaultmemError("the watcher was stopped before its first sync finished")
         return self._initial
 
-    def stop(self) -> None:
-        """Stop observing; sync the events already seen; join both threads. Safe to call twice."""
+    def stop(self, *, timeout: float | None = None) -> None:
+        """Stop observing; sync the events already seen; join both threads. Safe to call twice.
+
+        ``timeout`` (seconds) bounds the wait for the worker: Ctrl-C during a first sync that is
+        stuck (e.g. waiting for a lock another process holds) must still end the command. The
+        worker is a daemon thread that never writes notes, so leaving it to the interpreter's
+        exit loses nothing (an unfinished index transaction is rolled back).
+        """
         self._heartbeat.stop()  # from now on, other processes walk the vault themselves
         with self._observer_lock:
             observer, self._observer = self._observer, None
@@ -202,7 +210,9 @@ class VaultWatcher:
             self._stopping = True
             self._cond.notify_all()
         if self._worker is not None and self._worker is not threading.current_thread():
-            self._worker.join()
+            self._worker.join(timeout)
+            if self._worker.is_alive():
+                logger.warning("watch: the first sync did not stop within %.0f s; left", timeout)
         logging.getLogger("watchdog.observers").removeHandler(self._alarm)
 
     @property
