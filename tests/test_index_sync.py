@@ -476,7 +476,7 @@ def test_a_note_rewritten_in_place_while_read_is_never_filed_under_its_new_mtime
     import threading
     import time
 
-    from vaultmem.store.note_files import content_hash
+    from vaultmem.core.content_hash import content_hash
 
     root = tmp_path / "v"
     root.mkdir()
@@ -560,6 +560,11 @@ def test_openers_racing_to_create_the_index_all_use_the_one_on_disk(tmp_path: Pa
             seen = db.conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'opener%'")
             assert seen.fetchone()[0] == len(opened), f"attempt {attempt}: not one file"
             db.close()
+
+
+def _archive(vault: Vault, head: str, body: str) -> None:
+    """Rewrite STM/Brew.md as a lifecycle move does: ``status: archived``, the body unchanged."""
+    _write(vault.root, "STM/Brew.md", head.replace("active", "archived") + body)
 
 
 def _clock_at(monkeypatch: pytest.MonkeyPatch, now_ns: int) -> None:
@@ -656,11 +661,7 @@ def test_a_field_edit_keeps_the_full_text_and_tag_rows_and_a_text_edit_replaces_
     vault.sync()
     statements: list[str] = []
     vault.index.conn.set_trace_callback(statements.append)
-    _write(
-        vault.root,
-        "STM/Brew.md",
-        head.replace("active", "archived") + "steep oolong at ninety degrees\n",
-    )
+    _archive(vault, head, "steep oolong at ninety degrees\n")
     assert vault.refresh(["STM/Brew.md"]).changed == 1
     written = [s for s in statements if s.lstrip().upper().startswith(("INSERT", "DELETE"))]
     assert not [s for s in written if "notes_fts" in s or " tags" in s], written
@@ -708,11 +709,7 @@ def test_a_note_whose_links_are_unchanged_keeps_its_link_rows(tmp_path: Path) ->
     before = vault.index.conn.execute("SELECT lid, nid, target FROM links ORDER BY lid").fetchall()
     statements: list[str] = []
     vault.index.conn.set_trace_callback(statements.append)
-    _write(
-        vault.root,
-        "STM/Brew.md",
-        head.replace("active", "archived") + "see [[Kettle]] and [[Cup#rim]]\n",
-    )
+    _archive(vault, head, "see [[Kettle]] and [[Cup#rim]]\n")
     vault.refresh(["STM/Brew.md"])
     assert not [s for s in statements if s.startswith(("DELETE FROM links", "INSERT INTO links"))]
     assert (

@@ -21,11 +21,11 @@ from click.testing import CliRunner
 
 from vaultmem import Vault
 from vaultmem.cli.watch_command import watch
+from vaultmem.core.content_hash import content_hash
 from vaultmem.services import watcher as watcher_module
 from vaultmem.services.index_sync import SyncReport, sync_index
 from vaultmem.services.watcher import VaultWatcher
 from vaultmem.store.index_db import IndexDB
-from vaultmem.store.note_files import content_hash
 
 pytestmark = pytest.mark.filterwarnings(
     # watchdog's inotify bookkeeping when a moved folder's watch descriptor is reused; harmless

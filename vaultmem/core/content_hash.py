@@ -2,6 +2,7 @@
 
 Pure, no I/O.
 
+- :func:`content_hash` — the index's hash of a note file: SHA-256 (hex) of its exact bytes.
 - :func:`normalised_content_hash` — the dedup key (``docs/user-guide.md``, "Consolidation";
   Engram's content-hash dedup): SHA-256 (hex) of the text lower-cased (``casefold``), with
   punctuation stripped and whitespace collapsed, so ``"Allergic to  peanuts."`` and
@@ -16,6 +17,12 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+
+
+def content_hash(data: bytes) -> str:
+    """SHA-256 hex digest of a note's bytes (the index's content hash)."""
+    return hashlib.sha256(data).hexdigest()
+
 
 _SPACE = re.compile(r"\s+")
 

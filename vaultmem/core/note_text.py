@@ -142,9 +142,12 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     """
     if not yaml_text or yaml_text.isspace():
         return {}
-    simple = _WRITTEN.get(yaml_text) or parse_simple_frontmatter(yaml_text)
-    if simple is not None:
-        return _copy(simple)
+    written = _WRITTEN.get(yaml_text)
+    if written is not None:
+        return _copy(written)
+    simple = parse_simple_frontmatter(yaml_text)
+    if simple is not None:  # a new dict: the caller's own
+        return simple
     try:
         data = _HANDLER.load(yaml_text, Loader=_Loader)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
@@ -617,13 +620,10 @@ def _check(
     after = split_note(result)
     simple = parse_simple_frontmatter(after.yaml) if after.has_frontmatter else None
     try:
-        got = (
-            simple
-            if simple is not None
-            else parse_frontmatter(after.yaml, path=path)
-            if after.has_frontmatter
-            else {}
-        )
+        if simple is not None:
+            got = simple
+        else:
+            got = parse_frontmatter(after.yaml, path=path) if after.has_frontmatter else {}
     except FrontmatterError as exc:
         raise FrontmatterError(
             f"editing the frontmatter would break it ({exc.problem}); the note was left as it is",

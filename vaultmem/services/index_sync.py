@@ -24,6 +24,7 @@ from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING
 
+from vaultmem.core.content_hash import content_hash
 from vaultmem.core.link_resolution import LinkResolver, note_key
 from vaultmem.core.note_parse import ParsedNote, parse_note
 from vaultmem.core.settings import Settings
@@ -191,8 +192,6 @@ def _read(root: Path, rel: str) -> _Read | None:
             os.close(fd)
     except (OSError, NoteError):
         return None
-    import hashlib  # only when a note is read (store.note_files costs ~3 ms to import)
-
     problems: tuple[str, ...] = ()
     try:
         text = data.decode("utf-8")
@@ -200,8 +199,9 @@ def _read(root: Path, rel: str) -> _Read | None:
         text = data.decode("utf-8", errors="replace")
         problems = (f"not UTF-8 (byte {err.start})",)
     mtime = info.st_mtime_ns
-    digest = hashlib.sha256(data).hexdigest()  # = note_files.content_hash(data)
-    return _Read(rel, len(data), mtime, digest, text, problems, _is_racy(mtime, read_at))
+    return _Read(
+        rel, len(data), mtime, content_hash(data), text, problems, _is_racy(mtime, read_at)
+    )
 
 
 def _parse(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
@@ -435,8 +435,6 @@ class _Syncer:
         data = written.text.encode("utf-8")
         if len(data) != written.size:
             return None
-        from vaultmem.store.note_files import content_hash
-
         return _Read(
             rel, written.size, written.mtime_ns, content_hash(data), written.text, (), racy=True
         )

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from vaultmem.core.content_hash import content_hash
 from vaultmem.errors import NoteChangedError, NoteError, UnsafePathError, VaultmemError
 from vaultmem.store.durability import fsync_dir
 from vaultmem.store.interrupts import stop_if_requested
@@ -34,7 +35,6 @@ from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
 from vaultmem.store.note_batch import flush_files
 from vaultmem.store.note_files import (
     StagedText,
-    content_hash,
     create_note,
     delete_note,
     discard_staged,

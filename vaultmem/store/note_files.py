@@ -16,13 +16,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
-import hashlib
 import os
 import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from vaultmem.core.content_hash import content_hash
 from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError
 from vaultmem.store.durability import defer_close, fsync_dir
 
@@ -57,11 +57,6 @@ class NoteSnapshot:
     path: Path
     text: str
     fingerprint: Fingerprint
-
-
-def content_hash(data: bytes) -> str:
-    """SHA-256 hex digest of a note's bytes (the index's content hash)."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def read_note(path: Path) -> NoteSnapshot:
