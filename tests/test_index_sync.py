@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vaultmem import Vault
-from vaultmem.services import index_bulk, index_sync
+from vaultmem.services import index_bulk, index_stamps, index_sync
 
 
 def _vault(tmp_path: Path) -> Vault:
@@ -40,7 +40,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def _age(path: Path, seconds: float = 60.0) -> None:
     """Set the file's mtime ``seconds`` in the past: read long after its last write, it is not
-    racily clean (see index_sync.RACY_NS)."""
+    racily clean (see index_stamps.RACY_NS)."""
     past = time.time_ns() - int(seconds * 1e9)
     os.utime(path, ns=(past, past))
 
@@ -568,7 +568,7 @@ def _archive(vault: Vault, head: str, body: str) -> None:
 
 
 def _clock_at(monkeypatch: pytest.MonkeyPatch, now_ns: int) -> None:
-    monkeypatch.setattr(index_sync, "_clock_ns", lambda: now_ns)
+    monkeypatch.setattr(index_stamps, "clock_ns", lambda: now_ns)
 
 
 def test_a_second_write_in_the_same_clock_tick_is_read_by_the_next_sync(
@@ -582,7 +582,7 @@ def test_a_second_write_in_the_same_clock_tick_is_read_by_the_next_sync(
     tick = os.stat(note).st_mtime_ns
     _clock_at(monkeypatch, tick + 1_000_000)  # read 1 ms after the write, in the same tick
     vault.sync()
-    assert vault.index.file_states()["STM/counter.md"].mtime_ns == index_sync.racy_stamp(tick)
+    assert vault.index.file_states()["STM/counter.md"].mtime_ns == index_stamps.racy_stamp(tick)
     _write(vault.root, "STM/counter.md", "---\nuse_count: 2\n---\nbody\n")
     os.utime(note, ns=(tick, tick))  # same size, same mtime: only the bytes differ
     _clock_at(monkeypatch, tick + 10**10)
@@ -621,7 +621,7 @@ def test_a_racily_clean_stamp_is_verified_once_then_kept(
 )
 def test_racy_window(offset_ns: int, mtime_ns: int, racy: bool) -> None:
     read_at = mtime_ns - offset_ns
-    assert index_sync._is_racy(mtime_ns, read_at) is racy
+    assert index_stamps.is_racy(mtime_ns, read_at) is racy
 
 
 def test_a_note_written_by_vaultmem_is_read_once_by_the_next_sync(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from vaultmem.core.timestamps import utc_now
 from vaultmem.services.git_setup import git_sync_problems
-from vaultmem.services.index_sync import is_pending
+from vaultmem.services.index_stamps import is_pending
 from vaultmem.services.placement import misplaced
 from vaultmem.services.shared_ids import plan_text, shared_id_groups
 from vaultmem.services.template_folders import in_templates, template_folders

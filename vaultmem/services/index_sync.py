@@ -30,6 +30,8 @@ from vaultmem.core.note_parse import ParsedNote, parse_note
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import from_epoch
 from vaultmem.errors import NoteError
+from vaultmem.services import index_stamps
+from vaultmem.services.index_stamps import is_racy, racy_stamp
 from vaultmem.services.template_folders import in_templates, template_folders
 from vaultmem.services.vault_walk import NOFOLLOW, is_ignored, is_tracked_attachment, scan_vault
 from vaultmem.store.confinement import confined_path, is_symlinked, resolves_inside
@@ -76,44 +78,6 @@ class SyncReport:
     @property
     def any_change(self) -> bool:
         return bool(self.added or self.changed or self.moved or self.removed)
-
-
-RACY_NS = 20_000_000
-"""A note whose mtime is within this many nanoseconds of the moment it was read is *racily
-clean*: a second write in the same file-system clock tick (ext4 and most Linux file systems stamp
-mtimes with a coarse clock of 1-10 ms), with the same size, would leave size and mtime unchanged.
-Its stamp is stored as pending (:func:`racy_stamp`) so the next sync reads it once more — the
-"racy git" problem and its fix (git's Documentation/technical/racy-git.txt)."""
-COARSE_RACY_NS = 2_000_000_000
-"""The same window for an mtime on a whole second: file systems that stamp whole seconds (FAT and
-exFAT use two)."""
-
-
-_clock_ns = time.time_ns
-"""The wall clock racy checks compare mtimes with (a seam for tests)."""
-
-
-def racy_stamp(mtime_ns: int) -> int:
-    """The stamp stored for a racily clean note: never equal to a real mtime the walk reports for
-    it, so the next sync reads it again (see :data:`RACY_NS`)."""
-    return -mtime_ns - 1
-
-
-def is_pending(stored_mtime_ns: int, mtime_ns: int) -> bool:
-    """Whether ``stored_mtime_ns`` is the pending stamp of a note whose file has ``mtime_ns``."""
-    return stored_mtime_ns == racy_stamp(mtime_ns)
-
-
-def _is_racy(mtime_ns: int, read_at_ns: int) -> bool:
-    """Whether a later write could share ``mtime_ns`` with the bytes read at ``read_at_ns``.
-
-    A write after the read gets an mtime no earlier than the read's clock tick, so an mtime older
-    than one tick before the read cannot be repeated. One in the future can (a writer whose clock
-    runs ahead, a share whose server stamps the files): it is racy until the clock passes it, as
-    in git.
-    """
-    window = COARSE_RACY_NS if mtime_ns % 1_000_000_000 == 0 else RACY_NS
-    return mtime_ns >= read_at_ns - window
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +141,7 @@ def _read_to_end(fd: int, size: int) -> bytes:
 
 def _read(root: Path, rel: str) -> _Read | None:
     """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
-    read_at = _clock_ns()  # before the read: a write after it is caught (see _is_racy)
+    read_at = index_stamps.clock_ns()  # before the read: a later write is caught (is_racy)
     try:
         try:
             fd = os.open(os.path.join(root, rel), os.O_RDONLY | NOFOLLOW)
@@ -200,7 +164,7 @@ def _read(root: Path, rel: str) -> _Read | None:
         problems = (f"not UTF-8 (byte {err.start})",)
     mtime = info.st_mtime_ns
     return _Read(
-        rel, len(data), mtime, content_hash(data), text, problems, _is_racy(mtime, read_at)
+        rel, len(data), mtime, content_hash(data), text, problems, is_racy(mtime, read_at)
     )
 
 
