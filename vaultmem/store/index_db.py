@@ -21,7 +21,7 @@ from typing import Any
 
 from vaultmem.core.fields import DATETIME_KEYS
 from vaultmem.core.link_resolution import note_key
-from vaultmem.core.note_parse import ParsedNote, title_of
+from vaultmem.core.note_parse import ParsedNote
 from vaultmem.core.timestamps import to_epoch
 from vaultmem.errors import IndexDamagedError, SidecarError
 from vaultmem.store.index_links import LinkIndex
@@ -504,8 +504,8 @@ class IndexDB(LinkIndex):
 
         ``new``: the caller knows the path is not indexed (saves a lookup per note).
         ``moved_from``: the note was indexed at that path and moved to ``note.path``: its rows
-        are renamed and refreshed in one update, and links resolved to the old path follow it
-        (what :meth:`move` followed by an upsert does).
+        are renamed and refreshed in one update (the nid, so every link to it, stays), and
+        links resolved to the old path follow it.
         """
         values = _note_values(note, size, mtime_ns, content_hash)
         tags = note.fields.tags
@@ -556,21 +556,6 @@ class IndexDB(LinkIndex):
         self.conn.execute(
             "UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
         )
-
-    def move(self, old: str, new: str, *, size: int, mtime_ns: int) -> None:
-        """Rename a note's rows from ``old`` to ``new`` (links stay attached to the note)."""
-        self.conn.execute(
-            "UPDATE notes SET path = ?, name_key = ?, title = ?, size = ?, mtime_ns = ? "
-            "WHERE path = ?",
-            (new, note_key(new), title_of(new), size, mtime_ns, old),
-        )
-        if title_of(new) != title_of(old):
-            self.conn.execute(
-                "UPDATE notes_fts SET title = ? "
-                "WHERE rowid = (SELECT nid FROM notes WHERE path = ?)",
-                (title_of(new), new),
-            )
-        self.conn.execute("UPDATE links SET resolved = ? WHERE resolved = ?", (new, old))
 
     def remove(self, path: str) -> set[int]:
         """Forget a note (its tags, links and FTS row go with it).
