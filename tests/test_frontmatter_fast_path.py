@@ -11,13 +11,27 @@ from conftest import SHARED_VAULTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core.frontmatter_fast_path import parse_simple_frontmatter
-from vaultmem.core.note_text import _HANDLER, _Loader, split_note
+from vaultmem.core.frontmatter_fast_path import (
+    PLACEHOLDER_PROBLEM,
+    implicit_tag,
+    parse_simple_frontmatter,
+    template_placeholder,
+)
+from vaultmem.core.frontmatter_yaml import _HANDLER, FastLoader, yaml_error
+from vaultmem.core.note_text import FrontmatterError, parse_frontmatter, split_note
 
 
 def _yaml(text: str) -> Any:
     try:
-        return _HANDLER.load(text, Loader=_Loader) or {}  # parse_frontmatter: empty -> {}
+        return _HANDLER.load(text, Loader=FastLoader) or {}  # parse_frontmatter: empty -> {}
+    except (yaml.YAMLError, ValueError):
+        return "error"
+
+
+def _pure_yaml(text: str) -> Any:
+    """PyYAML's pure-Python loader: what vaultmem reads where libyaml is missing."""
+    try:
+        return yaml.load(text, Loader=yaml.SafeLoader) or {}
     except (yaml.YAMLError, ValueError):
         return "error"
 
@@ -67,6 +81,27 @@ SCALARS = st.one_of(
             '"say \\"hi\\""',
             '"a: b"',
             "[[Link]]",
+            "https://example.com/a-b?x=1&y=2",
+            "1st level+",
+            "+002023-02-07 2316",
+            "Wood Nymph (Dryad)",
+            "Gauntlet's Mascot",
+            'say "hi"',
+            "it’s 5:30",
+            "a:b",
+            "a:",
+            "a ? b",
+            "a?b",
+            "yEs",
+            "NULL",
+            "<<",
+            "=",
+            "+1",
+            "+.inf",
+            "0b101",
+            "1_0.5",
+            "2026-1-2 3:04:05",
+            "[[Link]]",
             "a: b",
             "-",
             "- x",
@@ -84,6 +119,7 @@ SCALARS = st.one_of(
         ]
     ),
     st.text(alphabet="abcXYZ019 -_.:/#'\"[],", max_size=12),
+    st.text(alphabet="ay0 +-.:/?'\"()!&*|>%@`<=~{}é’", max_size=10),
 )
 KEYS = st.sampled_from(["id", "type", "tags", "last_used", "use_count", "a-b", "x_y", "1", "k"])
 
@@ -115,6 +151,32 @@ def test_fast_path_agrees_with_yaml_or_steps_aside(text: str) -> None:
     if fast is not None:
         assert fast == _yaml(text)
         assert [type(v) for v in fast.values()] == [type(v) for v in _yaml(text).values()]
+        assert fast == _pure_yaml(text)
+
+
+@settings(max_examples=5000, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet="0123456789-+._:eEbxoaAfFtTyYnNlLuUsSrR~<= \t", min_size=1, max_size=20),
+        st.text(min_size=1, max_size=8),
+    )
+)
+def test_implicit_tag_is_pyyamls_resolver(text: str) -> None:
+    resolver = yaml.resolver.Resolver()
+    assert implicit_tag(text) == resolver.resolve(yaml.ScalarNode, text, (True, False))
+
+
+def test_plain_scalars_beyond_words_need_no_yaml() -> None:
+    text = (
+        "url: https://stephango.com/evergreen-notes\nlevel: [1st level+]\n"
+        "aliases: [Wood Nymph (Dryad), Beast Gauntlet's Mascot]\n"
+        "created: +002023-02-07 2316\nsource: [https://keith-baker.com/eberron-and-13th-age/]"
+    )
+    fast = parse_simple_frontmatter(text)
+    assert fast == _yaml(text) == _pure_yaml(text)
+    assert fast is not None and fast["level"] == ["1st level+"]
+    for stepped_aside in ("a: b: c", "a: [x?]", "a: x:", "a: -x", "a: [b:]", "a: 1:30", "a: Yes"):
+        assert parse_simple_frontmatter(stepped_aside) is None, stepped_aside
 
 
 def test_fast_path_takes_the_notes_vaultmem_writes() -> None:
@@ -149,3 +211,54 @@ def test_dates_take_ascii_digits_only() -> None:
         value = next(iter(fast.values()))
         assert isinstance(value if isinstance(value, str) else value[0], str)
 
+
+PLACEHOLDERS = st.sampled_from(["{{date}}", "{{ title }}", "{{time}}", "{{date:YYYY}}", "{{a b}}"])
+
+
+@st.composite
+def templates(draw: st.DrawFn) -> str:
+    lines = draw(frontmatters()).split("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(lines)))
+        lines.insert(at, f"{draw(KEYS)}: {draw(PLACEHOLDERS)}{draw(st.sampled_from(['', ' ']))}")
+    return "\n".join(lines)
+
+
+def _yaml_failure(text: str, loader: Any) -> tuple[str, int, int] | None:
+    try:
+        yaml.load(text, Loader=loader)
+    except yaml.MarkedYAMLError as exc:
+        assert exc.problem_mark is not None
+        return f"{exc.problem} ({exc.context})", exc.problem_mark.line, exc.problem_mark.column
+    return None
+
+
+@settings(max_examples=2000, deadline=None)
+@given(templates())
+def test_a_template_placeholder_fails_where_yaml_fails(text: str) -> None:
+    found = template_placeholder(text)
+    if found is not None:
+        expected = (PLACEHOLDER_PROBLEM, *found)
+        assert _yaml_failure(text, FastLoader) == expected
+        assert _yaml_failure(text, yaml.SafeLoader) == expected
+
+
+def test_template_notes_get_yamls_message_without_yaml() -> None:
+    # the 28 templates of kepano-obsidian hold "created: {{date}}" and the like
+    checked = 0
+    for path in sorted((SHARED_VAULTS / "kepano-obsidian" / "Templates").rglob("*.md")):
+        text = split_note(path.read_text(encoding="utf-8")).yaml
+        if template_placeholder(text) is None:
+            continue
+        with pytest.raises(FrontmatterError) as raised:
+            parse_frontmatter(text)
+        try:
+            _HANDLER.load(text, Loader=FastLoader)
+        except yaml.YAMLError as exc:
+            assert str(raised.value) == str(yaml_error(exc, "", 2))
+        else:
+            raise AssertionError(f"YAML reads {path.name}")
+        checked += 1
+    assert checked >= 20
+    assert template_placeholder("a: {{date}}\nb: [x") is None  # YAML fails elsewhere first
+    assert template_placeholder("a: {{date}} x") is None

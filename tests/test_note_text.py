@@ -20,7 +20,7 @@ import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core import note_text
+from vaultmem.core import frontmatter_yaml, note_text
 from vaultmem.core.note_text import (
     DELETE,
     FrontmatterError,
@@ -182,8 +182,8 @@ def test_parse_keeps_scalar_keys_as_written() -> None:
 
 def test_parse_uses_libyaml_when_available() -> None:
     if getattr(yaml, "__with_libyaml__", False):
-        assert issubclass(note_text._Loader, yaml.CSafeLoader)
-    assert type(note_text._HANDLER).__name__ == "YAMLHandler"
+        assert issubclass(frontmatter_yaml.FastLoader, yaml.CSafeLoader)
+    assert type(frontmatter_yaml._HANDLER).__name__ == "YAMLHandler"
 
 
 @pytest.mark.parametrize(
@@ -318,7 +318,7 @@ values = st.recursive(
 def test_render_value_reads_back(value: object) -> None:
     rendered = render_value(value)
     assert "\n" not in rendered and "\r" not in rendered
-    for loader in (yaml.SafeLoader, note_text._Loader):
+    for loader in (yaml.SafeLoader, frontmatter_yaml.FastLoader):
         loaded = yaml.load(f"k: {rendered}\n", Loader=loader)  # noqa: S506 (safe loaders)
         assert strict_equal(loaded["k"], read_back(value))
 
@@ -809,7 +809,7 @@ def _both_entries(text: str) -> tuple[list[Any], list[Any]] | None:
     if not note.has_frontmatter or not parse_simple_frontmatter(note.yaml):
         return None
     lines = note_text._YAML_LINE.findall(note.yaml)
-    return note_text._simple_entries(lines), note_text._entries(note.yaml, lines, "")[1]
+    return note_text._simple_entries(lines), frontmatter_yaml.yaml_entries(note.yaml, lines, "")[1]
 
 
 @st.composite

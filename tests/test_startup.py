@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 import pytest
 
 from vaultmem.cli import COMMANDS, main
+from vaultmem.store.index_db import IndexDB
 
 PROBE = """
 import json, sys
@@ -42,7 +44,9 @@ def test_version_imports_nothing_heavy(tmp_path: Path) -> None:
     loaded = _modules(["--version"], tmp_path)
     assert not {m.split(".")[0] for m in loaded} & {"numpy", "markdown_it", "sqlite3", "yaml"}
     assert {m for m in loaded if m.startswith("vaultmem")} <= {
-        "vaultmem", "vaultmem.cli", "vaultmem.errors"
+        "vaultmem",
+        "vaultmem.cli",
+        "vaultmem.errors",
     }
 
 
@@ -80,8 +84,9 @@ KEYWORD_RECALL_NEVER_LOADS = (
     "difflib",
     "socket",
 )
-PARSER = ("vaultmem.core.links", "vaultmem.core.note_text", "yaml")
-"""The note parser's modules: the sync walk loads them only when a note changed."""
+PARSER = ("vaultmem.core.links", "vaultmem.core.note_text")
+"""The note parser's modules: the sync walk loads them only when a note changed (and YAML only
+for frontmatter outside the fast path)."""
 
 
 def _indexed_vault(tmp_path: Path) -> Path:
@@ -97,9 +102,15 @@ def _indexed_vault(tmp_path: Path) -> Path:
 def _recall(root: Path, cwd: Path, *words: str) -> tuple[set[str], list[dict[str, object]]]:
     """Modules loaded by ``vaultmem recall --json`` in a fresh process, and its hits."""
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(argv=["recall", "--json", "--vault", str(root),
-                                                  *words])],
-        cwd=cwd, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-c",
+            PROBE.format(argv=["recall", "--json", "--vault", str(root), *words]),
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     return set(json.loads(proc.stderr.strip().splitlines()[-1])), json.loads(proc.stdout)
@@ -113,7 +124,7 @@ def test_keyword_recall_imports_neither_numpy_nor_the_write_path(tmp_path: Path)
     assert "vaultmem.services.recall" in loaded
     assert sorted(set(KEYWORD_RECALL_NEVER_LOADS) & loaded) == []
     assert not {m for m in loaded if m.startswith("numpy.")}
-    assert not set(PARSER) & loaded  # nothing changed: the walk parsed no note
+    assert not {*PARSER, "yaml"} & loaded  # nothing changed: the walk parsed no note
 
 
 def test_recall_parses_a_changed_note_and_finds_its_new_words(tmp_path: Path) -> None:
@@ -122,7 +133,7 @@ def test_recall_parses_a_changed_note_and_finds_its_new_words(tmp_path: Path) ->
     loaded, hits = _recall(root, tmp_path, "oolong")
     assert hits[0]["path"] == "Tea.md" and "oolong" in str(hits[0]["text"])
     assert set(PARSER) <= loaded  # the changed note was parsed
-    assert "numpy" not in loaded and "filelock" not in loaded
+    assert "numpy" not in loaded and "filelock" not in loaded and "yaml" not in loaded
 
 
 def test_every_lazy_command_is_registered_under_its_own_name() -> None:
@@ -156,3 +167,20 @@ def test_a_cold_index_loads_no_numpy(tmp_path: Path, monkeypatch: pytest.MonkeyP
     loaded = _modules(["index", "--rebuild", "--vault", str(root)], tmp_path)
     assert "vaultmem.services.index_bulk" in loaded
     assert "numpy" not in loaded
+
+
+def test_indexing_templates_and_urls_loads_no_yaml(
+    tmp_path: Path, copy_vault: Callable[[str], Path]
+) -> None:
+    """kepano-obsidian's templates (``created: {{date}}``) and URL properties are read without
+    PyYAML: its import alone costs several times the raw read of a 100-note vault."""
+    root = copy_vault("kepano-obsidian")
+    loaded = _modules(["index", "--rebuild", "--vault", str(root)], tmp_path)
+    assert "vaultmem.services.index_sync" in loaded
+    assert "yaml" not in loaded
+    db = IndexDB.open(root / ".vaultmem")  # YAML's own message, all the same
+    (problems,) = db.conn.execute(
+        "SELECT problems FROM notes WHERE path = 'Templates/Book Template.md'"
+    ).fetchone()
+    db.close()
+    assert "found unhashable key (while constructing a mapping) (line 13, column 11)" in problems

@@ -7,8 +7,11 @@ strings without escapes, decimal integers and floats, ``true``/``false``, ``YYYY
 flow lists ``[a, "b"]`` and block lists ``- a`` of those — in ~20 µs, and returns exactly what the
 YAML loader returns for it. For anything else (a comment, an escape, a multi-line or special scalar,
 a tag, an anchor, nesting, a non-printable character, CRLF) it returns ``None`` and the caller uses
-YAML. Whether a plain word is a string is decided by PyYAML's own resolver, never by a rule of ours;
-a test checks the two paths agree on generated frontmatter and on every note of the real vaults.
+YAML. Any other one-line plain scalar (a URL, ``1st level+``, ``Wood Nymph (Dryad)``) is a string
+when none of YAML 1.1's implicit types claims it: :func:`implicit_tag` is PyYAML's own resolver
+table (``yaml/resolver.py``), copied so that reading a note never imports YAML. Tests check the two
+paths agree on generated frontmatter and on every note of the real vaults, and the copied table
+against PyYAML's resolver.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ _FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+\Z")
 _DATETIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\Z")
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
 _QUOTED = re.compile(r'"([^"\\]*)"\Z|\'([^\']*)\'\Z')
-_FLOW_ITEM = re.compile(r'[ ]*("[^"\\]*"|\'[^\']*\'|[^,\[\]{}"\' ][^,\[\]{}"\']*?)[ ]*(,|\Z)')
+_FLOW_ITEM = re.compile(r'[ ]*("[^"\\]*"|\'[^\']*\'|[^,\[\]{}"\' ][^,\[\]{}]*?)[ ]*(,|\Z)')
 _STR = "tag:yaml.org,2002:str"
 # Plain scalars starting with a letter are strings unless YAML 1.1 reads them as bool or null.
 _LETTER_SPECIAL = frozenset(("yes", "no", "true", "false", "on", "off", "null"))
@@ -37,7 +40,9 @@ class _NotSimple(Exception):
     pass
 
 
-def _scalar(text: str) -> Any:
+def _scalar(text: str, flow: bool = False) -> Any:
+    """The value of the one-line scalar ``text`` (spaces around it removed); ``flow``: an item of
+    a flow list. Raises :class:`_NotSimple` when YAML might read it as anything else."""
     first = text[:1]
     if first.isalpha():
         if text == "true":
@@ -46,8 +51,7 @@ def _scalar(text: str) -> Any:
             return False
         if _PLAIN.match(text) and text.lower() not in _LETTER_SPECIAL:
             return text
-        raise _NotSimple
-    if first.isdigit() or first == "-":
+    elif first.isdigit() or first == "-":
         if _INT.match(text):
             return int(text)
         if _FLOAT.match(text):
@@ -58,28 +62,83 @@ def _scalar(text: str) -> Any:
                 return (dt.datetime if m.re is _DATETIME else dt.date)(*map(int, m.groups()))
             except ValueError:
                 raise _NotSimple from None
-    if first in "\"'":
+    elif first in "\"'":
         m = _QUOTED.match(text)
         if m:
             return m.group(1) if m.group(1) is not None else m.group(2)
         raise _NotSimple
-    if _PLAIN.match(text) and _resolve(text) == _STR:
+    if _plain_text(text, flow) and implicit_tag(text) == _STR:
         return text
     raise _NotSimple
 
 
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+"""Characters that cannot start a plain scalar (YAML 1.1, section 4.2; ``-``, ``?`` and ``:``
+can when a non-space follows, which this path leaves to YAML)."""
+
+
+def _plain_text(text: str, flow: bool) -> bool:
+    """Is ``text`` one plain scalar that libyaml and PyYAML read alike?
+
+    Not when it starts with an indicator, holds ``": "`` or ends in ``:`` (a mapping), or, in a
+    flow list, holds ``?`` (PyYAML ends the scalar there, libyaml does not). The caller has
+    ruled out ``#``, ``\\``, tabs, line breaks and non-printable characters for the whole block,
+    and a flow item holds none of ``,[]{}``.
+    """
+    if not text or text[0] in _INDICATORS or ": " in text or text[-1] == ":":
+        return False
+    return not (flow and "?" in text)
+
+
+_Resolvers = dict[str, list[tuple[str, re.Pattern[str]]]]
+
+
 @functools.cache
-def _resolver() -> Any:
-    import yaml  # only for a plain scalar that starts with neither a letter nor a digit
+def _implicit_resolvers() -> _Resolvers:
+    """PyYAML's implicit resolvers (``yaml/resolver.py``: the YAML 1.1 types) by first character,
+    in PyYAML's order; compiled on first use (most notes never need them)."""
+    table = [
+        ("bool", r"""^(?:yes|Yes|YES|no|No|NO
+                    |true|True|TRUE|false|False|FALSE
+                    |on|On|ON|off|Off|OFF)$""", "yYnNtTfFoO"),
+        ("float", r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+                    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""", "-+0123456789."),
+        ("int", r"""^(?:[-+]?0b[0-1_]+
+                    |[-+]?0[0-7_]+
+                    |[-+]?(?:0|[1-9][0-9_]*)
+                    |[-+]?0x[0-9a-fA-F_]+
+                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""", "-+0123456789"),
+        ("merge", r"^(?:<<)$", "<"),
+        ("null", r"""^(?: ~
+                    |null|Null|NULL
+                    | )$""", "~nN"),
+        ("timestamp", r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+                    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+                     (?:[Tt]|[ \t]+)[0-9][0-9]?
+                     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""", "0123456789"),
+        ("value", r"^(?:=)$", "="),
+        ("yaml", r"^(?:!|&|\*)$", "!&*"),  # never a plain scalar: kept so the table is whole
+    ]  # fmt: skip
+    resolvers: _Resolvers = {}
+    for name, pattern, firsts in table:
+        compiled = re.compile(pattern, re.X)
+        for first in firsts:
+            resolvers.setdefault(first, []).append((f"tag:yaml.org,2002:{name}", compiled))
+    return resolvers
 
-    return yaml.resolver.Resolver()
 
-
-def _resolve(text: str) -> str:
-    """PyYAML's implicit tag of the plain scalar ``text``."""
-    import yaml
-
-    return str(_resolver().resolve(yaml.ScalarNode, text, (True, False)))
+def implicit_tag(text: str) -> str:
+    """The tag YAML 1.1 gives the non-empty plain scalar ``text``: ``tag:yaml.org,2002:str``
+    unless one of PyYAML's implicit resolvers claims it, exactly as
+    ``yaml.resolver.Resolver().resolve(ScalarNode, text, (True, False))`` answers."""
+    for tag, pattern in _implicit_resolvers().get(text[0], ()):
+        if pattern.match(text):
+            return tag
+    return _STR
 
 
 def _flow(inner: str) -> list[Any]:
@@ -91,7 +150,7 @@ def _flow(inner: str) -> list[Any]:
         m = _FLOW_ITEM.match(inner, pos)
         if m is None:
             raise _NotSimple
-        items.append(_scalar(m.group(1)))
+        items.append(_scalar(m.group(1), flow=True))
         pos = m.end()
     return items
 
@@ -179,3 +238,35 @@ def parse_simple_frontmatter(yaml_text: str) -> dict[str, Any] | None:
     except _NotSimple:
         return None
     return result
+
+
+_PLACEHOLDER_LINE = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_-]*):[ ]+\{\{[ ]*[A-Za-z_][A-Za-z0-9_]*[ ]*\}\}[ ]*\Z"
+)
+PLACEHOLDER_PROBLEM = "found unhashable key (while constructing a mapping)"
+"""What YAML says of a ``key: {{date}}`` line: ``{{date}}`` is a flow mapping whose key is the
+mapping ``{date}``, which cannot be a key."""
+
+
+def template_placeholder(yaml_text: str) -> tuple[int, int] | None:
+    """Where YAML fails on frontmatter that is in the subset but for Obsidian template
+    placeholders (``created: {{date}}``, ``title: {{ title }}``), else ``None``.
+
+    Returns the 0-based line and column of the inner ``{`` of the first placeholder: YAML
+    composes such a document, then fails there with :data:`PLACEHOLDER_PROBLEM` (libyaml and
+    PyYAML alike). Every other line must be one :func:`parse_simple_frontmatter` takes, so no
+    other error can come first; a test compares the answer with both loaders.
+    """
+    if "{{" not in yaml_text:
+        return None
+    lines = yaml_text.split("\n")
+    first: tuple[int, int] | None = None
+    for number, line in enumerate(lines):
+        match = _PLACEHOLDER_LINE.match(line)
+        if match is not None:
+            if first is None:
+                first = (number, line.index("{") + 1)
+            lines[number] = f"{match.group(1)}: placeholder"  # same shape, in the subset
+    if first is None or parse_simple_frontmatter("\n".join(lines)) is None:
+        return None
+    return first

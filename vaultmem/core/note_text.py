@@ -7,8 +7,10 @@ comments, quoting, CRLF, a missing final newline, a BOM) stays identical. Every 
 and checked before it is returned: a caller gets the new text or a :class:`FrontmatterError`, never
 mangled text.
 
-YAML is read with python-frontmatter's ``YAMLHandler`` on a subclass of ``yaml.CSafeLoader``
-(libyaml; the pure-Python ``SafeLoader`` when libyaml is missing).
+Frontmatter in the fast path's subset (:mod:`~vaultmem.core.frontmatter_fast_path`: what vaultmem
+writes and most notes hold) is read and edited without YAML; the rest goes through
+:mod:`~vaultmem.core.frontmatter_yaml`, which is imported only then (loading YAML costs a few
+milliseconds, as much as indexing a hundred notes).
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ import functools
 import math
 import numbers
 import re
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-import yaml
-from frontmatter.default_handlers import YAMLHandler
-
-from vaultmem.core.frontmatter_fast_path import parse_simple_frontmatter
+from vaultmem.core.frontmatter_fast_path import (
+    PLACEHOLDER_PROBLEM,
+    parse_simple_frontmatter,
+    template_placeholder,
+)
 from vaultmem.core.timestamps import format_datetime, parse_datetime
 from vaultmem.errors import VaultmemError
 
@@ -33,11 +36,6 @@ __all__ = [
     "DELETE", "FrontmatterError", "NoteText", "find_conflict_markers", "parse_frontmatter",
     "render_note", "render_value", "set_fields", "split_note",
 ]  # fmt: skip
-
-_HANDLER: Final = YAMLHandler()
-_BASE_LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_TAG: Final = "tag:yaml.org,2002:"
-_SCALAR_TAGS: Final = frozenset(_TAG + t for t in ("int", "float", "bool", "null", "timestamp"))
 
 _OPEN_FENCE: Final = re.compile(r"\ufeff?---[ \t]*\r?\n")
 _CLOSE_FENCE: Final = re.compile(r"^---[ \t]*(?:\r?\n|\r?\Z)", re.MULTILINE)
@@ -135,7 +133,8 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     Empty or comment-only YAML -> ``{}``. Scalar keys (at every level) are kept as the text
     written: ``1:`` and ``true:`` give the keys ``"1"`` and ``"true"``, as Obsidian shows them.
     ``first_line`` is the note's line number of the first YAML line (2), for messages.
-    About 60 µs for a 14-key note (libyaml; see :class:`_Loader`).
+    About 60 µs for a 14-key note outside the fast path (libyaml; see
+    :class:`~vaultmem.core.frontmatter_yaml.FastLoader`).
 
     Raises :class:`FrontmatterError` when the YAML does not parse (with the line and column YAML
     reports), holds an impossible value (``2023-02-30``), or its top level is not a mapping.
@@ -148,10 +147,17 @@ def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) ->
     simple = parse_simple_frontmatter(yaml_text)
     if simple is not None:  # a new dict: the caller's own
         return simple
-    try:
-        data = _HANDLER.load(yaml_text, Loader=_Loader)
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise _yaml_error(exc, path, first_line) from exc
+    placeholder = template_placeholder(yaml_text)
+    if placeholder is not None:  # YAML's own error, without loading YAML for a template
+        raise FrontmatterError(
+            f"frontmatter is not valid YAML: {PLACEHOLDER_PROBLEM}",
+            path=path,
+            line=placeholder[0] + first_line,
+            column=placeholder[1] + 1,
+        )
+    from vaultmem.core.frontmatter_yaml import load_frontmatter
+
+    data = load_frontmatter(yaml_text, path=path, first_line=first_line)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -273,13 +279,14 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
     simple = parse_simple_frontmatter(note.yaml)
     original = simple if simple is not None else parse_frontmatter(note.yaml, path=path)
     lines = _YAML_LINE.findall(note.yaml)
-    try:
-        if simple is not None:  # flat lines (most notes): found by a line scan, not YAML events
-            indent, entries = "", _simple_entries(lines)
-        else:
-            indent, entries = _entries(note.yaml, lines, path) if original else ("", [])
-    except (yaml.YAMLError, RecursionError) as exc:  # parsed once already: not expected
-        raise _yaml_error(exc, path, 2) from exc
+    if simple is not None:  # flat lines (most notes): found by a line scan, not YAML events
+        indent, entries = "", _simple_entries(lines)
+    elif original:
+        from vaultmem.core.frontmatter_yaml import yaml_entries
+
+        indent, entries = yaml_entries(note.yaml, lines, path)
+    else:
+        indent, entries = "", []
     edits: list[tuple[int, int, str]] = []  # (first line, last line, replacement or "")
     appended: list[str] = []
     for key, value in changes.items():
@@ -321,169 +328,21 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
 # --- reading ---------------------------------------------------------------------------------
 
 
-class _Slow(Exception):
-    """The fast constructor met something it leaves to PyYAML (alias, merge key, odd tag)."""
+FrontmatterEntry = tuple[str | None, int, int, str | None]
+"""One top-level property of a frontmatter block: its key as text, its first and last line
+(0-based, inclusive), and the key as written with its indentation (``None``: not reusable)."""
 
 
-class _Loader(_BASE_LOADER):  # type: ignore[misc]
-    """``yaml.CSafeLoader`` giving the same values about 25 % faster (~60 vs ~80 µs, 14 keys).
-
-    libyaml parses and composes; plain trees of str/int/float/bool/null/timestamp scalars, lists
-    and maps are then built directly, skipping ``SafeConstructor``'s per-node generator state.
-    Anything else (an alias of a collection, a ``<<`` merge, another tag, an unhashable key) goes
-    to ``SafeConstructor`` unchanged. Scalar keys are kept as the text written, on both paths.
-    """
-
-    def construct_document(self, node: Any) -> Any:
-        """Build the document's data, fast when possible (see the class docstring)."""
-        try:
-            return self._build(node, set())
-        except _Slow:
-            _keys_as_text(node, set())
-            return super().construct_document(node)
-
-    def _build(self, node: Any, seen: set[int]) -> Any:
-        tag = node.tag
-        if node.__class__ is yaml.ScalarNode:
-            if tag == _TAG + "str":
-                return node.value
-            if tag in _SCALAR_TAGS:
-                return self.yaml_constructors[tag](self, node)
-            raise _Slow
-        if id(node) in seen:
-            raise _Slow
-        seen.add(id(node))
-        if tag == _TAG + "seq" and node.__class__ is yaml.SequenceNode:
-            return [self._build(child, seen) for child in node.value]
-        if tag != _TAG + "map" or node.__class__ is not yaml.MappingNode:
-            raise _Slow
-        result = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == _TAG + "merge":
-                raise _Slow
-            if key_node.__class__ is yaml.ScalarNode and key_node.tag in _SCALAR_TAGS:
-                key = key_node.value
-            else:
-                key = self._build(key_node, seen)
-            if not isinstance(key, Hashable):
-                raise _Slow
-            result[key] = self._build(value_node, seen)
-        return result
-
-
-def _keys_as_text(node: Any, seen: set[int]) -> None:
-    """Retag scalar keys (``1``, ``true``, dates) as strings so they stay the text written."""
-    if node.__class__ is yaml.ScalarNode or id(node) in seen:
-        return
-    seen.add(id(node))
-    if node.__class__ is yaml.MappingNode:
-        node.value = [
-            (yaml.ScalarNode(_TAG + "str", k.value, k.start_mark, k.end_mark), v)
-            if k.__class__ is yaml.ScalarNode and k.tag in _SCALAR_TAGS
-            else (k, v)
-            for k, v in node.value
-        ]
-    for child in node.value:
-        for part in child if isinstance(child, tuple) else (child,):
-            _keys_as_text(part, seen)
-
-
-def _yaml_error(exc: BaseException, path: str, first_line: int) -> FrontmatterError:
-    """A person's message for an exception raised while reading YAML."""
-    if isinstance(exc, yaml.MarkedYAMLError):
-        problem = " ".join(filter(None, [exc.problem, exc.context and f"({exc.context})"]))
-        mark: Any = exc.problem_mark or exc.context_mark
-        return FrontmatterError(
-            f"frontmatter is not valid YAML: {problem or 'unknown problem'}",
-            path=path,
-            line=None if mark is None else mark.line + first_line,
-            column=None if mark is None else mark.column + 1,
-        )
-    if isinstance(exc, RecursionError):
-        return FrontmatterError("frontmatter is nested too deeply", path=path)
-    return FrontmatterError(f"frontmatter holds a value YAML cannot read: {exc}", path=path)
-
-
-_Entry = tuple[str | None, int, int, str | None]  # key text, first line, last line, key prefix
-_DOCUMENT_EVENTS: Final = (
-    yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentStartEvent, yaml.DocumentEndEvent
-)  # fmt: skip
-
-
-def _end_line(mark: Any) -> int:
-    """0-based line of the last character before ``mark`` (a YAML end mark)."""
-    line: int = mark.line
-    return line - 1 if mark.column == 0 and line > 0 else line
-
-
-def _entries(yaml_text: str, lines: list[str], path: str) -> tuple[str, list[_Entry]]:
-    """The top-level entries of a block mapping and the 0-based lines each spans (inclusive).
-
-    Returns (the mapping's indentation, entries in order). An entry spans from its key's line to
-    the last line holding its value (trailing blank lines trimmed); comment and blank lines
-    between entries belong to none. ``prefix`` is the key as written with its indentation, or
-    ``None`` when it cannot be reused (explicit ``? key``, a non-scalar or multi-line key).
-    Raises :class:`FrontmatterError` when the top level is not a block mapping.
-    """
-    indent = ""
-    entries: list[_Entry] = []
-    flow_stack: list[bool] = []  # per open collection: is it in flow style?
-    is_key, key, prefix, first, last = True, None, None, 0, 0
-    events: Iterable[Any] = yaml.parse(yaml_text, Loader=_Loader)
-    for event in events:
-        if isinstance(event, _DOCUMENT_EVENTS):
-            continue
-        start: Any = event.start_mark
-        end: Any = event.end_mark
-        if not flow_stack:  # the root node
-            if not isinstance(event, yaml.MappingStartEvent):
-                raise FrontmatterError("frontmatter is not 'key: value' properties", path=path)
-            if event.flow_style:
-                raise FrontmatterError(
-                    "frontmatter is one {...} flow mapping; vaultmem only edits frontmatter "
-                    "with a 'key: value' line per property",
-                    path=path,
-                )
-            indent = " " * start.column
-            flow_stack.append(False)
-            continue
-        if len(flow_stack) == 1:
-            if isinstance(event, yaml.MappingEndEvent):
-                flow_stack.pop()
-                continue
-            if is_key:  # a key node starts an entry
-                first = last = start.line
-                key = prefix = None
-                if isinstance(event, yaml.ScalarEvent):
-                    key = event.value
-                    if end.line == first and not lines[first][: start.column].strip(" "):
-                        prefix = lines[first][: end.column]
-        if isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
-            if end.column or end.line != start.line or start.column:  # not an empty value
-                last = max(last, _end_line(end))  # placed at the next token (``? key`` alone)
-        elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
-            last = max(last, start.line)
-            flow_stack.append(bool(event.flow_style))
-        elif flow_stack.pop():  # a collection ends: its end mark is exact only in flow style
-            last = max(last, _end_line(end))
-        if len(flow_stack) == 1:  # a node directly under the root mapping is complete
-            if not is_key:
-                while last > first and lines[last].isspace():
-                    last -= 1
-                entries.append((key, first, last, prefix))
-            is_key = not is_key
-    return indent, entries
-
-
-def _simple_entries(lines: list[str]) -> list[_Entry]:
-    """:func:`_entries` of frontmatter :func:`parse_simple_frontmatter` reads (not ``None``).
+def _simple_entries(lines: list[str]) -> list[FrontmatterEntry]:
+    """:func:`~vaultmem.core.frontmatter_yaml.yaml_entries` of frontmatter
+    :func:`parse_simple_frontmatter` reads (not ``None``).
 
     In that subset every top-level key starts a line at column 0 (``key: value``, ``key:``) and
     only block-list items (``- a``, ``  - a``) and blank lines follow it, with ``\n`` endings:
     an entry spans its key's line to its last item line, the key as written is its prefix.
     The same spans as the YAML events give (a test compares both), without a YAML parse.
     """
-    entries: list[_Entry] = []
+    entries: list[FrontmatterEntry] = []
     key: str | None = None
     first = last = 0
     for number, line in enumerate(lines):
@@ -550,12 +409,11 @@ def _plain_ok(text: str, *, flow: bool = False, key: bool = False) -> bool:
         return False
     if _WORD.fullmatch(text) and not _WORD_NOT_PLAIN.fullmatch(text):
         return True  # letters and digits only (ids), no bool, null or number: plain for sure
+    from vaultmem.core.frontmatter_yaml import load_or_none
+
     source, expected = (f"{text}: k", {text: "k"}) if key else (f"k: {text}", {"k": text})
-    try:
-        loaded = yaml.load(f"[{text}]" if flow else source, Loader=_BASE_LOADER)
-    except yaml.YAMLError:
-        return False
-    return _same(loaded, [text] if flow else expected)
+    loaded = load_or_none(f"[{text}]" if flow else source)
+    return loaded is not None and _same(loaded, [text] if flow else expected)
 
 
 def _double_quoted(text: str) -> str:
