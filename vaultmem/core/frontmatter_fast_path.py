@@ -135,10 +135,36 @@ def implicit_tag(text: str) -> str:
     """The tag YAML 1.1 gives the non-empty plain scalar ``text``: ``tag:yaml.org,2002:str``
     unless one of PyYAML's implicit resolvers claims it, exactly as
     ``yaml.resolver.Resolver().resolve(ScalarNode, text, (True, False))`` answers."""
+    if text[-1] != "\n":  # (the patterns end in "$", which also matches before a final "\n")
+        word = _WORD_TAGS.get(text)
+        if word is not None:
+            return word
+        if text[0] not in _TABLE_FIRSTS:  # a letter, "(", "/" ...: only words are bool or null
+            return _STR
+        if text[0] in _NUMBER_FIRSTS and not _NUMBER_CHARS.issuperset(text):
+            return _STR  # "1st level+": a letter no number or timestamp pattern holds
     for tag, pattern in _implicit_resolvers().get(text[0], ()):
         if pattern.match(text):
             return tag
     return _STR
+
+
+_WORD_TAGS = {
+    **dict.fromkeys(
+        ["yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+         "on", "On", "ON", "off", "Off", "OFF"],
+        "tag:yaml.org,2002:bool",
+    ),
+    **dict.fromkeys(["null", "Null", "NULL"], "tag:yaml.org,2002:null"),
+}  # fmt: skip
+"""The words the bool and null resolvers match: every scalar they claim that starts with a
+letter (so most plain scalars need none of the compiled patterns)."""
+_TABLE_FIRSTS = frozenset("-+0123456789.<~=!&*")
+"""First characters of the other resolvers' patterns."""
+_NUMBER_FIRSTS = frozenset("-+0123456789.")
+_NUMBER_CHARS = frozenset("0123456789+-._: \txabcdefABCDEFTtZinfINFN")
+"""Every character the float, int and timestamp patterns can match (hex digits, ``0b``/``0x``,
+exponents, ``.inf``/``.nan``, ``T``/``Z`` and blanks of timestamps)."""
 
 
 def _flow(inner: str) -> list[Any]:
