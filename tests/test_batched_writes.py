@@ -333,3 +333,56 @@ def test_a_batch_whose_temp_write_fails_shows_no_note_and_leaves_no_temp_file(
     assert batch.commit() == {}
     assert [p.name for p in (tmp_path / "STM").iterdir()] == ["n0.md"]
     assert not [t for t in threading.enumerate() if t.name.startswith("vaultmem-write")]
+
+
+def test_a_pass_writes_texts_ahead_on_a_helper_thread_and_links_none_before_its_flush(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the temp files of a pass's next notes are created on a helper thread while the pass goes
+    # on; a staged text is linked in place only after the flush that covers it, a text whose
+    # staging failed is written by its move itself, and no helper thread outlives the pass
+    from vaultmem.store import text_staging
+
+    before = snapshot_files(generated)
+    vault = Vault.open(generated)
+    vault.sync()
+    monkeypatch.setattr(lifecycle, "PREPARE_BATCH", 32)  # several batches in this small vault
+    threads: set[str] = set()
+    staged_temps: set[str] = set()
+    flushed: set[str] = set()
+    linked_unflushed: list[str] = []
+    failed: list[Path] = []
+
+    def recording_stage(path: Path, text: str) -> note_files.StagedText:
+        threads.add(threading.current_thread().name)
+        if not failed and path.parent.name == "STM":
+            failed.append(path)
+            raise OSError(28, "No space left on device")
+        staged = stage_text(path, text)
+        staged_temps.add(str(staged.temp))
+        return staged
+
+    def recording_flush(root: Path, files: list[Path]) -> None:
+        note_batch_flush(root, files)
+        flushed.update(str(f) for f in files)
+
+    def checking_link(source: Path, destination: Path, **kwargs: bool) -> None:
+        if str(source) in staged_temps and str(source) not in flushed:
+            linked_unflushed.append(str(source))
+        real_place(source, destination, **kwargs)
+
+    note_batch_flush, real_place = text_staging.flush_files, note_files._place
+    monkeypatch.setattr(text_staging, "stage_text", recording_stage)
+    monkeypatch.setattr(text_staging, "flush_files", recording_flush)
+    monkeypatch.setattr(note_files, "_place", checking_link)
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    assert len(staged_temps) > 100 and linked_unflushed == []
+    assert threads and all(name.startswith("vaultmem-stage") for name in threads)
+    assert not [t for t in threading.enumerate() if t.name.startswith("vaultmem-stage")]
+    moved = {m.path for r in run.results for m in r.applied}
+    assert failed and failed[0].relative_to(generated).as_posix() in moved
+    assert _strays(generated) == []
+    assert _ids(generated) == _ids_of(before)
+    vault.undo()
+    vault.close()
+    assert snapshot_files(generated) == before

@@ -176,7 +176,10 @@ class PassSession:
         fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
         self._refreshed = len(self.touched)
         if fresh:
-            settle_closes()  # no helper thread left: the index may fork its parse workers
+            # no helper thread left: the index may fork its parse workers
+            if self.journal is not None:
+                self.journal.settle_staging()
+            settle_closes()
             self.vault.refresh(fresh)
 
     @property
@@ -270,11 +273,13 @@ class PassSession:
         return snapshot, after
 
     def prepare(self, moves: Sequence[Move], creates: Sequence[tuple[str, str]] = ()) -> None:
-        """Check ``moves`` and write their new texts (and ``creates``: (path, text)) ahead.
+        """Check ``moves`` and have their new texts (and ``creates``: (path, text)) written ahead.
 
-        One flush to disk then covers the whole batch, where each note would otherwise fsync its
-        own; :meth:`apply` and :meth:`create` use what was prepared (a note is still owned and
-        compared with what was read when it is written, so a person's save in between wins).
+        The texts are written on a helper thread (:meth:`JournalWriter.stage`); one flush to
+        disk, when the first of them is used, then covers the whole batch, where each note would
+        otherwise fsync its own. :meth:`apply` and :meth:`create` use what was prepared (a note
+        is still owned and compared with what was read when it is written, so a person's save
+        in between wins).
         """
         if self.dry_run or not moves and not creates:
             return
@@ -293,7 +298,6 @@ class PassSession:
         for path, text in creates:
             with contextlib.suppress(VaultmemError, OSError):
                 writer.stage(path, text)
-        writer.flush_staged()
 
     def edit_fields(self, path: str, compute: Callable[[MemoryFields], dict[str, object]]) -> None:
         """A journaled surgical edit: ``compute(fields)``'s changes to one note (``gc --keep``)."""
@@ -311,9 +315,12 @@ class PassSession:
         result.dry_run = self.dry_run
         if self.dry_run:
             return result
-        for start, move in enumerate(result.planned):
-            if start % PREPARE_BATCH == 0:
-                self.prepare(result.planned[start : start + PREPARE_BATCH])
+        planned = result.planned
+        for start, move in enumerate(planned):
+            if start == 0:
+                self.prepare(planned[:PREPARE_BATCH])
+            if start % PREPARE_BATCH == 0:  # the next batch's texts are written meanwhile
+                self.prepare(planned[start + PREPARE_BATCH : start + 2 * PREPARE_BATCH])
             try:
                 self.apply(move)
             except InterruptedRunError:
@@ -380,14 +387,18 @@ def plan_table(
 
 def _superseded_at(vault: VaultContext, paths: np.ndarray) -> np.ndarray:
     """``superseded_at`` (epoch seconds, NaN = unknown) of each of ``paths``, from the index."""
-    stamps = dict(vault.index.conn.execute(
-        # "+type": read the few rows of the partial index notes_superseded, not every memory
-        "SELECT path, superseded_at FROM notes WHERE +type = 'memory' AND status = 'superseded'"
-    ).fetchall())
+    stamps = dict(
+        vault.index.conn.execute(
+            # "+type": read the few rows of the partial index notes_superseded, not every memory
+            "SELECT path, superseded_at FROM notes WHERE +type = 'memory' AND status = 'superseded'"
+        ).fetchall()
+    )
     if not stamps:  # the common case: nothing superseded, no walk over every path
         return np.full(len(paths), math.nan, dtype=np.float64)
-    return np.array([math.nan if stamps.get(str(p)) is None else float(stamps[str(p)])
-                     for p in paths], dtype=np.float64)
+    return np.array(
+        [math.nan if stamps.get(str(p)) is None else float(stamps[str(p)]) for p in paths],
+        dtype=np.float64,
+    )
 
 
 def on_request_promotion(vault: VaultContext, path: str, now: dt.datetime) -> Move:

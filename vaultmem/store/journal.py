@@ -32,7 +32,6 @@ from vaultmem.errors import NoteChangedError, NoteError, UnsafePathError, Vaultm
 from vaultmem.store.durability import fsync_dir
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
-from vaultmem.store.note_batch import flush_files
 from vaultmem.store.note_files import (
     StagedText,
     create_note,
@@ -41,8 +40,8 @@ from vaultmem.store.note_files import (
     move_note,
     recover_interrupted_writes,
     replace_note,
-    stage_text,
 )
+from vaultmem.store.text_staging import StagedTexts
 from vaultmem.store.vault_paths import confined
 
 JOURNAL_DIR = "journal"
@@ -89,8 +88,7 @@ class JournalWriter:
         self._seq = 0
         self.applied = 0
         """Operations carried out (not skipped) so far."""
-        self._staged: dict[tuple[str, str], StagedText] = {}
-        self._unflushed: list[Path] = []
+        self._staged = StagedTexts(root)
         _append(
             self._handle,
             {
@@ -110,11 +108,9 @@ class JournalWriter:
             "run the same command again to finish the pass, or `vaultmem undo` to revert it"
         )
         _append(self._handle, operation.as_json())
-        staged = self._staged.pop(
-            (operation.source or operation.target, _sha(operation.after) or ""), None
+        staged = self._staged.take(
+            (operation.source or operation.target, _sha(operation.after) or "")
         )
-        if staged is not None and self._unflushed:
-            self.flush_staged()
         try:
             apply_operation(self.root, operation, strict=True, staged=staged)
         except (VaultmemError, OSError):
@@ -126,31 +122,32 @@ class JournalWriter:
         self.applied += 1
 
     def stage(self, rel: str, text: str) -> None:
-        """Write ``text`` ahead beside the note ``rel`` (vault-relative) for a later operation.
+        """Have ``text`` written ahead beside the note ``rel`` (vault-relative) for a later
+        operation, on a helper thread (:class:`~vaultmem.store.text_staging.StagedTexts`).
 
         An operation whose note (a move's source, an edit's or create's target) and new text
         match a staged text links that file instead of writing and fsyncing its own, so a batch
-        of notes costs one flush to disk (:meth:`flush_staged`) instead of one per note. The
-        staged file is hidden (a temp name); the operation still owns and checks the note then.
+        of notes costs one flush to disk (:meth:`flush_staged`, done by the first such
+        operation if not before) instead of one per note. The staged file is hidden (a temp
+        name); the operation still owns and checks the note then. Raises
+        :class:`~vaultmem.errors.UnsafePathError` for a path outside the vault; an error writing
+        the file is not raised (the operation writes its own text then).
         """
         key = (rel, _sha(text) or "")
-        if key in self._staged:
-            return
-        staged = stage_text(confined(self.root, rel), text)
-        self._staged[key] = staged
-        self._unflushed.append(staged.temp)
+        if key not in self._staged:
+            self._staged.add(key, confined(self.root, rel), text)
 
     def flush_staged(self) -> None:
         """Make every staged text durable (one ``syncfs``; done before any is linked in place)."""
-        files, self._unflushed = self._unflushed, []
-        flush_files(self.root, files)
+        self._staged.flush()
+
+    def settle_staging(self) -> None:
+        """Wait until the helper thread writing staged texts has ended (before forking)."""
+        self._staged.settle()
 
     def discard_staged(self) -> None:
         """Remove staged texts no operation used (their notes were skipped)."""
-        staged, self._staged = self._staged, {}
-        self._unflushed = []
-        for item in staged.values():
-            discard_staged(item)
+        self._staged.discard()
 
     def _next(
         self, kind: str, source: str | None, target: str, before: str | None, after: str | None
