@@ -233,6 +233,9 @@ def test_links_beside_code_are_kept(body: str, expected: list[Link]) -> None:
         "text    with inner spaces [[b]]",
         "~~strike~~ [[b]]",
         "-\tfoo [[b]]",
+        "> [!hint] Callout\n> text\n\n- [[a]]\n\t- [[b]]\n\t- [c](c.md)",
+        "> quote\n    lazy continuation [[b]]",
+        "text\n> quote\n    [[b]]",
     ],
 )
 def test_fast_path_is_taken_without_code(body: str) -> None:
@@ -252,6 +255,13 @@ def test_fast_path_is_taken_without_code(body: str) -> None:
         "- x\n-      code in item",
         ">     code in quote",
         "- a\n\t-\t\tcode by tabs",
+        ">\n    after an empty quote line",
+        "- >\n      after an empty quote in an item",
+        "> - a\n\n      a list in a quote",
+        "> > a\n\n        a nested quote",
+        "> word\n >===\n      after a setext heading in a quote",
+        "> [!note]\n* \n      after an empty item, which ends a quote's paragraph",
+        "> a\n2. b\n\n       after an item, which ends a quote's paragraph",
     ],
 )
 def test_code_candidates_take_the_parser(body: str) -> None:

@@ -109,9 +109,9 @@ _INDENTED_LINE_RE = re.compile(r"\n(?: {4}| {0,3}\t)[ \t]*\S")
 _MARKER_THEN_WS_RE = re.compile(r"\n[ \t>*+\-0-9.)]*?(?:>|[-+*]|[0-9][.)])(?: {4}| {0,3}\t)")
 _PREFIX_PART_RE = re.compile(r"([ \t]*)(>|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))?")
 # A blockquote, an HTML line or a reference definition: the list walk does not follow these.
-_UNSURE_RE = re.compile(r"\n[ \t*+\-0-9.)]*(?:>|<|\[[^\]\n]*\]:)")
+_UNSURE_RE = re.compile(r"\n[ \t>*+\-0-9.)]*(?:<|\[[^\]\n]*\]:)")
 _LIST_ITEM_RE = re.compile(r"([-+*]|[0-9]{1,9}[.)])([ \t]+|$)")
-_BLOCK_START_CHARS = frozenset("#-+*_=0123456789")
+_BLOCK_START_CHARS = frozenset("#-+*_=0123456789>")
 _ATX_RE = re.compile(r"#{1,6}(?:[ \t]|$)")
 _THEMATIC_RE = re.compile(r"(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,}")
 _SETEXT_RE = re.compile(r"(?:=+|-+)[ \t]*")
@@ -148,10 +148,11 @@ def may_hold_code(body: str) -> bool:
 
     True when the body has a backtick, ``~~~`` or ``<!--``; when a ``>`` or list marker is
     followed by 5+ columns of whitespace and text; when a line starts with 4+ columns of
-    whitespace and the body also holds a blockquote, an HTML line or a reference definition;
-    or when such a line, followed through the open list items
+    whitespace and the body also holds an HTML line or a reference definition; or when such a
+    line, followed through the open list items and block quotes
     (:func:`_list_walk_finds_code`), would be indented code. Nested lists indented with tabs,
-    and paragraph continuations, keep the fast path. Conservative: true does not mean code.
+    callouts, and paragraph continuations keep the fast path. Conservative: true does not mean
+    code.
     """
     if "`" in body or "~~~" in body or "<!--" in body:
         return True
@@ -178,9 +179,10 @@ def _code_by_line(body: str) -> tuple[str, list[str]] | None:
     Then no block structure matters (lists and quotes included): a code span never crosses a
     line, so each line's spans are the spans of the paragraph it belongs to. Fenced blocks that
     open at column 0 (outside any list item or quote) are left out. Taken only when the rest
-    has no fence marker, no ``<``, no reference definition, no line that could be
-    indented code (:func:`may_hold_code` of the body without backticks) and no ``](`` on a line
-    with a backtick (a link destination takes its backticks before a code span could).
+    has no fence marker, no ``<``, no reference definition, no link on a line that could be
+    indented code (:func:`may_hold_code` of the body without backticks, or
+    :func:`_links_may_sit_in_indented_code`) and no ``](`` on a line with a backtick (a link
+    destination takes its backticks before a code span could).
     """
     kept: list[str] = []  # the body with each fenced block as a thematic break
     outside: list[str] = []  # the lines outside fenced blocks
@@ -198,7 +200,7 @@ def _code_by_line(body: str) -> tuple[str, list[str]] | None:
     text = "\n".join(kept)
     if "```" in text or "~~~" in text or "<" in text or _REFERENCE_ANY_RE.search(text):
         return None
-    if may_hold_code(text.replace("`", "")):
+    if may_hold_code(text.replace("`", "")) and _links_may_sit_in_indented_code(text):
         return None
     pieces: list[str] = []
     code: list[str] = []
@@ -214,6 +216,25 @@ def _code_by_line(body: str) -> tuple[str, list[str]] | None:
     return "\n".join(pieces), code
 
 
+def _links_may_sit_in_indented_code(text: str) -> bool:
+    """Might a line holding ``[[`` or ``](`` be a line of an indented code block?
+
+    For text without fences, HTML or reference definitions, where code spans are handled line
+    by line: a line of indented code starts with 4+ columns of whitespace, with ``>`` (inside
+    a quote) or with list markers followed by 5+ columns (CommonMark 4.4, 5.1, 5.2); any other
+    line never is one. When no link sits on such a line, the indented code (wherever it is)
+    hides no link, and no link spans two lines.
+    """
+    for line in text.split("\n"):
+        if "[[" not in line and "](" not in line:
+            continue
+        stripped = line.lstrip(" \t")
+        ws = line[: len(line) - len(stripped)]
+        if _columns(ws, 0) >= 4 or stripped[:1] == ">" or _marker_opens_indented_code(line):
+            return True
+    return False
+
+
 def _normalise(body: str) -> str:
     """Line endings and NUL as markdown-it normalises them, so both paths see the same text."""
     if "\r" in body:
@@ -224,15 +245,20 @@ def _normalise(body: str) -> str:
 
 
 def _list_walk_finds_code(body: str) -> bool:
-    """Follow paragraphs and list items line by line; True when a line may be indented code.
+    """Follow paragraphs, list items and block quotes line by line; True when a line may be
+    indented code.
 
-    A small CommonMark block walk (sections 4.4, 5.2, 5.3) for bodies without fences,
-    blockquotes, HTML or reference definitions: ``offsets`` holds the content column of each
-    open list item. A line that opens a block 4+ columns past the innermost item it stays in
-    is indented code; a line that continues an open paragraph (lazily or not) never is.
+    A small CommonMark block walk (sections 4.4, 5.1–5.3) for bodies without fences, HTML or
+    reference definitions: ``offsets`` holds the content column of each open list item. A line
+    that opens a block 4+ columns past the innermost item it stays in is indented code; a line
+    that continues an open paragraph (lazily or not) never is. A block quote is followed only
+    when each of its lines holds one paragraph line, heading or break (see
+    :func:`_quote_opens_paragraph`); anything else in it answers True. As in markdown-it, a
+    quote's paragraph ends at any list item, even one that could not interrupt a paragraph.
     """
     offsets: list[int] = []
     in_paragraph = False
+    quoted = False  # the open paragraph is a block quote's: any list item or block ends it
     empty_item_open = False
     for line in body.split("\n"):
         stripped = line.lstrip(" \t")
@@ -256,7 +282,7 @@ def _list_walk_finds_code(body: str) -> bool:
                 if _SETEXT_RE.fullmatch(stripped):
                     in_paragraph = False
                     continue
-                if not _interrupts_paragraph(kind, item, stripped):
+                if kind == _TEXT or not (quoted or _interrupts_paragraph(kind, item, stripped)):
                     continue
             elif kind == _TEXT:
                 continue  # lazy continuation
@@ -275,16 +301,42 @@ def _list_walk_finds_code(body: str) -> bool:
             empty_item_open = not rest
             stripped = rest
             kind, item = _block_start(rest) if rest else (_LEAF, None)
-        in_paragraph = kind == _TEXT
+        if kind == _QUOTE:
+            opened = _quote_opens_paragraph(stripped)
+            if opened is None:
+                return True
+            in_paragraph = quoted = opened
+        else:
+            in_paragraph, quoted = kind == _TEXT, False
     return False
 
 
-_TEXT, _LEAF, _ITEM = 0, 1, 2
+_TEXT, _LEAF, _ITEM, _QUOTE = 0, 1, 2, 3
+
+
+def _quote_opens_paragraph(line: str) -> bool | None:
+    """For a line that opens or continues a block quote (``line`` starts with ``>``): True when
+    the quote then holds an open paragraph (lazy continuation lines may follow), False for a
+    blank quote line, a heading or a break; ``None`` when the walk does not follow it: a tab,
+    a nested quote, a list item or indented code inside the quote (CommonMark 5.1)."""
+    content = line[1:]
+    bare = content.lstrip(" ")
+    if bare[:1] == "\t" or len(content) - len(bare) >= 5:
+        return None
+    if not bare or _SETEXT_RE.fullmatch(bare):  # "> ===" may close the quote's paragraph
+        return False
+    kind, _item = _block_start(bare)
+    if kind in (_ITEM, _QUOTE):
+        return None
+    return kind == _TEXT
 
 
 def _block_start(stripped: str) -> tuple[int, re.Match[str] | None]:
-    """What a line (leading whitespace removed, not blank) opens: text, a leaf block, an item."""
+    """What a line (leading whitespace removed, not blank) opens: text, a leaf block, an item,
+    a block quote."""
     first = stripped[0]
+    if first == ">":
+        return _QUOTE, None
     if first == "#":
         return (_LEAF if _ATX_RE.match(stripped) else _TEXT), None
     if first in "-*_" and _THEMATIC_RE.fullmatch(stripped):
@@ -299,7 +351,7 @@ def _block_start(stripped: str) -> tuple[int, re.Match[str] | None]:
 def _interrupts_paragraph(kind: int, item: re.Match[str] | None, stripped: str) -> bool:
     """Can this block start end an open paragraph in its own item? CommonMark 4.8, 5.2."""
     if kind != _ITEM or item is None:
-        return kind == _LEAF
+        return kind != _TEXT  # a leaf block or a block quote
     marker = item.group(1)
     has_content = item.end() < len(stripped)
     return has_content and (not marker[0].isdigit() or int(marker[:-1]) == 1)
