@@ -3,13 +3,18 @@
 Every CLI command is a thin layer over one method here. Methods take ``now`` (an aware datetime;
 default: the current time) so passes can be simulated; they raise :class:`~vaultmem.errors.
 VaultmemError` subclasses with messages fit to show a person.
+
+Opening, closing and the index (sync, catch-up, refresh) are here; the commands live in the
+services its methods delegate to: :mod:`~vaultmem.services.memory_lookup` (finding and reading a
+memory), :mod:`~vaultmem.services.memory_edits` (editing one in place),
+:mod:`~vaultmem.services.memory_saving` (``remember``), :mod:`~vaultmem.services.memory_listing`
+(the scored table, ``list``, ``status``) and :mod:`~vaultmem.services.pass_commands` (passes,
+``forget``, ``gc``, ``undo``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import json
 import os
 import sqlite3
 import sys
@@ -18,22 +23,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vaultmem.core.fields import MemoryFields, normalise_tags
-from vaultmem.core.naming import close_titles
-from vaultmem.core.note_parse import CONFLICT_PROBLEM, parse_note
+from vaultmem.core.fields import normalise_tags
 from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import utc_now
-from vaultmem.errors import (
-    AmbiguousNoteError,
-    IndexDamagedError,
-    InputError,
-    NoteChangedError,
-    NoteNotFoundError,
-    UnsafeNoteError,
-    VaultmemError,
-    VaultNotFoundError,
-)
+from vaultmem.errors import IndexDamagedError, VaultNotFoundError
 from vaultmem.services.index_lookups import box_notes_of, conflicted_paths
 from vaultmem.services.index_sync import (
     ProgressCallback,
@@ -43,14 +37,22 @@ from vaultmem.services.index_sync import (
     sync_paths,
 )
 from vaultmem.services.live_index import index_is_live
+from vaultmem.services.memory_edits import ChangeFunction, edit_note
+from vaultmem.services.memory_listing import current_status, filtered_memories, synced_table
+from vaultmem.services.memory_lookup import load_memory, managed_path, resolve_ref
+from vaultmem.services.pass_commands import (
+    collect_garbage,
+    forget_memory,
+    promote_memories,
+    run_lifecycle,
+    undo_last_run,
+)
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
-from vaultmem.store.confinement import confined_path, left_in_place_warning
 from vaultmem.store.index_db import IndexDB, discard_index
 from vaultmem.store.settings_file import load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
-from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:  # imported where used: recall and listing start without them (numpy, YAML)
     from vaultmem.services.doctor import DoctorReport
@@ -61,8 +63,6 @@ if TYPE_CHECKING:  # imported where used: recall and listing start without them 
     from vaultmem.services.shared_ids import FixReport
     from vaultmem.services.undo import UndoReport
     from vaultmem.store.note_batch import NewNotes
-
-ChangeFunction = Callable[[MemoryFields], dict[str, object]]
 
 
 class Vault:
@@ -213,29 +213,12 @@ class Vault:
 
         Raises :class:`NoteNotFoundError`, or :class:`AmbiguousNoteError` listing the candidates.
         """
-        self.catch_up()
-        ref = ref.strip()
-        paths = self.index.paths_by_id(ref)
-        if not paths:
-            as_path = ref if ref.lower().endswith(".md") else ref + ".md"
-            if self.index.note_row(as_path) is not None:
-                return as_path
-            paths = self.index.paths_by_title(ref.removesuffix(".md"))
-        if not paths:
-            raise NoteNotFoundError(
-                ref,
-                close_titles(
-                    ref, [str(t) for (t,) in self.index.conn.execute("SELECT title FROM notes")]
-                ),
-            )
-        if len(paths) > 1:
-            raise AmbiguousNoteError(ref, paths)
-        return paths[0]
+        return resolve_ref(self, ref)
 
     def memory(self, ref: str, *, now: dt.datetime | None = None) -> Memory:
         """One note with its fields and derived values (score, factors, EI, review priority)."""
         path = self.resolve(ref)
-        return self._load(path, now or utc_now())
+        return load_memory(self, path, now or utc_now())
 
     def links(self, ref: str) -> NoteLinks:
         """The note's outgoing links, backlinks and unresolved links (its graph neighbours)."""
@@ -259,30 +242,6 @@ class Vault:
 
         return fix_vault(self, now or utc_now())
 
-    def _load(self, path: str, now: dt.datetime) -> Memory:
-        from vaultmem.core.scoring import MemoryColumns, score_columns
-        from vaultmem.services.memory_view import memory_from_note
-        from vaultmem.store.note_files import read_note
-
-        snapshot = read_note(confined_path(self.root, path))
-        mtime = dt.datetime.fromtimestamp(snapshot.fingerprint.mtime_ns / 1e9, tz=dt.UTC)
-        note = parse_note(path, snapshot.text, fallback_time=mtime)
-        self.warnings.extend(w.message(path) for w in note.warnings)
-        self.warnings.extend(
-            f"{path}: {problem} (shown from its 'ours' side)"
-            for problem in note.problems
-            if problem.startswith(CONFLICT_PROBLEM)
-        )
-        row = self.index.note_row(path)
-        edges = int(row["edges"]) if row is not None else 0  # type: ignore[call-overload]
-        return memory_from_note(
-            note,
-            score_columns(
-                MemoryColumns.from_fields(path, note.fields, edges), now.timestamp(), self.settings
-            ),
-            edges,
-        )
-
     # ------------------------------------------------------------------ writing
     def edit(self, path: str, compute: ChangeFunction, *, now: dt.datetime | None = None) -> Memory:
         """Apply ``compute(fields)``'s changes to the note at ``path``, surgically and atomically.
@@ -291,37 +250,13 @@ class Vault:
         computed again from the fresh text once. Raises :class:`UnsafeNoteError` for notes with
         unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
         """
-        from vaultmem.core.note_text import FrontmatterError, set_fields
-        from vaultmem.store.note_files import read_note, write_note
-
-        with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
-            confined(self.root, path)
-            # a linked memory is edited in its target (inside the vault), so the link stays
-            target = confined_path(self.root, path)
-            self.sweep_folder(target.parent)
-            for attempt in (1, 2):
-                snapshot = read_note(target)
-                note = parse_note(path, snapshot.text)
-                if note.problems:
-                    raise UnsafeNoteError(path, f"{note.problems[0]}; not written")
-                try:
-                    text = set_fields(snapshot.text, compute(note.fields))
-                except FrontmatterError as err:
-                    raise UnsafeNoteError(path, f"{err}; not written") from None
-                try:
-                    write_note(target, text, expected=snapshot.fingerprint)
-                    break
-                except NoteChangedError:
-                    if attempt == 2:
-                        raise
-        self.refresh([path, target.relative_to(self.root).as_posix()])
-        return self._load(path, now or utc_now())
+        return edit_note(self, path, compute, now=now)
 
     def touch(self, ref: str, *, boost: bool = False, now: dt.datetime | None = None) -> Memory:
         """Reinforce (3.4): ``last_used = now``, ``use_count += 1``; ``boost`` +0.1 strength."""
         when = now or utc_now()
         return self.edit(
-            self._managed(ref), lambda f: touch_changes(f, when, boost=boost), now=when
+            managed_path(self, ref), lambda f: touch_changes(f, when, boost=boost), now=when
         )
 
     def observe(
@@ -331,26 +266,17 @@ class Vault:
         when = now or utc_now()
         tags = normalise_tags(list(context_tags))
         return [
-            self.edit(self._managed(ref), lambda f: observe_changes(f, when, tags), now=when)
+            self.edit(managed_path(self, ref), lambda f: observe_changes(f, when, tags), now=when)
             for ref in refs
         ]
 
     def keep(self, ref: str, *, now: dt.datetime | None = None) -> Memory:
         """``gc --keep`` (Mnemon): ``use_count += 3``."""
-        return self.edit(self._managed(ref), keep_changes, now=now)
+        return self.edit(managed_path(self, ref), keep_changes, now=now)
 
     def pin(self, ref: str, pinned: bool = True, *, now: dt.datetime | None = None) -> Memory:
         """Set ``pinned`` (immune to forgetting and pruning)."""
-        return self.edit(self._managed(ref), lambda f: {"pinned": pinned}, now=now)
-
-    def _managed(self, ref: str) -> str:
-        path = self.resolve(ref)
-        row = self.index.note_row(path)
-        if row is None or row["type"] not in ("memory", "box", "trace"):
-            raise InputError(
-                f"{path} is not a note vaultmem manages (no `type: memory` in its frontmatter)"
-            )
-        return path
+        return self.edit(managed_path(self, ref), lambda f: {"pinned": pinned}, now=now)
 
     # ------------------------------------------------------------------ remembering
     def remember(
@@ -366,44 +292,17 @@ class Vault:
         ``warnings``). With embeddings, surprise adjusts the importance (unless one was given)
         and close memories are linked (:mod:`vaultmem.services.memory_novelty`).
         """
-        from vaultmem.services.corrections import remember_correction
-        from vaultmem.services.embeddings import embed_new
-        from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of
-        from vaultmem.services.remembering import make_draft
+        from vaultmem.services.memory_saving import remember
 
-        when = now or utc_now()
-        dedup = bool(options.pop("dedup", True))
-        supersedes = options.pop("supersedes", None)
-        if supersedes is not None:
-            path = remember_correction(
-                self, content, str(supersedes), now=when, link=link, options=options
-            )
-            return self._load(path, when)
-        draft = make_draft(content, **options)
-        with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
-            self.catch_up()
-            if dedup:
-                existing = duplicate_of(self, draft.content)
-                if existing is not None:
-                    self.warnings.append(f"same content as {existing}: reinforced it instead of "
-                                         "writing a copy")
-                    return self.touch(existing, now=when)
-            novelty = assess(self, draft.content, draft.title) if link else Novelty()
-            explicit = options.get("importance") is not None or options.get("imp") is not None
-            draft = replace(
-                draft,
-                importance=draft.importance if explicit else min(1.0, max(
-                    0.0, round(draft.importance + novelty.importance_delta, 3))),
-                extra={**draft.extra, **novelty.fields()},
-            )
-            path = self.write_draft(draft, now=when, link=link, synced=True,
-                                    semantic_links=novelty.related)
-        if novelty.surprise is not None:
-            embed_new(self, path, when)
-        return self._load(path, when)
+        return remember(self, content, now=now, link=link, **options)
 
     def write_draft(
-        self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True, synced: bool = False,
+        self,
+        draft: MemoryDraft,
+        *,
+        now: dt.datetime,
+        link: bool = True,
+        synced: bool = False,
         semantic_links: Sequence[str] = (),
     ) -> str:
         """Write a validated :class:`MemoryDraft` as a new note; returns its path.
@@ -412,23 +311,11 @@ class Vault:
         to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
         synced the index (bulk imports), so it is not synced again.
         """
-        from vaultmem.services.auto_links import related_memories
-        from vaultmem.services.memory_novelty import merge_related
+        from vaultmem.services.memory_saving import write_draft
 
-        with vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds):
-            if not synced:
-                self.catch_up()
-            if draft.id is not None:
-                taken = self.index.paths_by_id(draft.id)
-                if taken:
-                    raise InputError(f"id {draft.id} is already used by {taken[0]}")
-            fields = draft.frontmatter(now)
-            if link:
-                related = merge_related(related_memories(self, draft.content, draft.tags),
-                                        semantic_links, self.settings.links.auto_link_max)
-                if related:
-                    fields["related"] = [f"[[{title}]]" for title in related]
-            return self.create_memory(draft.content, fields, title=draft.title)
+        return write_draft(
+            self, draft, now=now, link=link, synced=synced, semantic_links=semantic_links
+        )
 
     # ------------------------------------------------------------------ recall
     def recall(
@@ -442,8 +329,7 @@ class Vault:
         conflicted = conflicted_paths(self.index, [h.path for h in hits])
         episodes = box_notes_of(self.index, [h.path for h in hits])
         return [
-            replace(h, conflicted=h.path in conflicted, episode=episodes.get(h.path))
-            for h in hits
+            replace(h, conflicted=h.path in conflicted, episode=episodes.get(h.path)) for h in hits
         ]
 
     def review(self, *, k: int | None = None, now: dt.datetime | None = None) -> list[MemoryRow]:
@@ -479,25 +365,7 @@ class Vault:
         again. When the sync walked the vault, the table also knows which notes are symbolic
         links (:attr:`MemoryTable.linked`).
         """
-        from vaultmem.services.memory_view import memory_table
-
-        if synced is None:
-            synced = self.catch_up()
-        rows = self.index.conn.execute(
-            f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
-            "ORDER BY n.path",
-            params,
-        )
-        for path, text in rows:  # once per note and key, however often the table is read
-            self.warnings.extend(
-                line for w in json.loads(text) if (line := f"{path}: {w}") not in self.warnings
-            )
-        table = memory_table(
-            self.index, self.settings, now or utc_now(), where=where, params=params
-        )
-        if synced is None or synced.linked is None:
-            return table
-        return replace(table, linked=synced.linked)
+        return synced_table(self, now=now, where=where, params=params, synced=synced)
 
     def memories(
         self,
@@ -511,49 +379,20 @@ class Vault:
         now: dt.datetime | None = None,
     ) -> list[MemoryRow]:
         """Memories matching every given filter, ordered by ``sort`` (see :data:`SORT_KEYS`)."""
-        clauses: list[str] = ["n.type = 'memory'"]
-        params: list[object] = []
-        if status:
-            clauses.append("n.status = ?")
-            params.append(status)
-        if layer:
-            clauses.append("n.layer = ?")
-            params.append(layer)
-        if tag:
-            clauses.append("n.nid IN (SELECT nid FROM tags WHERE tag = ? COLLATE NOCASE)")
-            params.append(tag.lstrip("#"))
-        if folder:
-            prefix = folder.strip("/") + "/"
-            clauses.append("substr(n.path, 1, ?) = ?")
-            params += [len(prefix), prefix]
-        from vaultmem.services.memory_view import order_rows, rows_of
-
-        table = self.table(now=now, where=" AND ".join(clauses), params=tuple(params))
-        order = order_rows(table, sort)
-        if limit is not None:
-            order = order[:limit]
-        return rows_of(table, order, self.index)
+        return filtered_memories(
+            self,
+            status=status,
+            layer=layer,
+            tag=tag,
+            folder=folder,
+            sort=sort,
+            limit=limit,
+            now=now,
+        )
 
     def status(self, *, now: dt.datetime | None = None) -> VaultStatus:
         """Counts per folder and status, danger zone, and what a pass would do now."""
-        from vaultmem.services.lifecycle import plan_pass
-        from vaultmem.services.memory_view import vault_status
-
-        when = now or utc_now()
-        table = self.table(now=when)
-        would_promote = plan_pass(self, "promote", when, table=table).planned
-        would_forget = plan_pass(
-            self, "forget", when, table=table, skip=frozenset(m.path for m in would_promote)
-        ).planned
-        conflicted = conflicted_paths(self.index)
-        return vault_status(
-            table,
-            self.settings,
-            self.index.note_count(),
-            forget=len(would_forget),
-            promote=len(would_promote),
-            conflicted=sum(1 for path in table.columns.path if path in conflicted),
-        )
+        return current_status(self, now=now)
 
     # ------------------------------------------------------------------ passes
     def promote(
@@ -564,28 +403,7 @@ class Vault:
         A named memory that is not a candidate is promoted anyway (the person asked), with the
         reason "promoted on request".
         """
-        from vaultmem.services.lifecycle import PassSession, on_request_promotion, plan_pass
-        from vaultmem.services.shared_ids import hold_shared, shared_id_paths
-
-        when = now or utc_now()
-        if ref is None:
-            return self.lifecycle(("promote",), dry_run=dry_run, now=when).results[0]
-        path = self._managed(ref)
-        if os.path.islink(self.root / path):
-            raise InputError(left_in_place_warning(path))
-        row = self.index.note_row(path) or {}
-        if row.get("status") == "superseded":
-            raise InputError(
-                f"{path} is superseded by {row.get('superseded_by') or 'a correction'}"
-                "; a superseded memory is never promoted (promote its successor)"
-            )
-        with PassSession(self, "promote", when, dry_run=dry_run) as session:
-            result = plan_pass(self, "promote", when)
-            result.planned = [m for m in result.planned if m.path == path]
-            if not result.planned:
-                result.planned = [on_request_promotion(self, path, when)]
-            hold_shared(result.planned, result.skipped, shared_id_paths(self.index))
-            return session.run(result)
+        return promote_memories(self, ref, dry_run=dry_run, now=now)
 
     def forget(
         self, ref: str, *, dry_run: bool = False, now: dt.datetime | None = None
@@ -598,21 +416,7 @@ class Vault:
         pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML) or
         :class:`LockedError`; nothing is changed then.
         """
-        from vaultmem.services.lifecycle import PassResult, PassSession, on_request_archival
-
-        when = now or utc_now()
-        path = self._managed(ref)
-        move = on_request_archival(self, path, when)
-        waiting = (
-            contextlib.nullcontext()
-            if dry_run
-            else vault_lock(self.sidecar, timeout_seconds=self.lock_wait_seconds)
-        )
-        with waiting, PassSession(self, "forget", when, dry_run=dry_run) as session:
-            result = session.run(PassResult("forget", [move], dry_run=dry_run))
-        if result.skipped:
-            raise VaultmemError(result.skipped[0][1])  # "<path>: <why>"; nothing was changed
-        return result
+        return forget_memory(self, ref, dry_run=dry_run, now=now)
 
     def gc(
         self,
@@ -628,17 +432,9 @@ class Vault:
         ``keep`` ids/titles are reinforced first (``use_count += 3``, as Mnemon does) and left
         alone.
         """
-        kept = tuple(self._managed(ref) for ref in keep)
-        run = self.lifecycle(
-            ("forget",),
-            dry_run=dry_run,
-            now=now,
-            threshold=threshold,
-            hard=hard,
-            keep=kept,
-            command="gc",
+        return collect_garbage(
+            self, threshold=threshold, keep=keep, dry_run=dry_run, hard=hard, now=now
         )
-        return run.results[0]
 
     def lifecycle(
         self,
@@ -660,36 +456,17 @@ class Vault:
         repository, the pass's changes (and only those) are committed with a message that counts
         what moved and why.
         """
-        from vaultmem.core.lifecycle_plan import PASS_ORDER
-        from vaultmem.services.emptied_folders import remove_emptied_folders
-        from vaultmem.services.git_commit import commit_run
-        from vaultmem.services.lifecycle import run_passes
-
-        passes = PASS_ORDER if passes is None else passes
-        unknown = [p for p in passes if p not in PASS_ORDER]
-        if unknown:
-            raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
-        run = run_passes(
+        return run_lifecycle(
             self,
-            tuple(passes),
-            now or utc_now(),
+            passes,
             dry_run=dry_run,
+            now=now,
             threshold=threshold,
             hard=hard,
-            keep=tuple(keep),
+            keep=keep,
             command=command,
+            commit=commit,
         )
-        if not dry_run and run.touched:
-            remove_emptied_folders(self.root, run.touched, self.folders())
-        if commit and not dry_run and run.touched:
-            try:
-                run.commit = commit_run(self.root, run)
-            except VaultmemError as err:  # the pass stands; say so and what to do
-                run.commit_error = (
-                    f"{err}. The pass was applied but not committed; commit its files by hand "
-                    "(git add -A <folders> && git commit) or run `vaultmem undo`"
-                )
-        return run
 
     def undo(self, *, commit: bool = False) -> UndoReport:
         """Reverse the last applied pass exactly; refuses, naming it, if a note changed.
@@ -699,24 +476,7 @@ class Vault:
         With ``commit`` in a git repository the reversal (only its files) is committed; a git
         failure is reported in ``report.commit_error`` and the files stay reverted.
         """
-        from vaultmem.services.emptied_folders import remove_emptied_folders
-        from vaultmem.services.git_commit import commit_paths
-        from vaultmem.services.undo import undo_last
-
-        report = undo_last(self)
-        self.sync()
-        paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
-        remove_emptied_folders(self.root, paths, self.folders())
-        if commit:
-            try:
-                report.commit = commit_paths(
-                    self.root,
-                    paths,
-                    f"vaultmem undo: reverted {report.command} ({report.journal})\n",
-                )
-            except VaultmemError as err:
-                report.commit_error = f"{err}. The undo was done but not committed"
-        return report
+        return undo_last_run(self, commit=commit)
 
     def create_memory(
         self,
@@ -735,8 +495,15 @@ class Vault:
         from vaultmem.services.memory_creation import create_memory
 
         return create_memory(
-            self, content, fields, title=title, folder=folder, taken=taken, refresh=refresh,
-            explicit_title=explicit_title, batch=batch,
+            self,
+            content,
+            fields,
+            title=title,
+            folder=folder,
+            taken=taken,
+            refresh=refresh,
+            explicit_title=explicit_title,
+            batch=batch,
         )
 
 

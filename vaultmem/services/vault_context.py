@@ -33,6 +33,8 @@ class VaultContext(Protocol):
     settings: Settings
     sidecar: Path
     warnings: list[str]
+    lock_wait_seconds: float
+    """How long a write waits for the vault lock before :class:`~vaultmem.errors.LockedError`."""
 
     @property
     def index(self) -> IndexDB:
