@@ -866,3 +866,24 @@ def test_the_line_scan_agrees_with_yaml_events_on_real_and_written_notes() -> No
             compared += 1
             assert both[0] == both[1], text[:300]
     assert compared > 100
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    text=st.one_of(
+        st.sampled_from(["true", "No", "ON", "null", "~", "1_0", "0x1", "1:30", "last_used"]),
+        st.text(alphabet="aZ0 _-.:/?'\"()!&*|>%@`<=~{}é’yYnN+eTtxolrsuf", min_size=1, max_size=8),
+    ),
+    flow=st.booleans(),
+    key=st.booleans(),
+)
+def test_a_plain_write_reads_back_in_both_yaml_loaders(text: str, flow: bool, key: bool) -> None:
+    """``_plain_ok`` mostly decides with the fast path, without YAML: whatever it writes plain,
+    libyaml and PyYAML both read back as the same text (a key, a value, a flow-list item)."""
+    flow = flow and not key
+    if not note_text._plain_ok.__wrapped__(text, flow=flow, key=key):
+        return
+    source = f"{text}: k" if key else f"k: [{text}]" if flow else f"k: {text}"
+    expected = {text: "k"} if key else {"k": [text] if flow else text}
+    for loader in (getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.SafeLoader):
+        assert yaml.load(source, Loader=loader) == expected  # noqa: S506 (safe loaders)

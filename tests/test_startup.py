@@ -184,3 +184,17 @@ def test_indexing_templates_and_urls_loads_no_yaml(
     ).fetchone()
     db.close()
     assert "found unhashable key (while constructing a mapping) (line 13, column 11)" in problems
+
+
+def test_remember_without_embeddings_loads_neither_them_nor_yaml(tmp_path: Path) -> None:
+    """Saving a memory (the assistant's most frequent write) with ``provider = "none"`` imports
+    no embedding code and no PyYAML: the note it writes is read back by the fast path."""
+    root = _indexed_vault(tmp_path)
+    loaded = _modules(
+        ["remember", "steep oolong at 90 C", "--tags", "tea_notes,drinks", "--vault", str(root)],
+        tmp_path,
+    )
+    assert "vaultmem.services.memory_saving" in loaded  # the command ran
+    assert any(p.name.startswith("steep oolong") for p in (root / "STM").iterdir())
+    assert "yaml" not in loaded
+    assert "vaultmem.services.embeddings" not in loaded

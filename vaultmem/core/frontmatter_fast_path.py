@@ -31,7 +31,8 @@ _DATETIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
 _QUOTED = re.compile(r'"([^"\\]*)"\Z|\'([^\']*)\'\Z')
 _FLOW_ITEM = re.compile(r'[ ]*("[^"\\]*"|\'[^\']*\'|[^,\[\]{}"\' ][^,\[\]{}]*?)[ ]*(,|\Z)')
-_STR = "tag:yaml.org,2002:str"
+STR_TAG = "tag:yaml.org,2002:str"
+"""YAML's tag of text (what :func:`implicit_tag` answers for a plain string)."""
 # Plain scalars starting with a letter are strings unless YAML 1.1 reads them as bool or null.
 _LETTER_SPECIAL = frozenset(("yes", "no", "true", "false", "on", "off", "null"))
 
@@ -67,7 +68,7 @@ def _scalar(text: str, flow: bool = False) -> Any:
         if m:
             return m.group(1) if m.group(1) is not None else m.group(2)
         raise _NotSimple
-    if _plain_text(text, flow) and implicit_tag(text) == _STR:
+    if _plain_text(text, flow) and implicit_tag(text) == STR_TAG:
         return text
     raise _NotSimple
 
@@ -140,13 +141,13 @@ def implicit_tag(text: str) -> str:
         if word is not None:
             return word
         if text[0] not in _TABLE_FIRSTS:  # a letter, "(", "/" ...: only words are bool or null
-            return _STR
+            return STR_TAG
         if text[0] in _NUMBER_FIRSTS and not _NUMBER_CHARS.issuperset(text):
-            return _STR  # "1st level+": a letter no number or timestamp pattern holds
+            return STR_TAG  # "1st level+": a letter no number or timestamp pattern holds
     for tag, pattern in _implicit_resolvers().get(text[0], ()):
         if pattern.match(text):
             return tag
-    return _STR
+    return STR_TAG
 
 
 _WORD_TAGS = {

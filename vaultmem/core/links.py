@@ -108,7 +108,7 @@ _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _INDENTED_LINE_RE = re.compile(r"\n(?: {4}| {0,3}\t)[ \t]*\S")
 _MARKER_THEN_WS_RE = re.compile(r"\n[ \t>*+\-0-9.)]*?(?:>|[-+*]|[0-9][.)])(?: {4}| {0,3}\t)")
 _PREFIX_PART_RE = re.compile(r"([ \t]*)(>|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))?")
-# A blockquote, an HTML line or a reference definition: the list walk does not follow these.
+# An HTML line or a reference definition (in a quote or not): the list walk does not follow these.
 _UNSURE_RE = re.compile(r"\n[ \t>*+\-0-9.)]*(?:<|\[[^\]\n]*\]:)")
 _LIST_ITEM_RE = re.compile(r"([-+*]|[0-9]{1,9}[.)])([ \t]+|$)")
 _BLOCK_START_CHARS = frozenset("#-+*_=0123456789>")

@@ -26,6 +26,8 @@ from typing import Any, Final
 
 from vaultmem.core.frontmatter_fast_path import (
     PLACEHOLDER_PROBLEM,
+    STR_TAG,
+    implicit_tag,
     parse_simple_frontmatter,
     template_placeholder,
 )
@@ -409,11 +411,18 @@ def _plain_ok(text: str, *, flow: bool = False, key: bool = False) -> bool:
         return False
     if _WORD.fullmatch(text) and not _WORD_NOT_PLAIN.fullmatch(text):
         return True  # letters and digits only (ids), no bool, null or number: plain for sure
-    from vaultmem.core.frontmatter_yaml import load_or_none
+    # read back by the fast path (what YAML reads, without loading YAML), else by YAML itself
+    value: object = [text] if flow else text
+    source = f"{text}: k" if key else f"k: [{text}]" if flow else f"k: {text}"
+    expected = {text: "k"} if key else {"k": value}
+    loaded = parse_simple_frontmatter(source)
+    if loaded is not None and key:  # the fast path keeps keys as text; YAML types them
+        return implicit_tag(text) == STR_TAG and _same(loaded, expected)
+    if loaded is None:
+        from vaultmem.core.frontmatter_yaml import load_or_none
 
-    source, expected = (f"{text}: k", {text: "k"}) if key else (f"k: {text}", {"k": text})
-    loaded = load_or_none(f"[{text}]" if flow else source)
-    return loaded is not None and _same(loaded, [text] if flow else expected)
+        loaded = load_or_none(source)
+    return loaded is not None and _same(loaded, expected)
 
 
 def _double_quoted(text: str) -> str:

@@ -22,14 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from vaultmem.core.content_hash import normalised_content_hash
 from vaultmem.core.note_parse import title_of
 from vaultmem.core.text_tokens import fts_all, word_tokens
-from vaultmem.services.embeddings import SemanticQuery, semantic_query
 
 if TYPE_CHECKING:
+    from vaultmem.services.embeddings import SemanticQuery
     from vaultmem.services.vault_context import VaultContext
 
 DEDUP_WORDS = 8
@@ -103,6 +101,12 @@ def _memory_neighbours(vault: VaultContext, found: SemanticQuery) -> list[tuple[
 def assess(vault: VaultContext, content: str, title: str | None = None) -> Novelty:
     """Surprise, near-duplicate and semantic links of a memory about to be written."""
     settings = vault.settings.embeddings
+    if settings.provider == "none":  # keywords only: no vectors, and numpy is not loaded
+        return Novelty()
+    import numpy as np
+
+    from vaultmem.services.embeddings import semantic_query
+
     text = f"{title}\n{content}".strip() if title else content
     found = semantic_query(vault, text)
     if found is None:

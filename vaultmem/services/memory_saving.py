@@ -49,7 +49,6 @@ def remember(
     ``options`` and the errors are those of ``Vault.remember``.
     """
     from vaultmem.services.corrections import remember_correction
-    from vaultmem.services.embeddings import embed_new
     from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of
     from vaultmem.services.remembering import make_draft
 
@@ -83,7 +82,9 @@ def remember(
         path = write_draft(
             vault, draft, now=when, link=link, synced=True, semantic_links=novelty.related
         )
-    if novelty.surprise is not None:
+    if novelty.surprise is not None:  # a provider answered: embed the new note now
+        from vaultmem.services.embeddings import embed_new
+
         embed_new(vault, path, when)
     return load_memory(vault, path, when)
 
