@@ -17,6 +17,7 @@ import contextlib
 import datetime as dt
 import json
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,9 +212,8 @@ class PassSession:
             return
         destination = move.destination or move.path
         if destination != move.path:
-            if (self.vault.root / destination).exists():
+            if os.path.exists(confined(self.vault.root, destination)):  # checked before journaled
                 raise NoteError(destination, f"already exists; {move.path} not moved there")
-            confined(self.vault.root, destination)
             self._writer().move(move.path, destination, snapshot.text, after)
         elif after != snapshot.text:
             self._writer().edit(move.path, snapshot.text, after)
@@ -291,7 +291,7 @@ class PassSession:
                 checked = self._check(move, indexed)
                 snapshot, after = checked
                 if move.action != "delete" and after != snapshot.text:
-                    writer.stage(move.path, after)
+                    writer.stage(move.path, after, path=snapshot.path)
             except (VaultmemError, OSError) as err:
                 checked = err
             self._prepared[id(move)] = (move, checked)

@@ -121,7 +121,7 @@ class JournalWriter:
         _append(self._handle, {"done": operation.seq})
         self.applied += 1
 
-    def stage(self, rel: str, text: str) -> None:
+    def stage(self, rel: str, text: str, *, path: Path | None = None) -> None:
         """Have ``text`` written ahead beside the note ``rel`` (vault-relative) for a later
         operation, on a helper thread (:class:`~vaultmem.store.text_staging.StagedTexts`).
 
@@ -129,13 +129,14 @@ class JournalWriter:
         match a staged text links that file instead of writing and fsyncing its own, so a batch
         of notes costs one flush to disk (:meth:`flush_staged`, done by the first such
         operation if not before) instead of one per note. The staged file is hidden (a temp
-        name); the operation still owns and checks the note then. Raises
-        :class:`~vaultmem.errors.UnsafePathError` for a path outside the vault; an error writing
-        the file is not raised (the operation writes its own text then).
+        name); the operation still owns and checks the note then. ``path``: ``rel`` as
+        :func:`~vaultmem.store.vault_paths.confined` returned it just before (not checked
+        again). Raises :class:`~vaultmem.errors.UnsafePathError` for a path outside the vault;
+        an error writing the file is not raised (the operation writes its own text then).
         """
         key = (rel, _sha(text) or "")
         if key not in self._staged:
-            self._staged.add(key, confined(self.root, rel), text)
+            self._staged.add(key, path or confined(self.root, rel), text)
 
     def flush_staged(self) -> None:
         """Make every staged text durable (one ``syncfs``; done before any is linked in place)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from vaultmem.errors import UnsafePathError
@@ -29,19 +30,28 @@ def confined(root: Path, relative: str) -> Path:
         raise UnsafePathError(repr(relative), "not a vault-relative path")
     parts = _checked_parts(relative)
     base = _resolved(str(root)) if root.is_absolute() else root.resolve()
-    target = base.joinpath(*parts)
     # the folder holding the note must resolve inside the vault (a symlinked folder could
     # point anywhere); the note itself, if a symlink, must point inside too. ``base`` is
     # resolved, so a folder none of whose parts below it is a link is inside as it stands.
+    # Strings, not Paths, until the end: this runs several times for every note a pass moves.
     folder = str(base)
+    target = os.path.join(folder, *parts)
     for part in parts[:-1]:
         folder = os.path.join(folder, part)
-        if os.path.islink(folder):
-            _inside(relative, base, os.path.realpath(target.parent))
+        if _is_link(folder):
+            _inside(relative, base, os.path.realpath(os.path.dirname(target)))
             break
-    if os.path.islink(target):
+    if _is_link(target):
         _inside(relative, base, os.path.realpath(target))
-    return target
+    return Path(target)
+
+
+def _is_link(path: str) -> bool:
+    """Whether ``path`` is a symbolic link (``False`` if it does not exist): one ``lstat``."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 @functools.lru_cache(maxsize=16384)
