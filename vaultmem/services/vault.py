@@ -49,7 +49,8 @@ from vaultmem.services.pass_commands import (
 )
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
-from vaultmem.store.index_db import IndexDB, discard_index
+from vaultmem.store.index_connection import discard_index
+from vaultmem.store.index_db import IndexDB
 from vaultmem.store.settings_file import load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
