@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vaultmem.core.frontmatter_fast_path import parse_simple_frontmatter
-from vaultmem.core.note_text import _HANDLER, split_note
-from vaultmem.core.yaml_loader import _Loader
+from vaultmem.core.note_text import _HANDLER, _Loader, split_note
 
 
 def _yaml(text: str) -> Any:

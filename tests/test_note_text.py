@@ -20,14 +20,14 @@ import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core import note_text, yaml_loader
-from vaultmem.core.frontmatter_values import render_value
+from vaultmem.core import note_text
 from vaultmem.core.note_text import (
     DELETE,
     FrontmatterError,
     find_conflict_markers,
     parse_frontmatter,
     render_note,
+    render_value,
     set_fields,
     split_note,
 )
@@ -182,7 +182,7 @@ def test_parse_keeps_scalar_keys_as_written() -> None:
 
 def test_parse_uses_libyaml_when_available() -> None:
     if getattr(yaml, "__with_libyaml__", False):
-        assert issubclass(yaml_loader._Loader, yaml.CSafeLoader)
+        assert issubclass(note_text._Loader, yaml.CSafeLoader)
     assert type(note_text._HANDLER).__name__ == "YAMLHandler"
 
 
@@ -318,7 +318,7 @@ values = st.recursive(
 def test_render_value_reads_back(value: object) -> None:
     rendered = render_value(value)
     assert "\n" not in rendered and "\r" not in rendered
-    for loader in (yaml.SafeLoader, yaml_loader._Loader):
+    for loader in (yaml.SafeLoader, note_text._Loader):
         loaded = yaml.load(f"k: {rendered}\n", Loader=loader)  # noqa: S506 (safe loaders)
         assert strict_equal(loaded["k"], read_back(value))
 

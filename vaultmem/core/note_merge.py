@@ -36,12 +36,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from vaultmem.core.frontmatter_values import render_value
 from vaultmem.core.note_text import (
     DELETE,
     FrontmatterError,
     find_conflict_markers,
     parse_frontmatter,
+    render_value,
     set_fields,
     split_note,
 )
