@@ -77,7 +77,7 @@ class LazyGroup(click.Group):
         except OSError as err:
             raise click.ClickException(describe_os_error(err)) from None
         except sqlite3.Error as err:
-            from vaultmem.store.index_db import INDEX_FILE, index_error
+            from vaultmem.store.index_connection import INDEX_FILE, index_error
             from vaultmem.store.sidecar import SIDECAR_DIR
 
             raise click.ClickException(

@@ -44,9 +44,15 @@ def remember(
     link: bool = True,
     **options: Any,
 ) -> Memory:
-    """Save a new memory in STM and return it (:meth:`~vaultmem.services.vault.Vault.remember`).
+    """Save a new memory in STM ("The memory note") and return it.
 
-    ``options`` and the errors are those of ``Vault.remember``.
+    ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
+    source, layer, pinned, strength, extra (other properties), supersedes (id or title of
+    the memory this one corrects: see :mod:`vaultmem.services.corrections`). Raises
+    :class:`InputError`. With ``dedup=True`` (default), content equal to an active memory's
+    after normalisation reinforces that memory instead (returned, with a line in
+    ``warnings``). With embeddings, surprise adjusts the importance (unless one was given)
+    and close memories are linked (:mod:`vaultmem.services.memory_novelty`).
     """
     from vaultmem.services.corrections import remember_correction
     from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of

@@ -49,7 +49,8 @@ from vaultmem.services.pass_commands import (
 )
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
-from vaultmem.store.index_db import IndexDB, discard_index
+from vaultmem.store.index_connection import discard_index
+from vaultmem.store.index_db import IndexDB
 from vaultmem.store.settings_file import load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
@@ -244,12 +245,8 @@ class Vault:
 
     # ------------------------------------------------------------------ writing
     def edit(self, path: str, compute: ChangeFunction, *, now: dt.datetime | None = None) -> Memory:
-        """Apply ``compute(fields)``'s changes to the note at ``path``, surgically and atomically.
-
-        The note is re-read just before writing; if it changed in between, the changes are
-        computed again from the fresh text once. Raises :class:`UnsafeNoteError` for notes with
-        unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
-        """
+        """Apply ``compute(fields)``'s changes to the note at ``path``, surgically and atomically
+        (see :func:`~vaultmem.services.memory_edits.edit_note`)."""
         return edit_note(self, path, compute, now=now)
 
     def touch(self, ref: str, *, boost: bool = False, now: dt.datetime | None = None) -> Memory:
@@ -282,16 +279,8 @@ class Vault:
     def remember(
         self, content: str, *, now: dt.datetime | None = None, link: bool = True, **options: Any
     ) -> Memory:
-        """Save a new memory in STM ("The memory note") and return it.
-
-        ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
-        source, layer, pinned, strength, extra (other properties), supersedes (id or title of
-        the memory this one corrects: see :mod:`vaultmem.services.corrections`). Raises
-        :class:`InputError`. With ``dedup=True`` (default), content equal to an active memory's
-        after normalisation reinforces that memory instead (returned, with a line in
-        ``warnings``). With embeddings, surprise adjusts the importance (unless one was given)
-        and close memories are linked (:mod:`vaultmem.services.memory_novelty`).
-        """
+        """Save a new memory in STM ("The memory note") and return it; ``options``, dedup and
+        errors: see :func:`~vaultmem.services.memory_saving.remember`."""
         from vaultmem.services.memory_saving import remember
 
         return remember(self, content, now=now, link=link, **options)
@@ -305,12 +294,8 @@ class Vault:
         synced: bool = False,
         semantic_links: Sequence[str] = (),
     ) -> str:
-        """Write a validated :class:`MemoryDraft` as a new note; returns its path.
-
-        With ``link``, managed memories similar to it (semantic auto-links, "Recall") are written
-        to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
-        synced the index (bulk imports), so it is not synced again.
-        """
+        """Write a validated :class:`MemoryDraft` as a new note; returns its path (see
+        :func:`~vaultmem.services.memory_saving.write_draft`)."""
         from vaultmem.services.memory_saving import write_draft
 
         return write_draft(
@@ -359,12 +344,8 @@ class Vault:
         params: tuple[object, ...] = (),
         synced: SyncReport | None = None,
     ) -> MemoryTable:
-        """Columns and scores of the memories (after a cheap sync), for listing and planning.
-
-        ``synced``: the report of a sync the caller has just made; the index is then not synced
-        again. When the sync walked the vault, the table also knows which notes are symbolic
-        links (:attr:`MemoryTable.linked`).
-        """
+        """Columns and scores of the memories (after a cheap sync), for listing and planning
+        (see :func:`~vaultmem.services.memory_listing.synced_table`)."""
         return synced_table(self, now=now, where=where, params=params, synced=synced)
 
     def memories(
@@ -378,7 +359,8 @@ class Vault:
         limit: int | None = None,
         now: dt.datetime | None = None,
     ) -> list[MemoryRow]:
-        """Memories matching every given filter, ordered by ``sort`` (see :data:`SORT_KEYS`)."""
+        """Memories matching every given filter, ordered by ``sort`` (see
+        :func:`~vaultmem.services.memory_listing.filtered_memories`)."""
         return filtered_memories(
             self,
             status=status,
@@ -398,24 +380,15 @@ class Vault:
     def promote(
         self, ref: str | None = None, *, dry_run: bool = False, now: dt.datetime | None = None
     ) -> PassResult:
-        """Promote ("Lifecycle"): move promotion candidates to LTM/ — or the one memory ``ref``.
-
-        A named memory that is not a candidate is promoted anyway (the person asked), with the
-        reason "promoted on request".
-        """
+        """Promote ("Lifecycle"): move promotion candidates to LTM/ — or the one memory ``ref``
+        (see :func:`~vaultmem.services.pass_commands.promote_memories`)."""
         return promote_memories(self, ref, dry_run=dry_run, now=now)
 
     def forget(
         self, ref: str, *, dry_run: bool = False, now: dt.datetime | None = None
     ) -> PassResult:
-        """Archive one memory now: move it to Archive/, ``status: archived``, ``archived_at``.
-
-        Journaled like a pass, so ``vaultmem undo`` puts it back exactly. Waits up to
-        :attr:`lock_wait_seconds` for a running pass. Raises :class:`NoteNotFoundError`,
-        :class:`AmbiguousNoteError`, :class:`InputError` (not a memory, already archived,
-        pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML) or
-        :class:`LockedError`; nothing is changed then.
-        """
+        """Archive one memory now, journaled like a pass; waits up to :attr:`lock_wait_seconds`
+        for a running pass (errors: see :func:`~vaultmem.services.pass_commands.forget_memory`)."""
         return forget_memory(self, ref, dry_run=dry_run, now=now)
 
     def gc(
@@ -427,11 +400,8 @@ class Vault:
         hard: bool = False,
         now: dt.datetime | None = None,
     ) -> PassResult:
-        """Forget ("Lifecycle"): archive memories scoring below ``threshold``; ``hard`` deletes.
-
-        ``keep`` ids/titles are reinforced first (``use_count += 3``, as Mnemon does) and left
-        alone.
-        """
+        """Forget ("Lifecycle"): archive memories scoring below ``threshold``; ``hard`` deletes
+        (see :func:`~vaultmem.services.pass_commands.collect_garbage`)."""
         return collect_garbage(
             self, threshold=threshold, keep=keep, dry_run=dry_run, hard=hard, now=now
         )
@@ -448,14 +418,8 @@ class Vault:
         command: str | None = None,
         commit: bool = False,
     ) -> LifecycleRun:
-        """Run lifecycle passes (seal, promote, expire, forget, prune) as one undoable step.
-
-        ``passes``: which, in order (default: every pass, ``PASS_ORDER``).
-
-        Raises :class:`LockedError` when another pass is running. With ``commit`` in a git
-        repository, the pass's changes (and only those) are committed with a message that counts
-        what moved and why.
-        """
+        """Run lifecycle passes (seal, promote, expire, forget, prune) as one undoable step
+        (see :func:`~vaultmem.services.pass_commands.run_lifecycle`)."""
         return run_lifecycle(
             self,
             passes,
@@ -469,13 +433,8 @@ class Vault:
         )
 
     def undo(self, *, commit: bool = False) -> UndoReport:
-        """Reverse the last applied pass exactly; refuses, naming it, if a note changed.
-
-        See docs/user-guide.md, "Journal, undo and safety".
-
-        With ``commit`` in a git repository the reversal (only its files) is committed; a git
-        failure is reported in ``report.commit_error`` and the files stay reverted.
-        """
+        """Reverse the last applied pass exactly; refuses, naming it, if a note changed (see
+        :func:`~vaultmem.services.pass_commands.undo_last_run`)."""
         return undo_last_run(self, commit=commit)
 
     def create_memory(

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from vaultmem.core.note_parse import ParsedNote
 from vaultmem.errors import SidecarError
-from vaultmem.store.index_db import _INSERT_COLUMNS, _note_values
 from vaultmem.store.index_links import LinkValues
+from vaultmem.store.note_rows import _INSERT_COLUMNS, _note_values
 
 NoteValues = tuple[object, ...]
 """A ``notes`` row: nid, then the columns :meth:`IndexDB.upsert` writes, in its order."""

@@ -1,0 +1,116 @@
+"""The index's SQLite connection: every error names ``index.db`` and says what to do.
+
+A statement that fails raises :class:`~vaultmem.errors.SidecarError` with one line fit to show a
+person; a damaged file raises :class:`~vaultmem.errors.IndexDamagedError`, which names ``vaultmem
+index --rebuild``. The index is a cache of the notes, so a damaged one is discarded and rebuilt
+without loss (docs/user-guide.md, "Index and graph").
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from vaultmem.errors import IndexDamagedError, SidecarError
+
+INDEX_FILE = "index.db"
+
+_DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "vtable constructor failed")
+
+
+def index_error(path: Path, err: sqlite3.Error) -> SidecarError:
+    """A SQLite error on the index at ``path`` as a one-line :class:`SidecarError`."""
+    message = str(err)
+    code = getattr(err, "sqlite_errorname", "")
+    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
+        sign in message for sign in _DAMAGE_SIGNS
+    ):
+        return IndexDamagedError(
+            path,
+            f"the index is damaged ({message}); run `vaultmem index --rebuild` to rebuild it "
+            "from the notes (no note is affected)",
+        )
+    if "readonly" in message or "read-only" in message:
+        return SidecarError(path, f"{message}; make .vaultmem/ writable")
+    return SidecarError(path, f"the index cannot be used: {message}")
+
+
+class _Cursor(sqlite3.Cursor):
+    r"""A cursor whose SQLite errors are :class:`SidecarError`\ s naming the index file."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def executemany(self, sql: str, parameters: Any, /) -> _Cursor:
+        try:
+            return super().executemany(sql, parameters)
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def executescript(self, script: str, /) -> _Cursor:
+        try:
+            super().executescript(script)
+            return self
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size)
+        except sqlite3.Error as err:
+            raise index_error(_db_path(self), err) from None
+
+
+class _Connection(sqlite3.Connection):
+    """The index's connection: statements run through :class:`_Cursor` (errors mapped).
+
+    Iterating a cursor is left at C speed; a damaged page met only there surfaces as
+    ``sqlite3.DatabaseError``, which :func:`index_error` describes for the CLI's last resort.
+    """
+
+    db_path: Path = Path(INDEX_FILE)
+
+    def cursor(self, factory: Any = _Cursor) -> _Cursor:  # type: ignore[override]
+        cursor: _Cursor = super().cursor(factory)
+        return cursor
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> _Cursor:
+        return self.cursor().executemany(sql, parameters)
+
+    def executescript(self, script: str, /) -> _Cursor:
+        return self.cursor().executescript(script)
+
+
+def _db_path(cursor: sqlite3.Cursor) -> Path:
+    return getattr(cursor.connection, "db_path", Path(INDEX_FILE))
+
+
+def discard_index(sidecar: Path) -> None:
+    """Delete ``index.db`` and its WAL files (a damaged index; it is rebuilt from the notes)."""
+    for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):
+        try:
+            (sidecar / name).unlink(missing_ok=True)
+        except OSError as err:
+            raise SidecarError(sidecar / name, f"cannot remove it: {err.strerror}") from None
+
+
+__all__ = ["INDEX_FILE", "discard_index", "index_error"]

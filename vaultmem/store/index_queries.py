@@ -1,0 +1,187 @@
+"""Read queries of the sidecar index over notes and attachments (mixed into ``IndexDB``).
+
+What a sync compares without reading a file (:class:`FileState`: size, mtime, content hash),
+the attachments the index knows, the memory columns the scores are computed from, one note's
+row, and the lookups of a note by id, title or file name (docs/user-guide.md, "Index and
+graph"). Link queries are in :mod:`vaultmem.store.index_links`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the index knows of a file without reading it."""
+
+    nid: int
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    id: str | None
+
+
+class NoteQueries:
+    """Note and attachment queries of :class:`~vaultmem.store.index_db.IndexDB` (mixed in; uses
+    ``conn``)."""
+
+    conn: sqlite3.Connection
+
+    # ----------------------------------------------------------------- file states
+    def file_states(self, *, under: Sequence[str] | None = None) -> dict[str, FileState]:
+        """Indexed path → :class:`FileState`, for every note or only ``under`` the given paths.
+
+        ``under`` holds vault-relative paths; each matches itself and every note below it.
+        """
+        sql = "SELECT nid, path, size, mtime_ns, hash, id FROM notes"
+        if under is None:
+            return {row[1]: FileState(*row) for row in self.conn.execute(sql)}
+        states: dict[str, FileState] = {}
+        for rel in under:
+            if not rel:
+                return self.file_states()
+            # "a/" ≤ path < "a0" selects everything under folder a ('0' follows '/')
+            rows = self.conn.execute(
+                f"{sql} WHERE path = ? OR (path >= ? AND path < ?)", (rel, rel + "/", rel + "0")
+            )
+            states.update((row[1], FileState(*row)) for row in rows)
+        return states
+
+    def nids_with_keys(self, keys: Iterable[str]) -> dict[str, int]:
+        """Path → nid of the notes whose lower-cased file name is in ``keys``."""
+        key_list = list(set(keys))
+        out: dict[str, int] = {}
+        for start in range(0, len(key_list), 500):
+            chunk = key_list[start : start + 500]
+            out.update(
+                self.conn.execute(
+                    "SELECT path, nid FROM notes "
+                    f"WHERE name_key IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+            )
+        return out
+
+    def file_states_for(self, paths: Iterable[str]) -> dict[str, FileState]:
+        """:class:`FileState` of the given indexed paths (others are left out)."""
+        wanted = sorted(set(paths))
+        states: dict[str, FileState] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.conn.execute(
+                "SELECT nid, path, size, mtime_ns, hash, id FROM notes "
+                f"WHERE path IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            states.update((row[1], FileState(*row)) for row in rows)
+        return states
+
+    def stat_states(self) -> dict[str, tuple[int, int]]:
+        """Every indexed path → (size, mtime_ns): all a no-change sync needs to compare."""
+        return {
+            path: (size, mtime_ns)
+            for path, size, mtime_ns in self.conn.execute("SELECT path, size, mtime_ns FROM notes")
+        }
+
+    # ----------------------------------------------------------------- attachments
+    def attachment_paths(self, *, under: Sequence[str] | None = None) -> set[str]:
+        """Indexed attachment paths, all or only ``under`` the given vault-relative paths."""
+        sql = "SELECT path FROM attachments"
+        if under is None or "" in under:
+            return {row[0] for row in self.conn.execute(sql)}
+        found: set[str] = set()
+        for rel in under:
+            rows = self.conn.execute(
+                f"{sql} WHERE path = ? OR (path >= ? AND path < ?)", (rel, rel + "/", rel + "0")
+            )
+            found.update(row[0] for row in rows)
+        return found
+
+    def attachments_with_keys(self, keys: Iterable[str]) -> list[str]:
+        """Paths of the attachments whose lower-cased file name is in ``keys``."""
+        key_list = [key for key in set(keys) if not key.endswith(".md")]
+        out: list[str] = []
+        for start in range(0, len(key_list), 500):
+            chunk = key_list[start : start + 500]
+            out += [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT path FROM attachments "
+                    f"WHERE name_key IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            ]
+        return out
+
+    def note_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+
+    def all_paths(self) -> list[str]:
+        return [row[0] for row in self.conn.execute("SELECT path FROM notes")]
+
+    # ----------------------------------------------------------------- memory columns
+    def memory_rows(
+        self, where: str = "1", params: Sequence[object] = ()
+    ) -> list[tuple[object, ...]]:
+        """Rows in :data:`~vaultmem.core.scoring.COLUMN_ORDER` for notes matching ``where``.
+
+        ``edges`` = distinct other notes linked to or from the note ("Scores", EI), kept up to date
+        by :meth:`recount_edges` at every sync. Rows come in index order, not sorted.
+        """
+        return self.conn.execute(
+            f"""
+            SELECT n.path, n.id, n.type, n.status, n.layer, n.category, n.source, n.created,
+                   n.last_used, n.use_count, n.strength, n.importance, n.confidence, n.pinned,
+                   n.resolved_at, n.use_days, n.edges
+            FROM notes n WHERE {where}
+            """,
+            tuple(params),
+        ).fetchall()
+
+    def note_row(self, path: str) -> dict[str, object] | None:
+        """Every column of the note at ``path`` as a dict (``None`` if not indexed)."""
+        cursor = self.conn.execute("SELECT * FROM notes WHERE path = ?", (path,))
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        return {d[0]: v for d, v in zip(cursor.description, row, strict=True)}
+
+    def frontmatter_of(
+        self, where: str, params: Sequence[object] = ()
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """(path, frontmatter) of box and trace notes matching ``where`` (SQL over ``notes n``).
+
+        Only box and trace notes keep their whole frontmatter in the index; others give ``{}``.
+        """
+        rows = self.conn.execute(
+            f"SELECT n.path, n.frontmatter FROM notes n WHERE {where} ORDER BY n.path",
+            tuple(params),
+        )
+        return [(path, json.loads(text)) for path, text in rows]
+
+    def paths_by_id(self, note_id: str) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT path FROM notes WHERE id = ?", (note_id,))]
+
+    def paths_by_title(self, title: str) -> list[str]:
+        """Paths whose title equals ``title`` case-insensitively (managed notes first)."""
+        rows = self.conn.execute(
+            "SELECT path FROM notes WHERE title = ? COLLATE NOCASE "
+            "ORDER BY (type IN ('memory', 'box', 'trace')) DESC, path",
+            (title,),
+        )
+        return [r[0] for r in rows]
+
+    def paths_with_name(self, key: str) -> list[str]:
+        """Paths whose lower-cased file name is ``key`` (e.g. ``"foo.md"``)."""
+        return [
+            r[0] for r in self.conn.execute("SELECT path FROM notes WHERE name_key = ?", (key,))
+        ]
+
+
+__all__ = ["FileState", "NoteQueries"]

@@ -1,0 +1,124 @@
+"""A parsed note as its row of the index's ``notes`` table, the same for every way it is written.
+
+:meth:`~vaultmem.store.index_db.IndexDB.upsert` (one note) and
+:class:`~vaultmem.store.index_load.BulkLoad` (a whole vault) write these values: the frontmatter
+fields as typed columns (datetimes as epoch seconds), tags, related links, problems and
+warnings as JSON lists, and the whole frontmatter of box and trace notes only
+(docs/user-guide.md, "Index and graph").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import operator
+from collections.abc import Sequence
+
+from vaultmem.core.fields import DATETIME_KEYS
+from vaultmem.core.link_resolution import note_key
+from vaultmem.core.note_parse import ParsedNote
+from vaultmem.core.timestamps import to_epoch
+
+FIELD_COLUMNS = (
+    "id",
+    "type",
+    "status",
+    "layer",
+    "category",
+    "created",
+    "last_used",
+    "use_count",
+    "strength",
+    "importance",
+    "confidence",
+    "source",
+    "pinned",
+    "box",
+    "trace",
+    "review_count",
+    "last_review_at",
+    "cross_domain_count",
+    "promoted_at",
+    "archived_at",
+    "resolved_at",
+    "valid_until",
+    "use_days",
+    "supersedes",
+    "superseded_by",
+    "superseded_at",
+    "episode",
+    "previous",
+)
+"""Columns of ``notes`` that hold :class:`~vaultmem.core.fields.MemoryFields` values."""
+
+_INSERT_COLUMNS = (
+    "path",
+    "name_key",
+    "mtime_ns",
+    "size",
+    "hash",
+    "title",
+    *FIELD_COLUMNS,
+    "tags",
+    "related",
+    "problems",
+    "warnings",
+    "frontmatter",
+)
+_INSERT_SQL = (
+    f"INSERT INTO notes ({', '.join(_INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_INSERT_COLUMNS))})"
+)
+_UPDATE_SQL = f"UPDATE notes SET {', '.join(f'{c} = ?' for c in _INSERT_COLUMNS)} WHERE nid = ?"
+
+
+def _json_default(value: object) -> str:
+    """YAML gives datetimes and dates; JSON stores them as ISO 8601 text."""
+    isoformat = getattr(value, "isoformat", None)
+    return str(isoformat()) if callable(isoformat) else str(value)
+
+
+_FIELD_VALUES = operator.attrgetter(*FIELD_COLUMNS)
+_DATETIME_AT = tuple(i for i, column in enumerate(FIELD_COLUMNS) if column in DATETIME_KEYS)
+_PINNED_AT = FIELD_COLUMNS.index("pinned")
+_TAGS_AT = _INSERT_COLUMNS.index("tags")
+"""Where the ``tags`` JSON sits in :func:`_note_values` (checked against the column list)."""
+
+
+def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) -> list[object]:
+    f = note.fields
+    fields = list(_FIELD_VALUES(f))
+    for i in _DATETIME_AT:
+        value = fields[i]
+        if value is not None:
+            aware = type(value) is dt.datetime and value.tzinfo is not None
+            fields[i] = value.timestamp() if aware else to_epoch(value)
+    fields[_PINNED_AT] = int(fields[_PINNED_AT])
+    return [
+        note.path,
+        note_key(note.path),
+        mtime_ns,
+        size,
+        content_hash,
+        note.title,
+        *fields,
+        _json_list(f.tags),
+        _json_list(f.related),
+        _json_list(note.problems),
+        _json_list([w.describe() for w in note.warnings]) if note.warnings else "[]",
+        # box and trace properties (topics, members, boxes) have no column of their own
+        json.dumps(note.frontmatter, ensure_ascii=False, default=_json_default)
+        if f.type in ("box", "trace")
+        else "{}",
+    ]
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""``json.dumps(value, ensure_ascii=False)`` without making an encoder for each call."""
+
+
+def _json_list(items: Sequence[str]) -> str:
+    return _JSON.encode(list(items)) if items else "[]"
+
+
+__all__ = ["FIELD_COLUMNS"]
