@@ -315,8 +315,12 @@ def _index_content(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
     links = conn.execute(
         "SELECT nid, target, target_key, subpath, kind, resolved, resolved_nid FROM links"
     ).fetchall()
+    stamp = columns.index("mtime_ns")
+    notes = [list(row) for row in conn.execute(f"SELECT {', '.join(columns)} FROM notes")]
+    for row in notes:  # a pending stamp (read within a clock tick of the write) is the mtime
+        row[stamp] = row[stamp] if row[stamp] >= 0 else index_stamps.racy_stamp(row[stamp])
     return {
-        "notes": sorted(conn.execute(f"SELECT {', '.join(columns)} FROM notes"), key=repr),
+        "notes": sorted(map(tuple, notes), key=repr),
         "tags": sorted((path_of[nid], tag) for nid, tag in conn.execute("SELECT * FROM tags")),
         "fts": sorted(
             (path_of[nid], title, body, tags)
