@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
 from vaultmem.services import index_sync
-from vaultmem.services.index_sync import ProgressCallback, SyncReport, _parse, die_with_parent
+from vaultmem.services.index_sync import ProgressCallback, SyncReport, die_with_parent, parse_read
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import BULK_RECOUNT, LinkValues
 from vaultmem.store.index_load import NoteRows, bulk_load
@@ -75,7 +75,7 @@ def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
         if read is None:
             rows.missing.append(rel)
             continue
-        note = _parse(read, state.templates)
+        note = parse_read(read, state.templates)
         links: list[LinkValues] = []
         for link in note.links:
             target = link.target

@@ -168,7 +168,8 @@ def _read(root: Path, rel: str) -> _Read | None:
     )
 
 
-def _parse(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
+def parse_read(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
+    """The note a read holds, parsed; a note under a template folder is never a memory."""
     note = parse_note(
         read.path,
         read.text,
@@ -202,7 +203,7 @@ def _read_and_parse_all(
     out: list[_Parsed | None] = []
     for rel in rels:
         read = _read(root, rel)
-        out.append(None if read is None else (replace(read, text=""), _parse(read, templates)))
+        out.append(None if read is None else (replace(read, text=""), parse_read(read, templates)))
     return out
 
 
@@ -314,13 +315,13 @@ class _Syncer:
                     self.db.update_stat(rel, size=read.size, mtime_ns=read.stamp_ns)
                     report.unchanged += 1
                 else:
-                    self._store(parsed or _parse(read, self.templates), read, new=False)
+                    self._store(parsed or parse_read(read, self.templates), read, new=False)
                     report.changed += 1
                 continue
             origin = by_hash.pop(read.hash, None)
             note: ParsedNote | None = parsed
             if origin is None:
-                note = note or _parse(read, self.templates)
+                note = note or parse_read(read, self.templates)
                 origin = by_id.pop(note.fields.id, None) if note.fields.id else None
             if origin is not None and origin in gone:
                 del gone[origin]
@@ -329,9 +330,10 @@ class _Syncer:
                 # re-parsed at its new path: the rows stay (one update renames and refreshes
                 # them), but what depends on the path does not (a sync-conflict name, the
                 # templates folder, relative links)
-                self._store(note or _parse(read, self.templates), read, new=False, origin=origin)
+                note = note or parse_read(read, self.templates)
+                self._store(note, read, new=False, origin=origin)
                 continue
-            self._store(note or _parse(read, self.templates), read, new=True)
+            self._store(note or parse_read(read, self.templates), read, new=True)
             self.dirty_keys.add(note_key(rel))
             report.added += 1
         for rel in gone:

@@ -77,7 +77,7 @@ class _Cursor(sqlite3.Cursor):
             raise index_error(_db_path(self), err) from None
 
 
-class _Connection(sqlite3.Connection):
+class IndexConnection(sqlite3.Connection):
     """The index's connection: statements run through :class:`_Cursor` (errors mapped).
 
     Iterating a cursor is left at C speed; a damaged page met only there surfaces as
@@ -113,4 +113,4 @@ def discard_index(sidecar: Path) -> None:
             raise SidecarError(sidecar / name, f"cannot remove it: {err.strerror}") from None
 
 
-__all__ = ["INDEX_FILE", "discard_index", "index_error"]
+__all__ = ["INDEX_FILE", "IndexConnection", "discard_index", "index_error"]

@@ -22,11 +22,11 @@ from pathlib import Path
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.note_parse import ParsedNote
 from vaultmem.errors import SidecarError
-from vaultmem.store.index_connection import INDEX_FILE, _Connection, discard_index
+from vaultmem.store.index_connection import INDEX_FILE, IndexConnection, discard_index
 from vaultmem.store.index_links import LinkIndex
 from vaultmem.store.index_queries import NoteQueries
 from vaultmem.store.index_schema import migrate, migrations_pending, schema_lock
-from vaultmem.store.note_rows import _INSERT_SQL, _TAGS_AT, _UPDATE_SQL, _note_values
+from vaultmem.store.note_rows import INSERT_SQL, TAGS_AT, UPDATE_SQL, note_values
 from vaultmem.store.sidecar import ensure_sidecar, is_writable
 
 PARSER_VERSION = 7
@@ -119,7 +119,7 @@ class IndexDB(NoteQueries, LinkIndex):
                 uri=True,
                 isolation_level=None,
                 check_same_thread=False,
-                factory=_Connection,
+                factory=IndexConnection,
             )
             conn.db_path = path
             conn.execute("SELECT count(*) FROM notes").fetchone()
@@ -153,7 +153,11 @@ class IndexDB(NoteQueries, LinkIndex):
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            path, timeout=30.0, isolation_level=None, check_same_thread=False, factory=_Connection
+            path,
+            timeout=30.0,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=IndexConnection,
         )
         conn.db_path = path
         conn.execute("PRAGMA journal_mode=WAL")
@@ -206,7 +210,7 @@ class IndexDB(NoteQueries, LinkIndex):
         are renamed and refreshed in one update (the nid, so every link to it, stays), and
         links resolved to the old path follow it.
         """
-        values = _note_values(note, size, mtime_ns, content_hash)
+        values = note_values(note, size, mtime_ns, content_hash)
         tags = note.fields.tags
         searchable = (note.title, note.body, " ".join(tags))
         row = (
@@ -223,14 +227,14 @@ class IndexDB(NoteQueries, LinkIndex):
                 "UPDATE links SET resolved = ? WHERE resolved = ?", (note.path, moved_from)
             )
         if row is None:
-            nid = int(self.conn.execute(_INSERT_SQL, values).lastrowid or 0)
+            nid = int(self.conn.execute(INSERT_SQL, values).lastrowid or 0)
             same_tags = same_text = False
         else:
             # a lifecycle move changes a few fields: the tag and full-text rows, whose
             # rewriting costs most of an update, are kept when what they hold is unchanged
             nid = int(row[0])
-            self.conn.execute(_UPDATE_SQL, [*values, nid])
-            same_tags = row[1] == values[_TAGS_AT]
+            self.conn.execute(UPDATE_SQL, [*values, nid])
+            same_tags = row[1] == values[TAGS_AT]
             if not same_tags:
                 self.conn.execute("DELETE FROM tags WHERE nid = ?", (nid,))
             indexed = self.conn.execute(

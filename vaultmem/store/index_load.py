@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from vaultmem.core.note_parse import ParsedNote
 from vaultmem.errors import SidecarError
 from vaultmem.store.index_links import LinkValues
-from vaultmem.store.note_rows import _INSERT_COLUMNS, _note_values
+from vaultmem.store.note_rows import INSERT_COLUMNS, note_values
 
 NoteValues = tuple[object, ...]
 """A ``notes`` row: nid, then the columns :meth:`IndexDB.upsert` writes, in its order."""
@@ -29,8 +29,8 @@ FtsValues = tuple[int, str, str, str]
 """(nid, title, body, tags joined by spaces) — the ``notes_fts`` row of a note."""
 
 _NOTE_SQL = (
-    f"INSERT INTO notes (nid, {', '.join(_INSERT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * (len(_INSERT_COLUMNS) + 1))})"
+    f"INSERT INTO notes (nid, {', '.join(INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * (len(INSERT_COLUMNS) + 1))})"
 )
 _LOADED_TABLES = ("notes", "tags", "links", "attachments")
 FTS_LOAD_HASH_BYTES = 16 << 20
@@ -63,7 +63,7 @@ class NoteRows:
         links: Sequence[LinkValues],
     ) -> None:
         """The rows of one parsed note (as ``upsert`` stores them) and its resolved links."""
-        self.notes.append((nid, *_note_values(note, size, mtime_ns, content_hash)))
+        self.notes.append((nid, *note_values(note, size, mtime_ns, content_hash)))
         tags = note.fields.tags
         self.tags += [(nid, tag) for tag in tags]
         self.fts.append((nid, note.title, note.body, " ".join(tags)))

@@ -51,7 +51,7 @@ FIELD_COLUMNS = (
 )
 """Columns of ``notes`` that hold :class:`~vaultmem.core.fields.MemoryFields` values."""
 
-_INSERT_COLUMNS = (
+INSERT_COLUMNS = (
     "path",
     "name_key",
     "mtime_ns",
@@ -65,11 +65,13 @@ _INSERT_COLUMNS = (
     "warnings",
     "frontmatter",
 )
-_INSERT_SQL = (
-    f"INSERT INTO notes ({', '.join(_INSERT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(_INSERT_COLUMNS))})"
+"""The ``notes`` columns a note's row sets (all but ``nid`` and ``edges``), in the order of
+:func:`note_values`."""
+INSERT_SQL = (
+    f"INSERT INTO notes ({', '.join(INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))})"
 )
-_UPDATE_SQL = f"UPDATE notes SET {', '.join(f'{c} = ?' for c in _INSERT_COLUMNS)} WHERE nid = ?"
+UPDATE_SQL = f"UPDATE notes SET {', '.join(f'{c} = ?' for c in INSERT_COLUMNS)} WHERE nid = ?"
 
 
 def _json_default(value: object) -> str:
@@ -81,11 +83,13 @@ def _json_default(value: object) -> str:
 _FIELD_VALUES = operator.attrgetter(*FIELD_COLUMNS)
 _DATETIME_AT = tuple(i for i, column in enumerate(FIELD_COLUMNS) if column in DATETIME_KEYS)
 _PINNED_AT = FIELD_COLUMNS.index("pinned")
-_TAGS_AT = _INSERT_COLUMNS.index("tags")
-"""Where the ``tags`` JSON sits in :func:`_note_values` (checked against the column list)."""
+TAGS_AT = INSERT_COLUMNS.index("tags")
+"""Where the ``tags`` JSON sits in :func:`note_values` (checked against the column list)."""
 
 
-def _note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) -> list[object]:
+def note_values(note: ParsedNote, size: int, mtime_ns: int, content_hash: str) -> list[object]:
+    """The values of :data:`INSERT_COLUMNS` for ``note`` (datetimes as epoch seconds, lists and
+    the frontmatter as JSON), as ``upsert`` and the bulk load store them."""
     f = note.fields
     fields = list(_FIELD_VALUES(f))
     for i in _DATETIME_AT:
@@ -121,4 +125,6 @@ def _json_list(items: Sequence[str]) -> str:
     return _JSON.encode(list(items)) if items else "[]"
 
 
-__all__ = ["FIELD_COLUMNS"]
+__all__ = [
+    "FIELD_COLUMNS", "INSERT_COLUMNS", "INSERT_SQL", "TAGS_AT", "UPDATE_SQL", "note_values",
+]  # fmt: skip
