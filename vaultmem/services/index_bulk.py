@@ -93,6 +93,15 @@ def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
     return rows
 
 
+def _ramped(paths: list[str], size: int) -> Iterator[list[str]]:
+    """``paths`` in chunks of ``size``, the first ones smaller (an eighth, doubling): the writer
+    gets its first rows while the workers are still starting, instead of after a full batch."""
+    start, step = 0, max(16, size // 8)
+    while start < len(paths):
+        yield paths[start : start + step]
+        start, step = start + step, min(size, 2 * step)
+
+
 def _batches(
     state: _LoadState,
     batches: list[list[tuple[str, int]]],
@@ -104,6 +113,10 @@ def _batches(
             yield batch_rows(state, batch)
         return
     from concurrent.futures import ProcessPoolExecutor
+
+    # the parser's modules load here, once, and forked workers inherit them (else each worker
+    # imports them before its first batch)
+    from vaultmem.core import fields, links, note_text  # noqa: F401
 
     with ProcessPoolExecutor(
         max_workers=WORKERS,
@@ -141,9 +154,7 @@ def index_all(
     nid_of = {rel: nid for nid, rel in enumerate(paths, 1)}
     state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of)
     size = max(16, min(BATCH_NOTES, len(paths) // (8 * WORKERS)))  # small vaults: all busy
-    batches = [
-        [(rel, nid_of[rel]) for rel in paths[i : i + size]] for i in range(0, len(paths), size)
-    ]
+    batches = [[(rel, nid_of[rel]) for rel in chunk] for chunk in _ramped(paths, size)]
     missing: list[str] = []
     pairs: list[tuple[int, int]] = []  # (source, target) of every link between two notes
     done = 0
