@@ -14,13 +14,17 @@ Pure, no I/O.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
+
+# hashlib is imported where a hash is made: loading it (OpenSSL) takes ~2 ms, and a recall on an
+# index in step with the vault hashes nothing
 
 
 def content_hash(data: bytes) -> str:
     """SHA-256 hex digest of a note's bytes (the index's content hash)."""
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -40,9 +44,13 @@ def normalised_text(text: str) -> str:
 
 def normalised_content_hash(text: str) -> str:
     """SHA-256 hex digest (64 chars) of :func:`normalised_text` of ``text`` (UTF-8)."""
+    import hashlib
+
     return hashlib.sha256(normalised_text(text).encode("utf-8")).hexdigest()
 
 
 def embedding_key(model: str, text: str) -> str:
     """SHA-256 hex digest of ``model``, a NUL byte and ``text`` (UTF-8): one vector's key."""
+    import hashlib
+
     return hashlib.sha256(model.encode("utf-8") + b"\0" + text.encode("utf-8")).hexdigest()
