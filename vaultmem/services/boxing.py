@@ -256,15 +256,10 @@ def _apply_seal(
     planned = {(m.action, m.path): m for m in result.planned}
     unwritten: set[str] = set()
     prepared_to = 0
-    ahead: tuple[int, dict[str, str]] | None = None  # the batch after the one being applied
     texts: dict[str, str] = {}  # box path → its note as written when all its members move
     for at, box in enumerate(boxes):
         if at == prepared_to:  # members and box notes of the next boxes, one flush to disk
-            prepared_to, batch = ahead or _prepare_boxes(session, boxes, at, planned, now)
-            texts.update(batch)
-            ahead = None  # the batch after is checked now, its texts written meanwhile
-            if prepared_to < len(boxes):
-                ahead = _prepare_boxes(session, boxes, prepared_to, planned, now)
+            prepared_to, texts = _prepare_boxes(session, boxes, at, planned, now)
         moved: list[str] = []
         for member in box.members:
             move = planned[("seal", member)]

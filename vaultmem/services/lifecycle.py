@@ -177,10 +177,7 @@ class PassSession:
         fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
         self._refreshed = len(self.touched)
         if fresh:
-            # no helper thread left: the index may fork its parse workers
-            if self.journal is not None:
-                self.journal.settle_staging()
-            settle_closes()
+            settle_closes()  # no helper thread left: the index may fork its parse workers
             self.vault.refresh(fresh)
 
     @property
@@ -273,13 +270,11 @@ class PassSession:
         return snapshot, after
 
     def prepare(self, moves: Sequence[Move], creates: Sequence[tuple[str, str]] = ()) -> None:
-        """Check ``moves`` and have their new texts (and ``creates``: (path, text)) written ahead.
+        """Check ``moves`` and write their new texts (and ``creates``: (path, text)) ahead.
 
-        The texts are written on a helper thread (:meth:`JournalWriter.stage`); one flush to
-        disk, when the first of them is used, then covers the whole batch, where each note would
-        otherwise fsync its own. :meth:`apply` and :meth:`create` use what was prepared (a note
-        is still owned and compared with what was read when it is written, so a person's save
-        in between wins).
+        One flush to disk then covers the whole batch, where each note would otherwise fsync its
+        own; :meth:`apply` and :meth:`create` use what was prepared (a note is still owned and
+        compared with what was read when it is written, so a person's save in between wins).
         """
         if self.dry_run or not moves and not creates:
             return
@@ -298,6 +293,7 @@ class PassSession:
         for path, text in creates:
             with contextlib.suppress(VaultmemError, OSError):
                 writer.stage(path, text)
+        writer.flush_staged()
 
     def edit_fields(self, path: str, compute: Callable[[MemoryFields], dict[str, object]]) -> None:
         """A journaled surgical edit: ``compute(fields)``'s changes to one note (``gc --keep``)."""
@@ -315,12 +311,9 @@ class PassSession:
         result.dry_run = self.dry_run
         if self.dry_run:
             return result
-        planned = result.planned
-        for start, move in enumerate(planned):
-            if start == 0:
-                self.prepare(planned[:PREPARE_BATCH])
-            if start % PREPARE_BATCH == 0:  # the next batch's texts are written meanwhile
-                self.prepare(planned[start + PREPARE_BATCH : start + 2 * PREPARE_BATCH])
+        for start, move in enumerate(result.planned):
+            if start % PREPARE_BATCH == 0:
+                self.prepare(result.planned[start : start + PREPARE_BATCH])
             try:
                 self.apply(move)
             except InterruptedRunError:

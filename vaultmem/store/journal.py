@@ -32,6 +32,7 @@ from vaultmem.errors import NoteChangedError, NoteError, UnsafePathError, Vaultm
 from vaultmem.store.durability import fsync_dir
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
+from vaultmem.store.note_batch import flush_files
 from vaultmem.store.note_files import (
     StagedText,
     create_note,
@@ -40,8 +41,8 @@ from vaultmem.store.note_files import (
     move_note,
     recover_interrupted_writes,
     replace_note,
+    stage_text,
 )
-from vaultmem.store.text_staging import StagedTexts
 from vaultmem.store.vault_paths import confined
 
 JOURNAL_DIR = "journal"
@@ -88,7 +89,8 @@ class JournalWriter:
         self._seq = 0
         self.applied = 0
         """Operations carried out (not skipped) so far."""
-        self._staged = StagedTexts(root)
+        self._staged: dict[tuple[str, str], StagedText] = {}
+        self._unflushed: list[Path] = []
         _append(
             self._handle,
             {
@@ -108,9 +110,11 @@ class JournalWriter:
             "run the same command again to finish the pass, or `vaultmem undo` to revert it"
         )
         _append(self._handle, operation.as_json())
-        staged = self._staged.take(
-            (operation.source or operation.target, _sha(operation.after) or "")
+        staged = self._staged.pop(
+            (operation.source or operation.target, _sha(operation.after) or ""), None
         )
+        if staged is not None and self._unflushed:
+            self.flush_staged()
         try:
             apply_operation(self.root, operation, strict=True, staged=staged)
         except (VaultmemError, OSError):
@@ -122,33 +126,33 @@ class JournalWriter:
         self.applied += 1
 
     def stage(self, rel: str, text: str, *, path: Path | None = None) -> None:
-        """Have ``text`` written ahead beside the note ``rel`` (vault-relative) for a later
-        operation, on a helper thread (:class:`~vaultmem.store.text_staging.StagedTexts`).
+        """Write ``text`` ahead beside the note ``rel`` (vault-relative) for a later operation.
 
         An operation whose note (a move's source, an edit's or create's target) and new text
         match a staged text links that file instead of writing and fsyncing its own, so a batch
-        of notes costs one flush to disk (:meth:`flush_staged`, done by the first such
-        operation if not before) instead of one per note. The staged file is hidden (a temp
-        name); the operation still owns and checks the note then. ``path``: ``rel`` as
-        :func:`~vaultmem.store.vault_paths.confined` returned it just before (not checked
-        again). Raises :class:`~vaultmem.errors.UnsafePathError` for a path outside the vault;
-        an error writing the file is not raised (the operation writes its own text then).
+        of notes costs one flush to disk (:meth:`flush_staged`) instead of one per note. The
+        staged file is hidden (a temp name); the operation still owns and checks the note then.
+        ``path``: ``rel`` as :func:`~vaultmem.store.vault_paths.confined` returned it just before
+        (not checked again).
         """
         key = (rel, _sha(text) or "")
-        if key not in self._staged:
-            self._staged.add(key, path or confined(self.root, rel), text)
+        if key in self._staged:
+            return
+        staged = stage_text(path or confined(self.root, rel), text)
+        self._staged[key] = staged
+        self._unflushed.append(staged.temp)
 
     def flush_staged(self) -> None:
         """Make every staged text durable (one ``syncfs``; done before any is linked in place)."""
-        self._staged.flush()
-
-    def settle_staging(self) -> None:
-        """Wait until the helper thread writing staged texts has ended (before forking)."""
-        self._staged.settle()
+        files, self._unflushed = self._unflushed, []
+        flush_files(self.root, files)
 
     def discard_staged(self) -> None:
         """Remove staged texts no operation used (their notes were skipped)."""
-        self._staged.discard()
+        staged, self._staged = self._staged, {}
+        self._unflushed = []
+        for item in staged.values():
+            discard_staged(item)
 
     def _next(
         self, kind: str, source: str | None, target: str, before: str | None, after: str | None
