@@ -23,7 +23,6 @@ from typing import Any
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _ITEM_LINE = re.compile(r"([ ]*)-[ ]+(.*?)[ ]*\Z")
-_PLAIN = re.compile(r"[\w.][\w./-]*(?: [\w./-]+)*\Z")
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
 _FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+\Z")
 # [0-9], not \d: YAML's timestamps are ASCII digits ("٢٠٢٦-١١-٢٠" is a string)
@@ -33,8 +32,6 @@ _QUOTED = re.compile(r'"([^"\\]*)"\Z|\'([^\']*)\'\Z')
 _FLOW_ITEM = re.compile(r'[ ]*("[^"\\]*"|\'[^\']*\'|[^,\[\]{}"\' ][^,\[\]{}]*?)[ ]*(,|\Z)')
 STR_TAG = "tag:yaml.org,2002:str"
 """YAML's tag of text (what :func:`implicit_tag` answers for a plain string)."""
-# Plain scalars starting with a letter are strings unless YAML 1.1 reads them as bool or null.
-_LETTER_SPECIAL = frozenset(("yes", "no", "true", "false", "on", "off", "null"))
 
 
 class _NotSimple(Exception):
@@ -45,14 +42,11 @@ def _scalar(text: str, flow: bool = False) -> Any:
     """The value of the one-line scalar ``text`` (spaces around it removed); ``flow``: an item of
     a flow list. Raises :class:`_NotSimple` when YAML might read it as anything else."""
     first = text[:1]
-    if first.isalpha():
-        if text == "true":
-            return True
-        if text == "false":
-            return False
-        if _PLAIN.match(text) and text.lower() not in _LETTER_SPECIAL:
-            return text
-    elif first.isdigit() or first == "-":
+    if text == "true":
+        return True
+    if text == "false":
+        return False
+    if first.isdigit() or first == "-":
         if _INT.match(text):
             return int(text)
         if _FLOAT.match(text):
@@ -73,7 +67,7 @@ def _scalar(text: str, flow: bool = False) -> Any:
     raise _NotSimple
 
 
-_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+PLAIN_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 """Characters that cannot start a plain scalar (YAML 1.1, section 4.2; ``-``, ``?`` and ``:``
 can when a non-space follows, which this path leaves to YAML)."""
 
@@ -86,7 +80,7 @@ def _plain_text(text: str, flow: bool) -> bool:
     ruled out ``#``, ``\\``, tabs, line breaks and non-printable characters for the whole block,
     and a flow item holds none of ``,[]{}``.
     """
-    if not text or text[0] in _INDICATORS or ": " in text or text[-1] == ":":
+    if not text or text[0] in PLAIN_INDICATORS or ": " in text or text[-1] == ":":
         return False
     return not (flow and "?" in text)
 

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from vaultmem.core.frontmatter_fast_path import (
     PLACEHOLDER_PROBLEM,
+    PLAIN_INDICATORS,
     STR_TAG,
     implicit_tag,
     parse_simple_frontmatter,
@@ -46,7 +47,6 @@ _YAML_LINE: Final = re.compile(r"[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028
 _CONFLICT: Final = re.compile(
     r"^\ufeff?(?:(<{7}|>{7})|(\|{7})|(={7})(?=[ \t]*\r?$))(?=[ \t]|\r?$)", re.MULTILINE
 )
-_INDICATORS: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _NUMBER_1_2: Final = re.compile(  # YAML 1.2 core numbers (Obsidian); 1.1's are checked by loading
     r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:e[-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-f]+|[-+]?\.inf|\.nan",
     re.IGNORECASE,
@@ -403,7 +403,7 @@ def _render(value: object, *, flow: bool) -> str:
 def _plain_ok(text: str, *, flow: bool = False, key: bool = False) -> bool:
     """Whether ``text`` may be written unquoted (as a value, in a ``[...]``, or as a key) and
     read back identical by YAML 1.1 (PyYAML) and 1.2 (Obsidian)."""
-    if not text or text[0] in _INDICATORS or text != text.strip() or not text.isprintable():
+    if not text or text[0] in PLAIN_INDICATORS or text != text.strip() or not text.isprintable():
         return False
     if ": " in text or " #" in text or text.endswith(":") or _NUMBER_1_2.fullmatch(text):
         return False
