@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import stat
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from vaultmem.errors import UnsafePathError
@@ -38,20 +37,12 @@ def confined(root: Path, relative: str) -> Path:
     target = os.path.join(folder, *parts)
     for part in parts[:-1]:
         folder = os.path.join(folder, part)
-        if _is_link(folder):
+        if os.path.islink(folder):
             _inside(relative, base, os.path.realpath(os.path.dirname(target)))
             break
-    if _is_link(target):
+    if os.path.islink(target):
         _inside(relative, base, os.path.realpath(target))
     return Path(target)
-
-
-def _is_link(path: str) -> bool:
-    """Whether ``path`` is a symbolic link (``False`` if it does not exist): one ``lstat``."""
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False
 
 
 @functools.lru_cache(maxsize=16384)
