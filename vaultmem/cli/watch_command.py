@@ -119,7 +119,7 @@ def watch(vault: Vault, debounce_seconds: float, verbose: bool, as_json: bool) -
     elif verbose:
         on_sync = _echo_batch
     embedder = None
-    if vault.settings.embeddings.provider != "none":  # vectors follow the notes, off the hot path
+    if vault.settings.embeddings.enabled:  # vectors follow the notes, off the hot path
         embedder = BackgroundEmbedder(vault.root, Vault.open)
         shown = on_sync
 

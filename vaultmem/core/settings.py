@@ -125,6 +125,11 @@ class EmbeddingSettings:
     cohesion_review: float = 0.75
     quantise: bool = True
 
+    @property
+    def enabled(self) -> bool:
+        """Whether a provider is configured (``provider`` is not ``"none"``)."""
+        return self.provider != "none"
+
 
 @dataclass(frozen=True, slots=True)
 class IndexSettings:

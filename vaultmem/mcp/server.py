@@ -366,7 +366,7 @@ def serve(vault: Vault, *, lock_wait_seconds: float = LOCK_WAIT_SECONDS) -> None
     vault.lock_wait_seconds = lock_wait_seconds
     embedder = (
         BackgroundEmbedder(vault.root, Vault.open)
-        if vault.settings.embeddings.provider != "none"
+        if vault.settings.embeddings.enabled
         else None
     )
     watcher = VaultWatcher(vault, on_sync=embedder.notify if embedder is not None else None)

@@ -235,7 +235,7 @@ def make_provider(settings: EmbeddingSettings) -> EmbeddingProvider | None:
 
     Raises :class:`EmbeddingUnavailableError` for an unknown provider name.
     """
-    if settings.provider == "none":
+    if not settings.enabled:
         return None
     if settings.provider == "local":
         return LocalOnnxProvider(settings.model)

@@ -101,7 +101,7 @@ def _memory_neighbours(vault: VaultContext, found: SemanticQuery) -> list[tuple[
 def assess(vault: VaultContext, content: str, title: str | None = None) -> Novelty:
     """Surprise, near-duplicate and semantic links of a memory about to be written."""
     settings = vault.settings.embeddings
-    if settings.provider == "none":  # keywords only: no vectors, and numpy is not loaded
+    if not settings.enabled:  # keywords only: no vectors, and numpy is not loaded
         return Novelty()
     import numpy as np
 

@@ -269,7 +269,7 @@ def recall_notes(
     if options.get("sync", True):
         vault.catch_up()
     semantic = None
-    if weights.vector > 0 and query.strip() and vault.settings.embeddings.provider != "none":
+    if weights.vector > 0 and query.strip() and vault.settings.embeddings.enabled:
         from vaultmem.services.embeddings import semantic_query
 
         semantic = semantic_query(vault, query)
