@@ -14,7 +14,9 @@ baselines, is the median of three runs (one with ``--quick``).
 
 Baselines are measured in the same run on the same files, so figures from noisy or different
 machines can be compared through the ratio: a raw ``os.walk`` + ``stat`` of every note, a raw read
-of every note's bytes, and the RSS of an interpreter that has only imported vaultmem.
+of every note (its bytes read and decoded as UTF-8), and the RSS of an interpreter that has only
+imported vaultmem. Throw-away copies (real vaults, apply, import) are deleted after the last
+scenario, not between scenarios (see :func:`benchmarks.scenarios.scratch_folder`).
 
 Targets that are rates or latencies (cold notes/s, one changed note, watcher p95) are checked on
 every vault; totals that grow with N (no-change sync, lifecycle plan, peak memory) only at the N
@@ -43,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.generate_vault import GENERATOR_VERSION, generate_vault
+from benchmarks.scenarios import SCRATCH_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_VAULTS_DIR = REPO / "tests" / "vaults"
@@ -184,7 +187,10 @@ def cached_vault(out: Path, n: int, seed: int = 0) -> tuple[Path, float | None]:
 
 
 def _writable_copy(source: Path) -> Path:
-    target = Path(tempfile.mkdtemp(prefix="vaultmem-bench-")) / source.name
+    """A writable copy of ``source`` in the run's scratch folder (deleted after the last
+    scenario: see :func:`benchmarks.scenarios.scratch_folder`)."""
+    scratch = os.environ.get(SCRATCH_ENV)
+    target = Path(tempfile.mkdtemp(prefix="vaultmem-bench-", dir=scratch)) / source.name
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(".vaultmem"))
     for folder, _dirs, files in os.walk(target):
         os.chmod(folder, os.stat(folder).st_mode | stat.S_IWUSR | stat.S_IXUSR)
@@ -466,24 +472,21 @@ def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
 
 def bench_real(source: Path, effort: Effort, log: Log) -> Corpus:
     root = _writable_copy(source)
-    try:
-        notes, size_mb = vault_size(root)
-        corpus = Corpus(f"real vault {source.name}", str(source), notes, size_mb,
-                        load_average=[_load()])
-        log(f"[{corpus.label}] copied to {root}")
-        walk = _median_of("stat_walk", root, effort.baseline)
-        read = _median_of("raw_read", root, effort.baseline)
-        idle = run_scenario("idle", root)
-        cold = _median_of("cold", root, effort.baseline)
-        nochange = run_scenario("nochange", root, repeat=effort.nochange)
-        one = run_scenario("one_note", root, repeat=effort.one_note)
-        corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
-                      "nochange": nochange, "one_note": one}
-        corpus.figures = index_figures(walk, read, idle, cold, nochange, one, n=None)
-        corpus.load_average.append(_load())
-        return corpus
-    finally:
-        shutil.rmtree(root.parent, ignore_errors=True)
+    notes, size_mb = vault_size(root)
+    corpus = Corpus(f"real vault {source.name}", str(source), notes, size_mb,
+                    load_average=[_load()])
+    log(f"[{corpus.label}] copied to {root}")
+    walk = _median_of("stat_walk", root, effort.baseline)
+    read = _median_of("raw_read", root, effort.baseline)
+    idle = run_scenario("idle", root)
+    cold = _median_of("cold", root, effort.baseline)
+    nochange = run_scenario("nochange", root, repeat=effort.nochange)
+    one = run_scenario("one_note", root, repeat=effort.one_note)
+    corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
+                  "nochange": nochange, "one_note": one}
+    corpus.figures = index_figures(walk, read, idle, cold, nochange, one, n=None)
+    corpus.load_average.append(_load())
+    return corpus
 
 
 def startup_figures(result: dict[str, Any]) -> list[Figure]:
@@ -626,16 +629,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     compile_bytecode()
     machine = machine_info()
-    corpora = [bench_synthetic(out, n, effort, log) for n in sizes]
-    if args.real_vaults:
-        for name in REAL_VAULTS:
-            source = REAL_VAULTS_DIR / name
-            if source.is_dir():
-                corpora.append(bench_real(source, effort, log))
-            else:
-                log(f"real vault {source} is missing; skipped")
-    imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES)
-    startup = bench_startup(out, effort, log)
+    scratch = tempfile.mkdtemp(prefix="vaultmem-bench-scratch-")
+    os.environ[SCRATCH_ENV] = scratch  # the scenarios' subprocesses inherit it
+    try:
+        corpora = [bench_synthetic(out, n, effort, log) for n in sizes]
+        if args.real_vaults:
+            for name in REAL_VAULTS:
+                source = REAL_VAULTS_DIR / name
+                if source.is_dir():
+                    corpora.append(bench_real(source, effort, log))
+                else:
+                    log(f"real vault {source} is missing; skipped")
+        imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES)
+        startup = bench_startup(out, effort, log)
+    finally:
+        del os.environ[SCRATCH_ENV]
+        shutil.rmtree(scratch, ignore_errors=True)  # only now: see scratch_folder
     document = {"machine": machine, "quick": args.quick,
                 "corpora": [asdict(corpus) for corpus in corpora], "startup": asdict(startup),
                 "import": asdict(imports)}

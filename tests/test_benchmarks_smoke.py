@@ -5,6 +5,7 @@ measured in the benchmark, not asserted in a test)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,6 +22,7 @@ if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` la
 
 from benchmarks.generate_vault import FRONTMATTER_KEYS, MEMORY_LINKS, generate_vault  # noqa: E402
 from benchmarks.run import FIGURES  # noqa: E402
+from benchmarks.scenarios import SCRATCH_ENV, scratch_folder  # noqa: E402
 
 MEMORY_FOLDERS = ("STM/", "Boxes/", "LTM/", "Archive/")
 WIKILINK = re.compile(r"\[\[[^\]\n]+\]\]")
@@ -67,11 +69,15 @@ def test_generator_is_deterministic(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_quick_run_names_every_figure(tmp_path: Path) -> None:
     out = tmp_path / "out"
+    temp = tmp_path / "temp"  # the run's scratch copies go here and are gone after it
+    temp.mkdir()
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--sizes", "300", "--quick", "--out", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "TMPDIR": str(temp)},
     )
     assert proc.returncode == 0, proc.stderr
+    assert list(temp.iterdir()) == []
     for figure in FIGURES:
         assert figure in proc.stdout, figure
     assert "ERROR" not in proc.stdout, proc.stdout
@@ -82,9 +88,26 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
     document = json.loads((out / "last-run.json").read_text(encoding="utf-8"))
     assert document["import"]["raw"]["import"]["imported"] == 1_000
     (corpus,) = document["corpora"]
+    read = corpus["raw"]["raw_read"]  # the baseline reads and decodes every note
+    assert read["notes"] == 330 and 0 < read["read_seconds"] <= read["seconds"]
     assert {f["name"] for f in corpus["figures"]} >= set(FIGURES)
     # the cached vault is left as generated: no probe notes, no edited note, no dirty mark
     vault = Path(corpus["path"])
     assert not (vault / ".bench-dirty").exists()
     assert not list(vault.rglob("Watcher probe *.md"))
     assert not any("Edited by the benchmark" in text for text in _notes(vault).values())
+
+
+def test_scratch_folders_outlive_their_scenario_inside_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run keeps its scenarios' copies until the end (mass deletion slows later file
+    creation on a journal-less ext4); a scenario run alone cleans up after itself."""
+    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path))
+    with scratch_folder("kept-") as kept:
+        (kept / "note.md").write_text("x")
+    assert kept.parent == tmp_path and (kept / "note.md").is_file()
+    monkeypatch.delenv(SCRATCH_ENV)
+    with scratch_folder("gone-") as gone:
+        (gone / "note.md").write_text("x")
+    assert not gone.exists()

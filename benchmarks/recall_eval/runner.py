@@ -238,8 +238,8 @@ def prepare_vault(source: Path, target: Path, *, memory_lines: Sequence[str] = (
             vault.close()
             shutil.copyfile(cached, target / ".vaultmem" / "vectors.db")
             vault = Vault.open(target)
-        report = embed_notes(vault, now=now)
-        if cached is not None and report.embedded:
+        embedded = embed_notes(vault, now=now)
+        if cached is not None and embedded.embedded:
             vault.close()  # checkpoints the WAL into the file
             cached.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(target / ".vaultmem" / "vectors.db", cached)
