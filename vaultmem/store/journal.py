@@ -89,7 +89,7 @@ class JournalWriter:
         self._seq = 0
         self.applied = 0
         """Operations carried out (not skipped) so far."""
-        self._staged: dict[tuple[str, str], StagedText] = {}
+        self._staged: dict[tuple[str, str], StagedText] = {}  # (note, its next text) → staged
         self._unflushed: list[Path] = []
         _append(
             self._handle,
@@ -110,9 +110,8 @@ class JournalWriter:
             "run the same command again to finish the pass, or `vaultmem undo` to revert it"
         )
         _append(self._handle, operation.as_json())
-        staged = self._staged.pop(
-            (operation.source or operation.target, _sha(operation.after) or ""), None
-        )
+        note = operation.source or operation.target
+        staged = self._staged.pop((note, operation.after or ""), None)
         if staged is not None and self._unflushed:
             self.flush_staged()
         try:
@@ -135,7 +134,7 @@ class JournalWriter:
         ``path``: ``rel`` as :func:`~vaultmem.store.vault_paths.confined` returned it just before
         (not checked again).
         """
-        key = (rel, _sha(text) or "")
+        key = (rel, text)  # the text itself: the operation hands over the same string
         if key in self._staged:
             return
         staged = stage_text(path or confined(self.root, rel), text)
@@ -206,10 +205,10 @@ def apply_operation(
     """
     target = confined(root, op.target)
     source = confined(root, op.source) if op.source is not None else None
-    before, after = _sha(op.before), _sha(op.after)
     if strict:
         _carry(op, source, target, staged)
         return True
+    before, after = _sha(op.before), _sha(op.after)
     if staged is not None:
         discard_staged(staged)
     try:

@@ -94,14 +94,19 @@ def _temp_names(path: Path) -> tuple[Path, Path]:
 
 
 def _write_temp(temp: Path, data: bytes, mode: int, *, durable: bool = True) -> None:
+    """Create ``temp`` (never an existing file) holding ``data`` with permission bits ``mode``;
+    fsynced when ``durable``. Nothing is left behind when it fails."""
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        try:
+            view = memoryview(data)
+            while view:  # plain os.write: no file object for a write of a few kilobytes
+                view = view[os.write(fd, view) :]
             if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.chmod(temp, mode)
+                os.fsync(fd)
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
@@ -160,9 +165,10 @@ def _staged_temp(staged: StagedText | None, path: Path, data: bytes, mode: int) 
     usable = staged.temp.parent == path.parent and staged.sha256 == content_hash(data)
     if usable:
         try:
-            usable = _sha_of(staged.temp) == staged.sha256
-            if usable and stat.S_IMODE(os.stat(staged.temp).st_mode) != mode:
-                os.chmod(staged.temp, mode)
+            with open(staged.temp, "rb") as handle:  # its bytes and its mode, from one open
+                usable = content_hash(handle.read()) == staged.sha256
+                if usable and stat.S_IMODE(os.fstat(handle.fileno()).st_mode) != mode:
+                    os.fchmod(handle.fileno(), mode)
         except OSError:
             usable = False
     if not usable:

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path, PureWindowsPath
 
 from vaultmem.errors import UnsafePathError
 
@@ -96,10 +96,14 @@ def _checked_parts(relative: str) -> tuple[str, ...]:
         raise UnsafePathError(repr(relative), "not a vault-relative path")
     if "\x00" in relative or "\\" in relative:
         raise UnsafePathError(relative, "holds a NUL or a backslash")
-    if PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).is_absolute():
+    if relative.startswith("/"):
         raise UnsafePathError(relative, "is absolute, not inside the vault")
-    if PureWindowsPath(relative).drive:
-        raise UnsafePathError(relative, "names a drive, not a place inside the vault")
+    # a Windows drive or root needs a colon here, backslashes and a leading slash being refused
+    if ":" in relative:
+        if PureWindowsPath(relative).is_absolute():
+            raise UnsafePathError(relative, "is absolute, not inside the vault")
+        if PureWindowsPath(relative).drive:
+            raise UnsafePathError(relative, "names a drive, not a place inside the vault")
     parts = relative.split("/")
     for part in parts:
         if part in ("", ".", ".."):
