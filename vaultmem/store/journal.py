@@ -68,9 +68,18 @@ def journal_dir(sidecar: Path) -> Path:
     return sidecar / JOURNAL_DIR
 
 
-def _append(handle: IO[str], record: dict[str, Any], *, durable: bool = False) -> None:
+def _append(
+    handle: IO[str], record: dict[str, Any], *, durable: bool = False, held: bool = False
+) -> None:
+    """Append ``record`` as one JSON line, flushed to the kernel (``durable``: fsynced too).
+
+    ``held``: left in the buffer, to be written with the next flushed record (a ``done``
+    mark: if the process dies first, recovery finds the note as the operation left it and marks
+    it done then).
+    """
     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    handle.flush()
+    if not held:
+        handle.flush()
     if durable:
         os.fsync(handle.fileno())
 
@@ -121,7 +130,7 @@ class JournalWriter:
                 discard_staged(staged)
             _append(self._handle, {"skipped": operation.seq})
             raise
-        _append(self._handle, {"done": operation.seq})
+        _append(self._handle, {"done": operation.seq}, held=True)  # goes out with the next line
         self.applied += 1
 
     def stage(self, rel: str, text: str, *, path: Path | None = None) -> None:
