@@ -3,7 +3,8 @@
 docs/user-guide.md, "Journal, undo and safety": applying a pass writes a journal entry per move or
 edit to ``.vaultmem/journal`` so ``vaultmem undo`` can reverse the last pass. Each operation is
 appended *before* it touches a file, and marked ``done`` (or ``skipped``: a person's edit or delete
-won the race) after; the texts before and after are kept, so
+won the race) after — a ``done`` mark goes out with the next line written, and one lost with a
+killed process is found again by :func:`recover`; the texts before and after are kept, so
 
 - :func:`recover` rolls an interrupted pass forward to its planned end (every note exists
   exactly once at every instant: a move renames the note and gives it its new fields in one
