@@ -760,3 +760,21 @@ def test_a_moved_note_is_renamed_and_refreshed_in_one_update(tmp_path: Path) -> 
     content = _index_content(vault)
     vault.sync(rebuild=True)
     assert _index_content(vault) == content
+
+
+def test_states_under_many_paths_are_each_path_and_what_lies_below_it(tmp_path: Path) -> None:
+    """``file_states`` and ``attachment_paths`` ``under=`` a pass's thousands of paths (asked in
+    groups): a note path selects itself, a folder everything below it, nothing else."""
+    vault = _vault(tmp_path)
+    for i in range(250):
+        _write(vault.root, f"STM/n{i:03}.md", f"note {i}")
+    for rel in ("Projects/a.md", "Projects/deep/b.md", "Projects0/c.md", "Projectsx.md"):
+        _write(vault.root, rel, "x")
+    (vault.root / "Projects" / "pic.png").write_bytes(b"\x89PNG")
+    vault.sync()
+    under = [f"STM/n{i:03}.md" for i in range(0, 250, 2)] + ["Projects", "STM/gone.md"]
+    states = vault.index.file_states(under=sorted(under))
+    expected = {f"STM/n{i:03}.md" for i in range(0, 250, 2)}
+    assert set(states) == expected | {"Projects/a.md", "Projects/deep/b.md"}
+    assert all(states[rel].size == len(f"note {int(rel[5:8])}") for rel in expected)
+    assert vault.index.attachment_paths(under=sorted(under)) == {"Projects/pic.png"}

@@ -9,6 +9,7 @@ back byte for byte.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import random
 import shutil
@@ -125,3 +126,42 @@ def test_killed_passes_never_lose_or_duplicate_a_note(
             assert snapshot_files(root) == baseline, f"trial {trial}: undo did not restore"
     # the random delays must actually have interrupted some passes mid-way
     assert "undone" in outcomes
+
+
+def test_a_move_whose_done_mark_died_with_the_process_is_finished_and_undone_exactly(
+    tmp_path: Path,
+) -> None:
+    """The ``done`` mark of a move goes out with the next journal line: a process that dies right
+    after the move leaves the operation unmarked, and the next command marks it done."""
+    vault, _ = Vault.init(tmp_path / "v")
+    with vault:
+        memory = vault.remember("a memory to move", title="mover", link=False, now=T0)
+    before = snapshot_files(vault.root)
+    source = memory.path
+    target = f"LTM/{source.rsplit('/', 1)[-1]}"
+    script = (
+        "import datetime as dt, os, sys\n"
+        "from pathlib import Path\n"
+        "from vaultmem.store.journal import JournalWriter\n"
+        "root = Path(sys.argv[1])\n"
+        "text = (root / sys.argv[2]).read_text(encoding='utf-8')\n"
+        "writer = JournalWriter(root, root / '.vaultmem', 'promote', dt.datetime.now(dt.UTC))\n"
+        "writer.move(sys.argv[2], sys.argv[3], text, text.replace('active', 'promoted', 1))\n"
+        "os._exit(0)  # dies as a kill would: nothing buffered is written\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script, str(vault.root), source, target], capture_output=True
+    )
+    assert child.returncode == 0, child.stderr
+    (journal,) = (vault.root / ".vaultmem" / "journal").glob("*.jsonl")
+    lines = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    assert [line.get("op") for line in lines[1:]] == ["move"]  # the done mark never reached disk
+    assert not (vault.root / source).exists() and (vault.root / target).exists()
+
+    reopened = Vault.open(vault.root)
+    run = reopened.lifecycle(passes=["promote"], now=T0)  # finishes the interrupted journal first
+    assert run.recovered == [journal.name]
+    lines = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    assert {"done": 1} in lines and lines[-1] == {"complete": True, "recovered": True}
+    reopened.undo()  # the recovered promote's own journal holds nothing: undo reverts the move
+    assert snapshot_files(vault.root) == before

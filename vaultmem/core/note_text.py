@@ -266,11 +266,12 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
             f"the note holds git conflict markers (lines {marker_lines}); resolve the merge first",
             path=path,
         )
+    rendered: dict[str, str] = {}  # each new value as written, rendered once
     for key, value in changes.items():
         if not isinstance(key, str):
             raise TypeError(f"frontmatter keys are strings, not {key!r}")
         if value is not DELETE:
-            render_value(value)
+            rendered[key] = render_value(value)
     note = split_note(text)
     nl = note.newline
     if not note.has_frontmatter:  # an empty block on top, then the keys appended to it
@@ -305,13 +306,13 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
         elif key in original and _same(original[key], _normalise(value)):
             continue
         elif not spans:
-            appended.append(_line(indent + _render_key(key), value, nl))
+            appended.append(_rendered_line(indent + _render_key(key), rendered[key], nl))
         else:
             _, first, last, prefix = spans[0]
             head = prefix if prefix is not None else indent + _render_key(key)
             old = lines[last]  # keep its own line ending (CRLF, LF; another YAML break -> nl)
             ending = "\r\n" if old.endswith("\r\n") else "\n" if old.endswith("\n") else nl
-            edits.append((first, last, _line(head, value, ending)))
+            edits.append((first, last, _rendered_line(head, rendered[key], ending)))
     if not edits and not appended:
         return text
     pieces: list[str] = []
@@ -366,7 +367,11 @@ def _simple_entries(lines: list[str]) -> list[FrontmatterEntry]:
 
 def _line(head: str, value: object, newline: str) -> str:
     """One ``key: value`` line: ``head`` is the key as written (with indentation)."""
-    rendered = render_value(value)
+    return _rendered_line(head, render_value(value), newline)
+
+
+def _rendered_line(head: str, rendered: str, newline: str) -> str:
+    """One ``key: value`` line from the value as :func:`render_value` wrote it."""
     return head + ":" + (" " + rendered if rendered else "") + newline
 
 
@@ -427,6 +432,8 @@ def _plain_ok(text: str, *, flow: bool = False, key: bool = False) -> bool:
 
 def _double_quoted(text: str) -> str:
     """``text`` as a YAML double-quoted scalar; unprintable characters escaped."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return '"' + text + '"'  # nothing to escape (every escaped character is unprintable)
     out = ['"']
     for ch in text:
         if ch in _ESCAPES:
@@ -461,12 +468,28 @@ def _normalise(value: object) -> object:
     return value
 
 
+_COMPARED_BY_VALUE: Final = frozenset({str, int, bool, type(None), dt.datetime, dt.date})
+"""Types :func:`_same` compares with ``==`` once both sides have the type (no NaN, no items)."""
+
+
 def _same(a: object, b: object) -> bool:
     """Strict equality: types must match (``True`` is not ``1``), NaN equals NaN."""
-    if type(a) is not type(b):
+    kind = type(a)
+    if kind is not type(b):
         return False
+    if kind in _COMPARED_BY_VALUE:  # most values of a frontmatter: no recursion for them
+        return a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        if a.keys() != b.keys():
+            return False
+        for key, value in a.items():
+            other = b[key]
+            if type(value) in _COMPARED_BY_VALUE and type(other) is type(value):
+                if value != other:
+                    return False
+            elif not _same(value, other):
+                return False
+        return True
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):

@@ -4,7 +4,7 @@ A note's bytes are made durable before the note is linked in place
 (:mod:`vaultmem.store.note_files`); a rename or a create is made durable by an fsync of its
 folder. Inside :func:`batched_dir_syncs` (a lifecycle pass, an undo) those folder fsyncs are
 collected and done once each at the end (one ``syncfs`` when there are many), and the last
-handles of removed files are closed on a helper thread. See docs/user-guide.md, "Passes and
+descriptors of removed files are closed on a helper thread. See docs/user-guide.md, "Passes and
 imports in batches".
 """
 
@@ -19,13 +19,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO
 
 
 class _Closer:
-    """Closes the last handles of removed files on a helper thread, a batch at a time.
+    """Closes the last descriptors of removed files on a helper thread, a batch at a time.
 
-    Closing the last handle of a removed file frees it, which waits on the file system's
+    Closing the last descriptor of a removed file frees it, which waits on the file system's
     journal; done aside, it overlaps with the next notes' work instead of stalling each one.
     One thread at a time, ending with its batch (:meth:`settle` waits for it).
     """
@@ -33,11 +32,11 @@ class _Closer:
     BATCH = 64
 
     def __init__(self) -> None:
-        self._batch: list[IO[bytes]] = []
+        self._batch: list[int] = []
         self._thread: threading.Thread | None = None
 
-    def add(self, handle: IO[bytes]) -> None:
-        self._batch.append(handle)
+    def add(self, fd: int) -> None:
+        self._batch.append(fd)
         if len(self._batch) >= self.BATCH:
             self.settle()
             self._thread = threading.Thread(
@@ -58,14 +57,14 @@ class _Closer:
         self._batch = []
 
 
-def _close_all(handles: list[IO[bytes]]) -> None:
-    for handle in handles:
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
         with contextlib.suppress(OSError):
-            handle.close()
+            os.close(fd)
 
 
 def settle_closes() -> None:
-    """Inside :func:`batched_dir_syncs`: wait until no helper thread is closing handles.
+    """Inside :func:`batched_dir_syncs`: wait until no helper thread is closing descriptors.
 
     Call before starting worker processes (forking a process that runs a second thread is
     avoided by the index sync, which would then start slower workers).
@@ -78,13 +77,13 @@ def settle_closes() -> None:
 _DEFERRED_CLOSES: ContextVar[_Closer | None] = ContextVar("deferred_closes", default=None)
 
 
-def defer_close(handle: IO[bytes]) -> bool:
-    """Inside :func:`batched_dir_syncs`: leave ``handle`` (of a removed file) to be closed on a
-    helper thread and return True; outside it, False (the caller closes it)."""
+def defer_close(fd: int) -> bool:
+    """Inside :func:`batched_dir_syncs`: leave the file descriptor ``fd`` (of a removed file) to
+    be closed on a helper thread and return True; outside it, False (the caller closes it)."""
     closer = _DEFERRED_CLOSES.get()
     if closer is None:
         return False
-    closer.add(handle)
+    closer.add(fd)
     return True
 
 
@@ -98,7 +97,8 @@ def batched_dir_syncs() -> Iterator[None]:
     A pass that moves thousands of notes would otherwise fsync the same few folders thousands
     of times. Note contents are still made durable before they are linked in place, so no note
     is ever torn; only the durability of the renames themselves against power loss waits for
-    the end. The last handles of removed old versions are closed aside too (:func:`_drop_aside`).
+    the end. The last descriptors of removed old versions are closed aside too
+    (:func:`~vaultmem.store.note_files._drop_aside`).
     """
     if _DEFERRED.get() is not None:
         yield

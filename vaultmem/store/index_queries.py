@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,20 @@ class FileState:
     id: str | None
 
 
+UNDER_GROUP = 100
+"""Paths matched by one query of :func:`_under` (three parameters each, within SQLite's limit)."""
+
+
+def _under(paths: Sequence[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """``WHERE`` clauses and their parameters that select each of ``paths`` (vault-relative)
+    and every path below it, :data:`UNDER_GROUP` paths a query."""
+    for start in range(0, len(paths), UNDER_GROUP):
+        group = paths[start : start + UNDER_GROUP]
+        # "a/" ≤ path < "a0" selects everything under folder a ('0' follows '/')
+        where = " OR ".join(["path = ? OR (path >= ? AND path < ?)"] * len(group))
+        yield f"WHERE {where}", tuple(p for rel in group for p in (rel, rel + "/", rel + "0"))
+
+
 class NoteQueries:
     """Note and attachment queries of :class:`~vaultmem.store.index_db.IndexDB` (mixed in; uses
     ``conn``)."""
@@ -40,16 +54,11 @@ class NoteQueries:
         ``under`` holds vault-relative paths; each matches itself and every note below it.
         """
         sql = "SELECT nid, path, size, mtime_ns, hash, id FROM notes"
-        if under is None:
+        if under is None or "" in under:
             return {row[1]: FileState(*row) for row in self.conn.execute(sql)}
         states: dict[str, FileState] = {}
-        for rel in under:
-            if not rel:
-                return self.file_states()
-            # "a/" ≤ path < "a0" selects everything under folder a ('0' follows '/')
-            rows = self.conn.execute(
-                f"{sql} WHERE path = ? OR (path >= ? AND path < ?)", (rel, rel + "/", rel + "0")
-            )
+        for where, params in _under(under):
+            rows = self.conn.execute(f"{sql} {where}", params)
             states.update((row[1], FileState(*row)) for row in rows)
         return states
 
@@ -96,11 +105,8 @@ class NoteQueries:
         if under is None or "" in under:
             return {row[0] for row in self.conn.execute(sql)}
         found: set[str] = set()
-        for rel in under:
-            rows = self.conn.execute(
-                f"{sql} WHERE path = ? OR (path >= ? AND path < ?)", (rel, rel + "/", rel + "0")
-            )
-            found.update(row[0] for row in rows)
+        for where, params in _under(under):
+            found.update(row[0] for row in self.conn.execute(f"{sql} {where}", params))
         return found
 
     def attachments_with_keys(self, keys: Iterable[str]) -> list[str]:

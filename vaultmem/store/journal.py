@@ -3,7 +3,8 @@
 docs/user-guide.md, "Journal, undo and safety": applying a pass writes a journal entry per move or
 edit to ``.vaultmem/journal`` so ``vaultmem undo`` can reverse the last pass. Each operation is
 appended *before* it touches a file, and marked ``done`` (or ``skipped``: a person's edit or delete
-won the race) after; the texts before and after are kept, so
+won the race) after — a ``done`` mark goes out with the next line written, and one lost with a
+killed process is found again by :func:`recover`; the texts before and after are kept, so
 
 - :func:`recover` rolls an interrupted pass forward to its planned end (every note exists
   exactly once at every instant: a move renames the note and gives it its new fields in one
@@ -68,9 +69,18 @@ def journal_dir(sidecar: Path) -> Path:
     return sidecar / JOURNAL_DIR
 
 
-def _append(handle: IO[str], record: dict[str, Any], *, durable: bool = False) -> None:
+def _append(
+    handle: IO[str], record: dict[str, Any], *, durable: bool = False, held: bool = False
+) -> None:
+    """Append ``record`` as one JSON line, flushed to the kernel (``durable``: fsynced too).
+
+    ``held``: left in the buffer, to be written with the next flushed record (a ``done``
+    mark: if the process dies first, recovery finds the note as the operation left it and marks
+    it done then).
+    """
     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    handle.flush()
+    if not held:
+        handle.flush()
     if durable:
         os.fsync(handle.fileno())
 
@@ -89,7 +99,7 @@ class JournalWriter:
         self._seq = 0
         self.applied = 0
         """Operations carried out (not skipped) so far."""
-        self._staged: dict[tuple[str, str], StagedText] = {}
+        self._staged: dict[tuple[str, str], StagedText] = {}  # (note, its next text) → staged
         self._unflushed: list[Path] = []
         _append(
             self._handle,
@@ -110,9 +120,8 @@ class JournalWriter:
             "run the same command again to finish the pass, or `vaultmem undo` to revert it"
         )
         _append(self._handle, operation.as_json())
-        staged = self._staged.pop(
-            (operation.source or operation.target, _sha(operation.after) or ""), None
-        )
+        note = operation.source or operation.target
+        staged = self._staged.pop((note, operation.after or ""), None)
         if staged is not None and self._unflushed:
             self.flush_staged()
         try:
@@ -122,7 +131,7 @@ class JournalWriter:
                 discard_staged(staged)
             _append(self._handle, {"skipped": operation.seq})
             raise
-        _append(self._handle, {"done": operation.seq})
+        _append(self._handle, {"done": operation.seq}, held=True)  # goes out with the next line
         self.applied += 1
 
     def stage(self, rel: str, text: str, *, path: Path | None = None) -> None:
@@ -135,7 +144,7 @@ class JournalWriter:
         ``path``: ``rel`` as :func:`~vaultmem.store.vault_paths.confined` returned it just before
         (not checked again).
         """
-        key = (rel, _sha(text) or "")
+        key = (rel, text)  # the text itself: the operation hands over the same string
         if key in self._staged:
             return
         staged = stage_text(path or confined(self.root, rel), text)
@@ -206,10 +215,10 @@ def apply_operation(
     """
     target = confined(root, op.target)
     source = confined(root, op.source) if op.source is not None else None
-    before, after = _sha(op.before), _sha(op.after)
     if strict:
         _carry(op, source, target, staged)
         return True
+    before, after = _sha(op.before), _sha(op.after)
     if staged is not None:
         discard_staged(staged)
     try:
