@@ -18,7 +18,7 @@ from conftest import snapshot_files
 from vaultmem import Vault
 from vaultmem.cli import main
 from vaultmem.errors import UnsafePathError
-from vaultmem.store.vault_paths import checked_folders_scope, confined
+from vaultmem.store.vault_paths import confined
 
 MEMORY = "---\nid: M1\ntype: memory\nstatus: active\n---\nA memory.\n"
 PERSONAL = "# My own note\nNot a memory.\n"
@@ -61,39 +61,6 @@ def test_confined_follows_symlinks(tmp_path: Path) -> None:
     os.symlink(root / ".vaultmem", root / "STM" / "side")
     with pytest.raises(UnsafePathError, match="dot-folder"):
         confined(root, "STM/side/x.md")
-
-
-def test_a_pass_scope_still_refuses_links_and_folders_it_has_not_seen(tmp_path: Path) -> None:
-    root, outside = tmp_path / "vault", tmp_path / "outside"
-    (root / "STM").mkdir(parents=True)
-    outside.mkdir()
-    os.symlink(outside, root / "Linked")
-    with checked_folders_scope():
-        assert confined(root, "STM/a.md") == root.resolve() / "STM" / "a.md"
-        for _ in range(2):  # a refused folder is never remembered as checked
-            with pytest.raises(UnsafePathError, match="outside the vault"):
-                confined(root, "Linked/a.md")
-        # a folder that did not exist when first checked is checked again once it does
-        assert confined(root, "Boxes/b.md") == root.resolve() / "Boxes" / "b.md"
-        os.symlink(outside, root / "Boxes")
-        with pytest.raises(UnsafePathError, match="outside the vault"):
-            confined(root, "Boxes/b.md")
-        # the note itself is checked on every call, in a folder already checked
-        os.symlink(outside / "secret.md", root / "STM" / "a.md")
-        with pytest.raises(UnsafePathError, match="outside the vault"):
-            confined(root, "STM/a.md")
-
-
-def test_a_pass_scope_forgets_its_folders_when_it_ends(tmp_path: Path) -> None:
-    root, outside = tmp_path / "vault", tmp_path / "outside"
-    (root / "STM").mkdir(parents=True)
-    outside.mkdir()
-    with checked_folders_scope():
-        confined(root, "STM/a.md")
-    (root / "STM").rmdir()
-    os.symlink(outside, root / "STM")
-    with pytest.raises(UnsafePathError, match="outside the vault"):
-        confined(root, "STM/a.md")
 
 
 @pytest.fixture
@@ -170,6 +137,20 @@ def _cases(root: Path, outside: Path) -> dict[str, list[str]]:
         "not a note": lines(_op("create", "STM/run.sh", after=MEMORY)),
         "no header": [json.dumps(good_move)],
     }
+
+
+def test_a_folder_swapped_for_a_symlink_between_two_checks_is_refused(tmp_path: Path) -> None:
+    """Each call walks the folders again: no check is remembered between the notes of a pass,
+    so a folder that becomes a link to elsewhere (a git pull, another program) mid-pass is
+    caught at the next note."""
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    (vault / "Archive").mkdir(parents=True)
+    outside.mkdir()
+    assert confined(vault, "Archive/one.md") == vault / "Archive" / "one.md"
+    (vault / "Archive").rmdir()
+    (vault / "Archive").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UnsafePathError):
+        confined(vault, "Archive/two.md")
 
 
 @pytest.mark.parametrize("command", ["lifecycle", "undo"])

@@ -59,7 +59,7 @@ from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.journal_check import MANAGED_TYPES
 from vaultmem.store.note_files import NoteSnapshot, read_note
 from vaultmem.store.vault_lock import vault_lock
-from vaultmem.store.vault_paths import checked_folders_scope, confined
+from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:
     from vaultmem.services.index_sync import SyncReport
@@ -132,8 +132,6 @@ class PassSession:
         self._signals.__enter__()
         self._dir_syncs = batched_dir_syncs()
         self._dir_syncs.__enter__()
-        self._folders_checked = checked_folders_scope()  # each folder walked once per pass
-        self._folders_checked.__enter__()
         try:
             folders = tuple(self.vault.folders())
             self.recovered = [
@@ -145,7 +143,6 @@ class PassSession:
                 self.vault.root, self.vault.sidecar, self.command, self.now
             )
         except BaseException:
-            self._folders_checked.__exit__(None, None, None)
             self._dir_syncs.__exit__(None, None, None)
             self._signals.__exit__(None, None, None)
             self._lock.__exit__(None, None, None)
@@ -172,7 +169,6 @@ class PassSession:
                     self.journal.path.unlink()
             self.refresh()
         finally:
-            self._folders_checked.__exit__(None, None, None)
             self._signals.__exit__(None, None, None)
             self._lock.__exit__(kind, error, trace)
 

@@ -5,20 +5,12 @@ vault-relative POSIX path is accepted only when it is relative, has no ``..`` or
 part starting with a dot (``.git/``, ``.obsidian/``, ``.vaultmem/``, hidden files), and still
 lies inside the vault once symlinks are resolved (a folder that is a symlink to elsewhere is
 refused). See docs/user-guide.md, "Many writers".
-
-Inside :func:`checked_folders_scope` (one lifecycle pass), a folder found to be a real directory
-— no symlink on the way down to it — is remembered and not walked again for the next note in
-it; the note's own path is still checked every time.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path, PureWindowsPath
 
 from vaultmem.errors import UnsafePathError
@@ -43,50 +35,14 @@ def confined(root: Path, relative: str) -> Path:
     # Strings, not Paths, until the end: this runs several times for every note a pass moves.
     folder = str(base)
     target = os.path.join(folder, *parts)
-    known = _CHECKED_FOLDERS.get()
-    parent = os.path.dirname(target)
-    if known is None or parent not in known:
-        real_folders = True  # every folder down to the note exists and is no link
-        for part in parts[:-1]:
-            folder = os.path.join(folder, part)
-            try:
-                mode = os.lstat(folder).st_mode
-            except OSError:
-                real_folders = False
-                continue
-            if stat.S_ISLNK(mode):
-                _inside(relative, base, os.path.realpath(parent))
-                real_folders = False
-                break
-            real_folders = real_folders and stat.S_ISDIR(mode)
-        if real_folders and known is not None:
-            known.add(parent)
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        if os.path.islink(folder):
+            _inside(relative, base, os.path.realpath(os.path.dirname(target)))
+            break
     if os.path.islink(target):
         _inside(relative, base, os.path.realpath(target))
     return Path(target)
-
-
-_CHECKED_FOLDERS: ContextVar[set[str] | None] = ContextVar("checked_folders", default=None)
-
-
-@contextmanager
-def checked_folders_scope() -> Iterator[None]:
-    """Within the block, :func:`confined` walks each folder of the vault once.
-
-    A folder (absolute path) whose every part was found an existing directory that is no
-    symlink is remembered until the block ends; a folder that did not exist yet, or has a
-    symlink on the way, is checked again on every call. For one command that holds the vault
-    lock (a lifecycle pass), which moves thousands of notes between a few folders: each
-    note's own path is still checked on every call. Nested blocks share the outer one's memory.
-    """
-    if _CHECKED_FOLDERS.get() is not None:
-        yield
-        return
-    token = _CHECKED_FOLDERS.set(set())
-    try:
-        yield
-    finally:
-        _CHECKED_FOLDERS.reset(token)
 
 
 @functools.lru_cache(maxsize=16384)
