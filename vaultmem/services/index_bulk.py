@@ -15,9 +15,8 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
 from vaultmem.services import index_sync
@@ -38,15 +37,15 @@ WORKERS = 2
 """Worker processes: two keep both cores of a 2-core machine busy beside the writer."""
 
 
-@dataclass(frozen=True, slots=True)
-class _LoadState:
-    """What every batch needs: the vault, its template folders, and who is where."""
+class _LoadState(NamedTuple):
+    """What every batch needs: the vault, its template folders, and who is where (a named
+    tuple: making a dataclass would cost this module's import half a millisecond)."""
 
     root: Path
     templates: tuple[str, ...]
     resolver: LinkResolver
     nid_of: dict[str, int]
-    resolved: dict[str, tuple[str, str | None, int | None]] = field(default_factory=dict)
+    resolved: dict[str, tuple[str, str | None, int | None]]
     """Target → (key, resolved path, its nid) of the targets that resolve alike from every
     note (filled as batches are read; each worker process keeps its own)."""
 
@@ -152,7 +151,7 @@ def index_all(
     """
     paths = sorted(present)
     nid_of = {rel: nid for nid, rel in enumerate(paths, 1)}
-    state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of)
+    state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of, {})
     size = max(16, min(BATCH_NOTES, len(paths) // (8 * WORKERS)))  # small vaults: all busy
     batches = [[(rel, nid_of[rel]) for rel in chunk] for chunk in _ramped(paths, size)]
     missing: list[str] = []
