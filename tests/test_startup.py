@@ -86,9 +86,9 @@ KEYWORD_RECALL_NEVER_LOADS = (
     "difflib",
     "socket",
 )
-PARSER = ("vaultmem.core.links", "vaultmem.core.note_text")
+PARSER = ("vaultmem.core.links", "vaultmem.core.note_reading")
 """The note parser's modules: the sync walk loads them only when a note changed (and YAML only
-for frontmatter outside the fast path)."""
+for frontmatter outside the fast path); the frontmatter editor, ``note_text``, never."""
 
 
 def _indexed_vault(tmp_path: Path) -> Path:
@@ -136,6 +136,7 @@ def test_recall_parses_a_changed_note_and_finds_its_new_words(tmp_path: Path) ->
     assert hits[0]["path"] == "Tea.md" and "oolong" in str(hits[0]["text"])
     assert set(PARSER) <= loaded  # the changed note was parsed
     assert "numpy" not in loaded and "filelock" not in loaded and "yaml" not in loaded
+    assert "vaultmem.core.note_text" not in loaded  # parsing needs only the reading half
 
 
 def test_every_lazy_command_is_registered_under_its_own_name() -> None:

@@ -115,7 +115,7 @@ def _batches(
 
     # the parser's modules load here, once, and forked workers inherit them (else each worker
     # imports them before its first batch)
-    from vaultmem.core import fields, links, note_text  # noqa: F401
+    from vaultmem.core import code_spans, fields, links, note_reading  # noqa: F401
 
     with ProcessPoolExecutor(
         max_workers=WORKERS,
