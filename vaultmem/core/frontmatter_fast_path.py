@@ -54,7 +54,8 @@ def _scalar(text: str, flow: bool = False) -> Any:
         return True
     if text == "false":
         return False
-    if first.isdigit() or first == "-":
+    if (first.isdigit() or first == "-") and _NUMBER_CHARS.issuperset(text):
+        # (a character no number or date holds, as in most ids, rules all four out at once)
         if _INT.match(text):
             return int(text)
         if _FLOAT.match(text):
