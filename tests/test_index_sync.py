@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from vaultmem import Vault
 from vaultmem.services import index_stamps, index_sync
 from vaultmem.store import index_load
+from vaultmem.store.index_db import PAGE_SIZE, IndexDB
 
 
 def _vault(tmp_path: Path) -> Vault:
@@ -783,3 +785,25 @@ def test_a_moved_note_is_renamed_and_refreshed_in_one_update(tmp_path: Path) -> 
     content = _index_content(vault)
     vault.sync(rebuild=True)
     assert _index_content(vault) == content
+
+
+def test_a_new_index_has_large_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    """New index files get PAGE_SIZE pages (fewer pages to write, checkpoint and index in a cold
+    index); a file made with SQLite's default 4096 keeps them and works as before."""
+    vault = _vault(tmp_path)
+    _write(vault.root, "Tea.md", "steep green tea, see [[Coffee]]\n")
+    assert vault.sync(rebuild=True).added == 1
+    assert vault.index.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 8192
+    vault.close()
+
+    old = tmp_path / "old" / ".vaultmem"
+    old.mkdir(parents=True)
+    conn = sqlite3.connect(old / "index.db")
+    conn.execute("PRAGMA journal_mode=WAL")  # made by an earlier vaultmem: 4096-byte pages
+    conn.close()
+    db = IndexDB.open(old)
+    try:
+        assert db.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert db.conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+    finally:
+        db.close()
