@@ -406,6 +406,28 @@ def test_only_a_large_load_drops_and_rebuilds_the_secondary_indexes(
     assert any("'hashsize'" in s for s in statements) == rebuilt
 
 
+def test_a_new_index_has_large_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    """New index files get PAGE_SIZE pages (fewer pages to write, checkpoint and index in a cold
+    index); a file made with SQLite's default 4096 keeps them and works as before."""
+    vault = _vault(tmp_path)
+    _write(vault.root, "Tea.md", "steep green tea, see [[Coffee]]\n")
+    assert vault.sync(rebuild=True).added == 1
+    assert vault.index.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 8192
+    vault.close()
+
+    old = tmp_path / "old" / ".vaultmem"
+    old.mkdir(parents=True)
+    conn = sqlite3.connect(old / "index.db")
+    conn.execute("PRAGMA journal_mode=WAL")  # made by an earlier vaultmem: 4096-byte pages
+    conn.close()
+    db = IndexDB.open(old)
+    try:
+        assert db.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert db.conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+    finally:
+        db.close()
+
+
 def test_a_note_that_vanishes_during_a_bulk_load_is_left_out_and_unlinked(
     copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -786,24 +808,3 @@ def test_a_moved_note_is_renamed_and_refreshed_in_one_update(tmp_path: Path) -> 
     vault.sync(rebuild=True)
     assert _index_content(vault) == content
 
-
-def test_a_new_index_has_large_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
-    """New index files get PAGE_SIZE pages (fewer pages to write, checkpoint and index in a cold
-    index); a file made with SQLite's default 4096 keeps them and works as before."""
-    vault = _vault(tmp_path)
-    _write(vault.root, "Tea.md", "steep green tea, see [[Coffee]]\n")
-    assert vault.sync(rebuild=True).added == 1
-    assert vault.index.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 8192
-    vault.close()
-
-    old = tmp_path / "old" / ".vaultmem"
-    old.mkdir(parents=True)
-    conn = sqlite3.connect(old / "index.db")
-    conn.execute("PRAGMA journal_mode=WAL")  # made by an earlier vaultmem: 4096-byte pages
-    conn.close()
-    db = IndexDB.open(old)
-    try:
-        assert db.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
-        assert db.conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
-    finally:
-        db.close()
