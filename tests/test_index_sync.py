@@ -807,4 +807,3 @@ def test_a_moved_note_is_renamed_and_refreshed_in_one_update(tmp_path: Path) -> 
     content = _index_content(vault)
     vault.sync(rebuild=True)
     assert _index_content(vault) == content
-
