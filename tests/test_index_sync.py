@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from vaultmem import Vault
-from vaultmem.services import index_bulk, index_stamps, index_sync
+from vaultmem.services import index_stamps, index_sync
+from vaultmem.store import index_load
+from vaultmem.store.index_db import PAGE_SIZE, IndexDB
 
 
 def _vault(tmp_path: Path) -> Vault:
@@ -373,7 +376,9 @@ def test_bulk_loaded_index_equals_the_incrementally_synced_one(
         monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10)
         vault.sync(rebuild=True)
         assert _index_content(vault) == incremental
-        monkeypatch.setattr(index_bulk, "BULK_RECOUNT", 10)  # edges counted by numpy
+        # the other way of loading: indexes kept for a large vault, dropped for a small one
+        small = len(incremental["notes"]) < index_load.SMALL_LOAD_NOTES
+        monkeypatch.setattr(index_load, "SMALL_LOAD_NOTES", 0 if small else 10**9)
         vault.sync(rebuild=True)
         assert _index_content(vault) == incremental
         assert vault.index.conn.execute(schema).fetchall() == tables  # indexes and FTS as made
@@ -381,6 +386,46 @@ def test_bulk_loaded_index_equals_the_incrementally_synced_one(
         assert vault.index.conn.execute(
             "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (f'"{word}"',)
         ).fetchone()[0]
+
+
+@pytest.mark.parametrize(("name", "rebuilt"), [("kepano-obsidian", False), ("13th-age-srd", True)])
+def test_only_a_large_load_drops_and_rebuilds_the_secondary_indexes(
+    copy_vault: Callable[[str], Path], name: str, rebuilt: bool
+) -> None:
+    """Below SMALL_LOAD_NOTES notes (kepano-obsidian: 103) the rows go into the indexes as they
+    are: dropping and making the secondary indexes again costs more than it saves there."""
+    root = copy_vault(name)
+    with Vault.open(root) as vault:
+        statements: list[str] = []
+        vault.index.conn.set_trace_callback(statements.append)
+        report = vault.sync(rebuild=True)
+        vault.index.conn.set_trace_callback(None)
+    assert (report.added >= index_load.SMALL_LOAD_NOTES) == rebuilt
+    assert any(s.startswith("DROP INDEX") for s in statements) == rebuilt
+    assert any(s.startswith("CREATE INDEX") for s in statements) == rebuilt
+    assert any("'hashsize'" in s for s in statements) == rebuilt
+
+
+def test_a_new_index_has_large_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    """New index files get PAGE_SIZE pages (fewer pages to write, checkpoint and index in a cold
+    index); a file made with SQLite's default 4096 keeps them and works as before."""
+    vault = _vault(tmp_path)
+    _write(vault.root, "Tea.md", "steep green tea, see [[Coffee]]\n")
+    assert vault.sync(rebuild=True).added == 1
+    assert vault.index.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 8192
+    vault.close()
+
+    old = tmp_path / "old" / ".vaultmem"
+    old.mkdir(parents=True)
+    conn = sqlite3.connect(old / "index.db")
+    conn.execute("PRAGMA journal_mode=WAL")  # made by an earlier vaultmem: 4096-byte pages
+    conn.close()
+    db = IndexDB.open(old)
+    try:
+        assert db.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert db.conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+    finally:
+        db.close()
 
 
 def test_a_note_that_vanishes_during_a_bulk_load_is_left_out_and_unlinked(
@@ -441,11 +486,13 @@ def test_planning_reads_the_partial_indexes_of_a_bulk_built_index(
     assert all("notes_hands_off" in p or "notes_superseded" in p for p in plans.values()), plans
 
 
+@pytest.mark.parametrize("small_load_notes", [index_load.SMALL_LOAD_NOTES, 0])
 def test_a_rebuild_that_fails_midway_leaves_the_previous_index_whole(
-    copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+    copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, small_load_notes: int
 ) -> None:
-    """The bulk load drops the FTS table and the secondary indexes inside its transaction: a
-    rebuild that dies half-way rolls all of it back."""
+    """The bulk load drops the FTS table and (from SMALL_LOAD_NOTES notes) the secondary
+    indexes inside its transaction: a rebuild that dies half-way rolls all of it back."""
+    monkeypatch.setattr(index_load, "SMALL_LOAD_NOTES", small_load_notes)
     root = copy_vault("kepano-obsidian")
     with Vault.open(root) as vault:
         vault.sync()

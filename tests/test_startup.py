@@ -86,9 +86,9 @@ KEYWORD_RECALL_NEVER_LOADS = (
     "difflib",
     "socket",
 )
-PARSER = ("vaultmem.core.links", "vaultmem.core.note_text")
+PARSER = ("vaultmem.core.links", "vaultmem.core.note_reading")
 """The note parser's modules: the sync walk loads them only when a note changed (and YAML only
-for frontmatter outside the fast path)."""
+for frontmatter outside the fast path); the frontmatter editor, ``note_text``, never."""
 
 
 def _indexed_vault(tmp_path: Path) -> Path:
@@ -136,6 +136,7 @@ def test_recall_parses_a_changed_note_and_finds_its_new_words(tmp_path: Path) ->
     assert hits[0]["path"] == "Tea.md" and "oolong" in str(hits[0]["text"])
     assert set(PARSER) <= loaded  # the changed note was parsed
     assert "numpy" not in loaded and "filelock" not in loaded and "yaml" not in loaded
+    assert "vaultmem.core.note_text" not in loaded  # parsing needs only the reading half
 
 
 def test_every_lazy_command_is_registered_under_its_own_name() -> None:
@@ -200,3 +201,63 @@ def test_remember_without_embeddings_loads_neither_them_nor_yaml(tmp_path: Path)
     assert any(p.name.startswith("steep oolong") for p in (root / "STM").iterdir())
     assert "yaml" not in loaded
     assert "vaultmem.services.embeddings" not in loaded
+
+
+COLD_INDEX = """
+import dataclasses, json, sys
+from pathlib import Path
+from vaultmem.services.index_sync import sync_index
+from vaultmem.store.index_db import IndexDB
+from vaultmem.store.settings_file import load_settings
+
+root = Path({root!r})
+db, settings = IndexDB.open(root / ".vaultmem"), load_settings(root)
+made = []
+process_class = dataclasses._process_class
+def recording(cls, *args, **kwargs):
+    made.append(cls.__qualname__)
+    return process_class(cls, *args, **kwargs)
+dataclasses._process_class = recording
+before = set(sys.modules)
+report = sync_index(root, db, settings, rebuild=True)
+from vaultmem.core import links
+from vaultmem.core.lazy_patterns import LazyPattern
+print(json.dumps({{
+    "added": report.added,
+    "loaded": sorted(set(sys.modules) - before),
+    "dataclasses": made,
+    "uncompiled": sorted(k for k, v in vars(links).items() if isinstance(v, LazyPattern)),
+}}))
+"""
+COLD_INDEX_LOADS = {
+    "vaultmem.core.code_spans",
+    "vaultmem.core.frontmatter_fast_path",
+    "vaultmem.core.lazy_patterns",
+    "vaultmem.core.links",
+    "vaultmem.core.note_reading",
+    "vaultmem.services.index_bulk",
+    "vaultmem.store.index_load",
+}
+"""What a cold index of a small vault imports besides what opening the index did: the note
+parser and the bulk load, and nothing else (each further module costs every cold index)."""
+
+
+def test_a_cold_index_imports_only_the_parser_and_makes_no_dataclass(
+    copy_vault: Callable[[str], Path],
+) -> None:
+    """kepano-obsidian (100 notes) indexes in ~15 ms, of which importing the parser was a third:
+    the frontmatter editor (note_text, with numbers), dataclasses (~0.4 ms each to make) and
+    the expressions for code and nested lists (kepano holds none) are left out."""
+    root = copy_vault("kepano-obsidian")
+    proc = subprocess.run(
+        [sys.executable, "-c", COLD_INDEX.format(root=str(root))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["added"] > 100
+    assert set(result["loaded"]) == COLD_INDEX_LOADS
+    assert result["dataclasses"] == []
+    assert {"_LIST_ITEM_RE", "_THEMATIC_RE", "_COMMENT_RE"} <= set(result["uncompiled"])

@@ -13,21 +13,26 @@ Pure; about 20 µs for a 2 kB note with a fenced block, against about 400 µs fo
 
 from __future__ import annotations
 
-import re
+from vaultmem.core.lazy_patterns import lazy_pattern
 
 __all__ = ["closes_fence", "code_spans", "fence_opening", "may_take_backticks", "text_outside_code"]
 
-_FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_ATX_RE = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
-_THEMATIC_RE = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})")
-_SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
+# Compiled on first use (core/lazy_patterns): a vault without code never needs them.
+_FENCE_OPEN_RE = lazy_pattern(globals(), "_FENCE_OPEN_RE", r" {0,3}(`{3,}|~{3,})(.*)")
+_ATX_RE = lazy_pattern(globals(), "_ATX_RE", r" {0,3}#{1,6}(?:[ \t]|$)")
+_THEMATIC_RE = lazy_pattern(
+    globals(), "_THEMATIC_RE", r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})"
+)
+_SETEXT_RE = lazy_pattern(globals(), "_SETEXT_RE", r" {0,3}(?:=+|-+)[ \t]*")
 # Lines that open a block this scanner does not follow: a block quote, a list item, HTML.
-_UNSURE_LINE_RE = re.compile(r" {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))")
-_REFERENCE_START_RE = re.compile(r" {0,3}\[")
-_TICKS_RE = re.compile(r"`+")
+_UNSURE_LINE_RE = lazy_pattern(
+    globals(), "_UNSURE_LINE_RE", r" {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))"
+)
+_REFERENCE_START_RE = lazy_pattern(globals(), "_REFERENCE_START_RE", r" {0,3}\[")
+_TICKS_RE = lazy_pattern(globals(), "_TICKS_RE", r"`+")
 # After "](" a backtick, quote or parenthesis before the next ")": a link destination or title
 # may hold a backtick that markdown-it's link rule takes before a code span could.
-_DESTINATION_TICK_RE = re.compile(r"\]\([^)]*[`\"'(]")
+_DESTINATION_TICK_RE = lazy_pattern(globals(), "_DESTINATION_TICK_RE", r"\]\([^)]*[`\"'(]")
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 

@@ -252,20 +252,23 @@ def read_fields(
     """
     values: dict[str, object] = {}
     warnings: list[FieldWarning] = []
+    get = raw.get
     for key, convert in _CONVERTERS.items():
-        if key not in raw or (raw[key] is None and key not in ("box", "trace", "id", "type")):
+        value = get(key)
+        if value is None:  # absent or empty: the default (None for id, type, box and trace)
             continue
         try:
-            values[key] = convert(_unwrapped(key, raw[key]))
+            values[key] = convert(_unwrapped(key, value))
         except ValueError as err:
-            warnings.append(FieldWarning(key, raw[key], str(err)))
+            warnings.append(FieldWarning(key, value, str(err)))
     for key in DATETIME_KEYS:
-        if raw.get(key) is None:
+        value = get(key)
+        if value is None:
             continue
         try:
-            values[key] = parse_datetime(_unwrapped(key, raw[key]))
+            values[key] = parse_datetime(_unwrapped(key, value))
         except ValueError:
-            warnings.append(FieldWarning(key, raw[key], "is not a datetime"))
+            warnings.append(FieldWarning(key, value, "is not a datetime"))
     if "created" not in values and fallback_time is not None:
         values["created"] = parse_datetime(fallback_time)
     if "last_used" not in values and "created" in values:

@@ -10,12 +10,15 @@ hundred notes. YAML is read with python-frontmatter's ``YAMLHandler`` on a subcl
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from vaultmem.core.note_text import FrontmatterEntry, FrontmatterError
+from vaultmem.core.note_reading import FrontmatterError
+
+if TYPE_CHECKING:  # the writer's module: reading a note through YAML does not load it
+    from vaultmem.core.note_text import FrontmatterEntry
 
 __all__ = ["FastLoader", "load_frontmatter", "load_or_none", "yaml_entries", "yaml_error"]
 
@@ -29,7 +32,7 @@ def load_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) -> 
     """``yaml_text`` as YAML reads it (``None`` for an empty document), through
     python-frontmatter's handler and :class:`FastLoader`.
 
-    Raises :class:`~vaultmem.core.note_text.FrontmatterError` (see :func:`yaml_error`) when it
+    Raises :class:`~vaultmem.core.note_reading.FrontmatterError` (see :func:`yaml_error`) when it
     does not parse or holds a value YAML cannot build.
     """
     try:

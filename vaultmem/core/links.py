@@ -40,9 +40,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import unquote
 
 from vaultmem.core.code_spans import (
@@ -52,6 +51,7 @@ from vaultmem.core.code_spans import (
     may_take_backticks,
     text_outside_code,
 )
+from vaultmem.core.lazy_patterns import lazy_pattern
 from vaultmem.core.link_resolution import ATTACHMENT_EXTENSIONS, is_attachment
 
 if TYPE_CHECKING:  # markdown-it is imported when a note first needs it (fast start-up)
@@ -73,15 +73,17 @@ LinkKind = Literal["wikilink", "embed", "markdown", "frontmatter"]
 NON_NOTE_EXTENSIONS = ATTACHMENT_EXTENSIONS
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
-    """One link occurrence.
+class Link(NamedTuple):
+    """One link occurrence (an immutable value).
 
     ``target`` is the link path as written, without ``#subpath`` and ``|display``, stripped of
     surrounding whitespace; for markdown links URL-decoded and ``<...>`` unwrapped. ``subpath``
     is the text after the first ``#`` (``"Heading"``, ``"^block"``), ``None`` when absent or
     empty. ``display`` is the alias after ``|`` or the markdown link text, ``None`` when absent
     or empty. Resolve ``target`` with :class:`vaultmem.core.link_resolution.LinkResolver`.
+
+    A named tuple rather than a dataclass: a cold index imports this module on its way, and
+    making a frozen dataclass costs about half a millisecond at import.
     """
 
     target: str
@@ -100,23 +102,31 @@ _LINK_RE = re.compile(
     r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
     r")"
 )
-_WIKI_RE = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
-_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+# The other expressions compile on first use (core/lazy_patterns): many vaults never need those
+# for code, lists or frontmatter links, and compiling them all costs a cold index ~0.5 ms.
+_WIKI_RE = lazy_pattern(globals(), "_WIKI_RE", r"(!?)\[\[([^\[\]\n]+)\]\]")
+_SCHEME_RE = lazy_pattern(globals(), "_SCHEME_RE", r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 # Fast-path guards (see may_hold_code).
 # These run over "\n" + body and start with a literal "\n" (much faster than "^" + MULTILINE).
-_INDENTED_LINE_RE = re.compile(r"\n(?: {4}| {0,3}\t)[ \t]*\S")
-_MARKER_THEN_WS_RE = re.compile(r"\n[ \t>*+\-0-9.)]*?(?:>|[-+*]|[0-9][.)])(?: {4}| {0,3}\t)")
-_PREFIX_PART_RE = re.compile(r"([ \t]*)(>|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))?")
+_INDENTED_LINE_RE = lazy_pattern(globals(), "_INDENTED_LINE_RE", r"\n(?: {4}| {0,3}\t)[ \t]*\S")
+_MARKER_THEN_WS_RE = lazy_pattern(
+    globals(), "_MARKER_THEN_WS_RE", r"\n[ \t>*+\-0-9.)]*?(?:>|[-+*]|[0-9][.)])(?: {4}| {0,3}\t)"
+)
+_PREFIX_PART_RE = lazy_pattern(
+    globals(), "_PREFIX_PART_RE", r"([ \t]*)(>|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))?"
+)
 # An HTML line or a reference definition (in a quote or not): the list walk does not follow these.
-_UNSURE_RE = re.compile(r"\n[ \t>*+\-0-9.)]*(?:<|\[[^\]\n]*\]:)")
-_LIST_ITEM_RE = re.compile(r"([-+*]|[0-9]{1,9}[.)])([ \t]+|$)")
+_UNSURE_RE = lazy_pattern(globals(), "_UNSURE_RE", r"\n[ \t>*+\-0-9.)]*(?:<|\[[^\]\n]*\]:)")
+_LIST_ITEM_RE = lazy_pattern(globals(), "_LIST_ITEM_RE", r"([-+*]|[0-9]{1,9}[.)])([ \t]+|$)")
 _BLOCK_START_CHARS = frozenset("#-+*_=0123456789>")
-_ATX_RE = re.compile(r"#{1,6}(?:[ \t]|$)")
-_THEMATIC_RE = re.compile(r"(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,}")
-_SETEXT_RE = re.compile(r"(?:=+|-+)[ \t]*")
+_ATX_RE = lazy_pattern(globals(), "_ATX_RE", r"#{1,6}(?:[ \t]|$)")
+_THEMATIC_RE = lazy_pattern(
+    globals(), "_THEMATIC_RE", r"(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,}"
+)
+_SETEXT_RE = lazy_pattern(globals(), "_SETEXT_RE", r"(?:=+|-+)[ \t]*")
 _CODE_KEY = "vaultmem_code_spans"
-_CODE_MARK_RE = re.compile("\0([0-9]+)\0")
+_CODE_MARK_RE = lazy_pattern(globals(), "_CODE_MARK_RE", "\0([0-9]+)\0")
 
 
 def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) -> list[Link]:
@@ -169,7 +179,9 @@ def may_hold_code(body: str) -> bool:
     return _UNSURE_RE.search(text) is not None or _list_walk_finds_code(body)
 
 
-_REFERENCE_ANY_RE = re.compile(r"^[ \t>*+\-0-9.)]*\[[^\n]*\]:", re.MULTILINE)
+_REFERENCE_ANY_RE = lazy_pattern(
+    globals(), "_REFERENCE_ANY_RE", r"^[ \t>*+\-0-9.)]*\[[^\n]*\]:", re.MULTILINE
+)
 
 
 def _code_by_line(body: str) -> tuple[str, list[str]] | None:
@@ -502,7 +514,7 @@ def _block_markdown() -> MarkdownIt:
     return md
 
 
-_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_COMMENT_RE = lazy_pattern(globals(), "_COMMENT_RE", r"<!--.*?(?:-->|\Z)", re.DOTALL)
 
 
 def _without_comments(html: str) -> str:

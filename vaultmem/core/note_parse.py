@@ -77,11 +77,11 @@ def parse_note(
     """
     from vaultmem.core.fields import read_fields
     from vaultmem.core.links import extract_links
-    from vaultmem.core.note_text import (
+    from vaultmem.core.note_reading import (
         FrontmatterError,
         find_conflict_markers,
         parse_frontmatter,
-        split_note,
+        split_frontmatter,
     )
 
     problems = list(extra_problems)
@@ -94,12 +94,12 @@ def parse_note(
         text = conflict_sides(text)[0]
     if is_conflict_copy(path):
         problems.append("sync conflict copy")
-    parts = split_note(text)
+    yaml_text, body = split_frontmatter(text)
+    linked_body = body
     frontmatter: dict[str, Any] = {}
-    body = linked_body = parts.body
-    if parts.has_frontmatter:
+    if yaml_text is not None:
         try:
-            frontmatter = parse_frontmatter(parts.yaml)
+            frontmatter = parse_frontmatter(yaml_text)
         except FrontmatterError as err:
             problems.append(str(err))
             body = text  # searchable as it stands; its links still come from the body alone
@@ -108,7 +108,7 @@ def parse_note(
         warnings = []
     try:
         # frontmatter links are "[[…]]" strings: skip walking the values when there are none
-        holds_links = parts.has_frontmatter and "[[" in parts.yaml
+        holds_links = yaml_text is not None and "[[" in yaml_text
         links = tuple(extract_links(linked_body, frontmatter if holds_links else None))
     except RecursionError:  # pathological nesting; the note is still searchable
         links = ()

@@ -7,6 +7,10 @@ comments, quoting, CRLF, a missing final newline, a BOM) stays identical. Every 
 and checked before it is returned: a caller gets the new text or a :class:`FrontmatterError`, never
 mangled text.
 
+Reading (finding and parsing the frontmatter, conflict markers) lives in
+:mod:`~vaultmem.core.note_reading`, whose names this module re-exports: parsing a note needs
+only that half, and so never loads the writer's expressions and helpers.
+
 Frontmatter in the fast path's subset (:mod:`~vaultmem.core.frontmatter_fast_path`: what vaultmem
 writes and most notes hold) is read and edited without YAML; the rest goes through
 :mod:`~vaultmem.core.frontmatter_yaml`, which is imported only then (loading YAML costs a few
@@ -25,28 +29,27 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from vaultmem.core.frontmatter_fast_path import (
-    PLACEHOLDER_PROBLEM,
     PLAIN_INDICATORS,
     STR_TAG,
     implicit_tag,
     parse_simple_frontmatter,
-    template_placeholder,
 )
+from vaultmem.core.note_reading import (
+    FrontmatterError,
+    find_conflict_markers,
+    frontmatter_bounds,
+    parse_frontmatter,
+)
+from vaultmem.core.note_reading import remember_written as _remember_written
 from vaultmem.core.timestamps import format_datetime, parse_datetime
-from vaultmem.errors import VaultmemError
 
 __all__ = [
     "DELETE", "FrontmatterError", "NoteText", "find_conflict_markers", "parse_frontmatter",
     "render_note", "render_value", "set_fields", "split_note",
 ]  # fmt: skip
 
-_OPEN_FENCE: Final = re.compile(r"\ufeff?---[ \t]*\r?\n")
-_CLOSE_FENCE: Final = re.compile(r"^---[ \t]*(?:\r?\n|\r?\Z)", re.MULTILINE)
 # Lines as YAML counts them (libyaml and PyYAML alike), so that YAML marks index our lines.
 _YAML_LINE: Final = re.compile(r"[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])|.+\Z")
-_CONFLICT: Final = re.compile(
-    r"^\ufeff?(?:(<{7}|>{7})|(\|{7})|(={7})(?=[ \t]*\r?$))(?=[ \t]|\r?$)", re.MULTILINE
-)
 _NUMBER_1_2: Final = re.compile(  # YAML 1.2 core numbers (Obsidian); 1.1's are checked by loading
     r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:e[-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-f]+|[-+]?\.inf|\.nan",
     re.IGNORECASE,
@@ -60,24 +63,6 @@ _ESCAPES: Final = {
     "\0": "\\0", "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
     "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\",
 }  # fmt: skip
-
-
-class FrontmatterError(VaultmemError, ValueError):
-    """The frontmatter cannot be read or safely edited.
-
-    ``str(err)`` is one line for a person: ``"STM/Foo.md: frontmatter is not valid YAML:
-    mapping values are not allowed here (line 5, column 8)"``. Fields: ``problem`` (the message
-    without path and position), ``path`` (may be ``""``), ``line`` and ``column`` (1-based,
-    counted in the whole note; ``None`` when unknown).
-    """
-
-    def __init__(
-        self, problem: str, *, path: str = "", line: int | None = None, column: int | None = None
-    ) -> None:
-        self.problem, self.path, self.line, self.column = problem, path, line, column
-        where = f"{path}: " if path else ""
-        at = "" if line is None else f" (line {line}" + (f", column {column})" if column else ")")
-        super().__init__(f"{where}{problem}{at}")
 
 
 class _Delete:
@@ -118,102 +103,12 @@ def split_note(text: str) -> NoteText:
     """
     first_nl = text.find("\n")
     newline = "\r\n" if first_nl > 0 and text[first_nl - 1] == "\r" else "\n"
-    opening = _OPEN_FENCE.match(text)
-    if opening is not None:
-        start = opening.end()
-        closing = _CLOSE_FENCE.search(text, start)
-        if closing is not None:
-            yaml_text, end = text[start : closing.start()], closing.end()
-            return NoteText(text, newline, True, yaml_text, text[end:], end, start)
+    bounds = frontmatter_bounds(text)
+    if bounds is not None:
+        start, stop, end = bounds
+        return NoteText(text, newline, True, text[start:stop], text[end:], end, start)
     start = 1 if text.startswith("\ufeff") else 0
     return NoteText(text, newline, False, "", text[start:], start, start)
-
-
-def parse_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) -> dict[str, Any]:
-    """Parse the raw YAML of a frontmatter block into a plain dict, values as YAML reads them.
-
-    Empty or comment-only YAML -> ``{}``. Scalar keys (at every level) are kept as the text
-    written: ``1:`` and ``true:`` give the keys ``"1"`` and ``"true"``, as Obsidian shows them.
-    ``first_line`` is the note's line number of the first YAML line (2), for messages.
-    About 60 µs for a 14-key note outside the fast path (libyaml; see
-    :class:`~vaultmem.core.frontmatter_yaml.FastLoader`).
-
-    Raises :class:`FrontmatterError` when the YAML does not parse (with the line and column YAML
-    reports), holds an impossible value (``2023-02-30``), or its top level is not a mapping.
-    """
-    if not yaml_text or yaml_text.isspace():
-        return {}
-    written = _WRITTEN.get(yaml_text)
-    if written is not None:
-        return _copy(written)
-    simple = parse_simple_frontmatter(yaml_text)
-    if simple is not None:  # a new dict: the caller's own
-        return simple
-    placeholder = template_placeholder(yaml_text)
-    if placeholder is not None:  # YAML's own error, without loading YAML for a template
-        raise FrontmatterError(
-            f"frontmatter is not valid YAML: {PLACEHOLDER_PROBLEM}",
-            path=path,
-            line=placeholder[0] + first_line,
-            column=placeholder[1] + 1,
-        )
-    from vaultmem.core.frontmatter_yaml import load_frontmatter
-
-    data = load_frontmatter(yaml_text, path=path, first_line=first_line)
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else f"a single value ({type(data).__name__})"
-        raise FrontmatterError(
-            f"frontmatter is {kind}, not 'key: value' properties", path=path, line=first_line
-        )
-    if not all(type(key) is str for key in data):  # a !!binary key, say
-        return {str(key): value for key, value in data.items()}
-    return data
-
-
-_WRITTEN: dict[str, dict[str, Any]] = {}
-"""Fast-path readings of frontmatter vaultmem itself just wrote (the last
-:data:`WRITTEN_KEPT`): the write's safety check reads it, and the index, reading it again
-(import, passes), finds it here. Only writes add to it; never hand a value out: :func:`_copy`."""
-WRITTEN_KEPT = 1024
-
-
-def _remember_written(yaml_text: str, simple: dict[str, Any]) -> None:
-    try:
-        while len(_WRITTEN) >= WRITTEN_KEPT:
-            del _WRITTEN[next(iter(_WRITTEN))]  # the oldest
-    except (KeyError, RuntimeError, StopIteration):  # another thread emptied it meanwhile
-        pass
-    _WRITTEN[yaml_text] = simple
-
-
-def _copy(simple: dict[str, Any]) -> dict[str, Any]:
-    """A caller's own copy of a fast-path result (its values are scalars and lists of them)."""
-    return {key: list(value) if type(value) is list else value for key, value in simple.items()}
-
-
-def find_conflict_markers(text: str) -> list[int]:
-    """1-based line numbers of git conflict markers in ``text``, in order (``[]`` if none).
-
-    Markers are exactly seven characters at the start of a line: ``<<<<<<<`` and ``>>>>>>>``
-    (then a space, a tab or the end of the line) anywhere; ``=======`` and diff3's ``|||||||``
-    only after an unclosed ``<<<<<<<`` — alone they are markdown (a setext heading underline,
-    an empty table row).
-    """
-    if "<<<<<<<" not in text and ">>>>>>>" not in text:
-        return []
-    found: list[int] = []
-    line, counted_to, open_region = 1, 0, False
-    for match in _CONFLICT.finditer(text):
-        line += text.count("\n", counted_to, match.start())
-        counted_to = match.start()
-        if match.group(1) is not None:
-            open_region = match.group(1)[0] == "<"
-            found.append(line)
-        elif open_region:
-            found.append(line)
-    return found
 
 
 def render_value(value: object) -> str:

@@ -15,15 +15,14 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
 from vaultmem.services import index_sync
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, die_with_parent, parse_read
 from vaultmem.store.index_db import IndexDB
-from vaultmem.store.index_links import BULK_RECOUNT, LinkValues
+from vaultmem.store.index_links import LinkValues
 from vaultmem.store.index_load import NoteRows, bulk_load
 
 if TYPE_CHECKING:
@@ -38,15 +37,15 @@ WORKERS = 2
 """Worker processes: two keep both cores of a 2-core machine busy beside the writer."""
 
 
-@dataclass(frozen=True, slots=True)
-class _LoadState:
-    """What every batch needs: the vault, its template folders, and who is where."""
+class _LoadState(NamedTuple):
+    """What every batch needs: the vault, its template folders, and who is where (a named
+    tuple: making a dataclass would cost this module's import half a millisecond)."""
 
     root: Path
     templates: tuple[str, ...]
     resolver: LinkResolver
     nid_of: dict[str, int]
-    resolved: dict[str, tuple[str, str | None, int | None]] = field(default_factory=dict)
+    resolved: dict[str, tuple[str, str | None, int | None]]
     """Target → (key, resolved path, its nid) of the targets that resolve alike from every
     note (filled as batches are read; each worker process keeps its own)."""
 
@@ -116,7 +115,7 @@ def _batches(
 
     # the parser's modules load here, once, and forked workers inherit them (else each worker
     # imports them before its first batch)
-    from vaultmem.core import fields, links, note_text  # noqa: F401
+    from vaultmem.core import code_spans, fields, links, note_reading  # noqa: F401
 
     with ProcessPoolExecutor(
         max_workers=WORKERS,
@@ -152,13 +151,17 @@ def index_all(
     """
     paths = sorted(present)
     nid_of = {rel: nid for nid, rel in enumerate(paths, 1)}
-    state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of)
-    size = max(16, min(BATCH_NOTES, len(paths) // (8 * WORKERS)))  # small vaults: all busy
-    batches = [[(rel, nid_of[rel]) for rel in chunk] for chunk in _ramped(paths, size)]
+    state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of, {})
+    if context is None:  # read here: no worker to keep busy, so no small first batches
+        chunks = [paths[i : i + BATCH_NOTES] for i in range(0, len(paths), BATCH_NOTES)]
+    else:
+        size = max(16, min(BATCH_NOTES, len(paths) // (8 * WORKERS)))  # small vaults: all busy
+        chunks = list(_ramped(paths, size))
+    batches = [[(rel, nid_of[rel]) for rel in chunk] for chunk in chunks]
     missing: list[str] = []
     pairs: list[tuple[int, int]] = []  # (source, target) of every link between two notes
     done = 0
-    with bulk_load(db.conn) as load:
+    with bulk_load(db.conn, len(paths)) as load:
         if attachments:
             db.add_attachments(sorted(attachments))
         for rows in _batches(state, batches, context):
@@ -174,10 +177,8 @@ def index_all(
     if missing:
         _resolve_without(db, state, missing)  # links changed: count them from the index
         db.recount_edges()
-    elif len(paths) > BULK_RECOUNT:
+    else:  # every link is known here: counted in Python, only linked notes are written
         db.set_edges(pairs, fresh=True)
-    else:  # a small vault is counted in SQL, note by note
-        db.recount_edges(list(state.nid_of.values()))
 
 
 def _resolve_without(db: IndexDB, state: _LoadState, missing: list[str]) -> None:

@@ -31,6 +31,11 @@ from vaultmem.store.sidecar import ensure_sidecar, is_writable
 
 PARSER_VERSION = 7
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
+PAGE_SIZE = 8192
+"""Bytes per page of a new index file (SQLite's default is 4096; a file keeps the size it was
+made with). Twice the pages' size halves the pages a cold index writes, checkpoints and indexes:
+about 6% off a 10,000-note cold index and 10% off a 1,000-note one, with recall slightly faster
+and a one-note sync unchanged (16 KB pages doubled its 95th percentile)."""
 
 
 class IndexDB(NoteQueries, LinkIndex):
@@ -160,6 +165,7 @@ class IndexDB(NoteQueries, LinkIndex):
             factory=IndexConnection,
         )
         conn.db_path = path
+        conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new file only: before WAL fixes it
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
