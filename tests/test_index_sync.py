@@ -825,3 +825,23 @@ def test_states_under_many_paths_are_each_path_and_what_lies_below_it(tmp_path: 
     assert set(states) == expected | {"Projects/a.md", "Projects/deep/b.md"}
     assert all(states[rel].size == len(f"note {int(rel[5:8])}") for rel in expected)
     assert vault.index.attachment_paths(under=sorted(under)) == {"Projects/pic.png"}
+
+
+def test_a_rebuild_makes_the_full_text_table_anew_only_when_it_holds_something(
+    tmp_path: Path,
+) -> None:
+    # dropping and recreating an FTS5 table as created is work without effect (a first index);
+    # one that held rows is made anew, and either way the rebuild equals the vault
+    vault = _vault(tmp_path)
+    statements: list[str] = []
+    vault.index.conn.set_trace_callback(statements.append)
+    vault.index.clear()
+    assert not [s for s in statements if "DROP TABLE" in s.upper()]
+    _write(vault.root, "STM/Brew.md", "---\ntype: memory\n---\nsteep oolong\n")
+    vault.sync()
+    statements.clear()
+    vault.sync(rebuild=True)
+    vault.index.conn.set_trace_callback(None)
+    assert any("DROP TABLE notes_fts" in s for s in statements)
+    fts = vault.index.conn.execute("SELECT body FROM notes_fts").fetchall()
+    assert fts == [("steep oolong\n",)]

@@ -288,6 +288,8 @@ class IndexDB(NoteQueries, LinkIndex):
         definition: deleting its rows one by one costs as much as indexing them did."""
         for table in ("links", "tags", "notes", "attachments"):
             self.conn.execute(f"DELETE FROM {table}")
+        if self.conn.execute("SELECT count(*) FROM notes_fts_data").fetchone()[0] <= 2:
+            return  # as created (its averages and structure records): e.g. a first index
         row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'notes_fts'").fetchone()
         self.conn.execute("DROP TABLE notes_fts")
         self.conn.execute(row[0])
