@@ -220,19 +220,25 @@ def recording(cls, *args, **kwargs):
 dataclasses._process_class = recording
 before = set(sys.modules)
 report = sync_index(root, db, settings, rebuild=True)
-from vaultmem.core import links
+from vaultmem.core import indented_code, links
 from vaultmem.core.lazy_patterns import LazyPattern
 print(json.dumps({{
     "added": report.added,
     "loaded": sorted(set(sys.modules) - before),
     "dataclasses": made,
-    "uncompiled": sorted(k for k, v in vars(links).items() if isinstance(v, LazyPattern)),
+    "uncompiled": sorted(
+        k
+        for module in (links, indented_code)
+        for k, v in vars(module).items()
+        if isinstance(v, LazyPattern)
+    ),
 }}))
 """
 COLD_INDEX_LOADS = {
     "vaultmem.core.code_spans",
     "vaultmem.core.frontmatter_fast_path",
     "vaultmem.core.lazy_patterns",
+    "vaultmem.core.indented_code",
     "vaultmem.core.links",
     "vaultmem.core.note_reading",
     "vaultmem.services.index_bulk",
