@@ -37,6 +37,7 @@ from vaultmem.services.vault_walk import NOFOLLOW, is_ignored, is_tracked_attach
 from vaultmem.store.confinement import confined_path, is_symlinked, resolves_inside
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
+from vaultmem.store.raw_reads import read_to_end
 
 if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
     import multiprocessing.context
@@ -121,22 +122,15 @@ def _stable_read(fd: int) -> tuple[bytes, os.stat_result]:
     """
     for _ in range(READ_ATTEMPTS - 1):
         before = os.fstat(fd)
-        data = _read_to_end(fd, before.st_size)
+        data = read_to_end(fd, before.st_size)
         after = os.fstat(fd)
         same = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
         if same and len(data) == before.st_size:
             return data, before
         os.lseek(fd, 0, os.SEEK_SET)
     before = os.fstat(fd)
-    return _read_to_end(fd, before.st_size), before
+    return read_to_end(fd, before.st_size), before
 
-
-def _read_to_end(fd: int, size: int) -> bytes:
-    """Every byte from ``fd``'s position to the end (``size``: the expected length)."""
-    chunks = []
-    while chunk := os.read(fd, max(size + 1, 1 << 16)):  # plain os.read: no file object
-        chunks.append(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _read(root: Path, rel: str) -> _Read | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from vaultmem.core.content_hash import content_hash
 from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError
 from vaultmem.store.durability import defer_close, fsync_dir
+from vaultmem.store.raw_reads import read_to_end
 
 TEMP_SUFFIX = ".vaultmem-tmp"
 """A new text being written: ``.<note name>.<token>.vaultmem-tmp`` beside the note."""
@@ -68,7 +69,7 @@ def read_note(path: Path) -> NoteSnapshot:
     try:
         fd = os.open(path, os.O_RDONLY)
         try:
-            data = _read_to_end(fd)
+            data = read_to_end(fd)
             info = os.fstat(fd)
         finally:
             os.close(fd)
@@ -81,17 +82,6 @@ def read_note(path: Path) -> NoteSnapshot:
     except UnicodeDecodeError as err:
         raise UnsafeNoteError(path, f"not UTF-8 (byte {err.start}); not written") from None
     return NoteSnapshot(path, text, Fingerprint(len(data), info.st_mtime_ns, content_hash(data)))
-
-
-def _read_to_end(fd: int) -> bytes:
-    """Every byte from ``fd``'s position to its end.
-
-    Plain ``os.read``: a Python file object would cost five more system calls per note.
-    """
-    chunks = []
-    while chunk := os.read(fd, 1 << 16):
-        chunks.append(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _temp_names(path: Path) -> tuple[Path, Path]:
@@ -181,7 +171,7 @@ def _staged_temp(staged: StagedText | None, path: Path, data: bytes, mode: int) 
         try:
             fd = os.open(staged.temp, os.O_RDONLY)  # its bytes and its mode, from one open
             try:
-                usable = content_hash(_read_to_end(fd)) == staged.sha256
+                usable = content_hash(read_to_end(fd)) == staged.sha256
                 if usable and stat.S_IMODE(os.fstat(fd).st_mode) != mode:
                     os.fchmod(fd, mode)
             finally:
@@ -281,7 +271,7 @@ def _sha_of(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     try:
-        return content_hash(_read_to_end(fd))
+        return content_hash(read_to_end(fd))
     finally:
         os.close(fd)
 
@@ -454,7 +444,7 @@ def _drop_aside(aside: Path, expected_sha256: str) -> bytes | None:
     fd = os.open(aside, os.O_RDONLY)
     deferred = False
     try:
-        data = _read_to_end(fd)
+        data = read_to_end(fd)
         before = os.fstat(fd)
         if content_hash(data) != expected_sha256:
             return data
@@ -464,7 +454,7 @@ def _drop_aside(aside: Path, expected_sha256: str) -> bytes | None:
             deferred = defer_close(fd)
             return None
         os.lseek(fd, 0, os.SEEK_SET)
-        return _read_to_end(fd)
+        return read_to_end(fd)
     finally:
         if not deferred:
             os.close(fd)
