@@ -158,7 +158,7 @@ def test_import_loads_no_numpy(tmp_path: Path) -> None:
 
 
 def test_a_cold_index_loads_no_numpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The edge recount of a bulk load (above BULK_RECOUNT notes) is plain Python: numpy's
+    """The edge recount of a bulk load is plain Python: numpy's
     import would cost a 10,000-note cold index more than the recount itself."""
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))  # benchmarks/
     from benchmarks.generate_vault import generate_vault

@@ -13,7 +13,6 @@ milliseconds, as much as indexing a hundred notes).
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any, Final
 
@@ -22,6 +21,7 @@ from vaultmem.core.frontmatter_fast_path import (
     parse_simple_frontmatter,
     template_placeholder,
 )
+from vaultmem.core.lazy_patterns import lazy_pattern
 from vaultmem.errors import VaultmemError
 
 __all__ = [
@@ -148,12 +148,13 @@ def _copy(simple: dict[str, Any]) -> dict[str, Any]:
     return {key: list(value) if type(value) is list else value for key, value in simple.items()}
 
 
-@functools.cache
-def _conflict_re() -> re.Pattern[str]:
-    """Conflict marker lines; compiled on first use (few notes hold ``<<<<<<<`` or ``>>>>>>>``)."""
-    return re.compile(
-        r"^\ufeff?(?:(<{7}|>{7})|(\|{7})|(={7})(?=[ \t]*\r?$))(?=[ \t]|\r?$)", re.MULTILINE
-    )
+# Conflict marker lines; compiled on first use (few notes hold ``<<<<<<<`` or ``>>>>>>>``).
+_CONFLICT_RE = lazy_pattern(
+    globals(),
+    "_CONFLICT_RE",
+    r"^\ufeff?(?:(<{7}|>{7})|(\|{7})|(={7})(?=[ \t]*\r?$))(?=[ \t]|\r?$)",
+    re.MULTILINE,
+)
 
 
 def find_conflict_markers(text: str) -> list[int]:
@@ -168,7 +169,7 @@ def find_conflict_markers(text: str) -> list[int]:
         return []
     found: list[int] = []
     line, counted_to, open_region = 1, 0, False
-    for match in _conflict_re().finditer(text):
+    for match in _CONFLICT_RE.finditer(text):
         line += text.count("\n", counted_to, match.start())
         counted_to = match.start()
         if match.group(1) is not None:
