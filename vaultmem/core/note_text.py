@@ -375,16 +375,7 @@ def _same(a: object, b: object) -> bool:
     if kind in _COMPARED_BY_VALUE:  # most values of a frontmatter: no recursion for them
         return a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        if a.keys() != b.keys():
-            return False
-        for key, value in a.items():
-            other = b[key]
-            if type(value) in _COMPARED_BY_VALUE and type(other) is type(value):
-                if value != other:
-                    return False
-            elif not _same(value, other):
-                return False
-        return True
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
