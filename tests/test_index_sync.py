@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -611,6 +612,79 @@ def test_openers_racing_to_create_the_index_all_use_the_one_on_disk(tmp_path: Pa
             seen = db.conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'opener%'")
             assert seen.fetchone()[0] == len(opened), f"attempt {attempt}: not one file"
             db.close()
+
+
+def _hold_the_write_lock(db_path: Path) -> sqlite3.Connection:
+    """Another opener in the middle of a write: its connection holds the index's write lock."""
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO meta (key, value) VALUES ('holder', 'mid-write')")
+    return holder
+
+
+def test_a_busy_index_with_a_pending_migration_is_waited_for_never_discarded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index someone holds is sound: the opener that must migrate it waits and then says it
+    is busy. Before, "database is locked" counted as damage, the file was deleted under its
+    holder (in one process SQLite then mapped a stale -shm file: CI died of a bus error), and
+    the holder wrote on into a file nobody else could see."""
+    import vaultmem.store.index_db as index_db
+    from vaultmem.errors import IndexBusyError
+
+    sidecar = tmp_path / "v" / ".vaultmem"
+    IndexDB.open(sidecar).close()
+    db_path = sidecar / "index.db"
+    with contextlib.closing(sqlite3.connect(db_path, isolation_level=None)) as conn:
+        conn.executescript(  # as an index from before m007 left it
+            "DROP INDEX notes_hands_off; DROP INDEX notes_warned; DROP INDEX notes_superseded;"
+            "DELETE FROM migrations WHERE name = 'm007_few_row_indexes';"
+        )
+    inode = db_path.stat().st_ino
+    holder = _hold_the_write_lock(db_path)
+    monkeypatch.setattr(index_db, "BUSY_WAIT_SECONDS", 0.3)
+    try:
+        with pytest.raises(IndexBusyError, match="index.db: the index is busy"):
+            IndexDB.open(sidecar)
+        assert db_path.stat().st_ino == inode, "the busy index was replaced"
+        holder.execute("COMMIT")
+    finally:
+        holder.close()
+    reopened = IndexDB.open(sidecar)
+    try:
+        assert not reopened.recreated
+        held = reopened.conn.execute("SELECT value FROM meta WHERE key = 'holder'").fetchone()
+        assert held == ("mid-write",), "the holder's write was lost"
+        assert not index_db.migrations_pending(reopened.conn)
+    finally:
+        reopened.close()
+
+
+def test_a_rebuild_never_discards_an_index_another_connection_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`vaultmem index --rebuild` replaces a damaged index, not one that is merely in use."""
+    import vaultmem.store.index_db as index_db
+    from vaultmem.errors import IndexBusyError
+
+    vault = _vault(tmp_path)
+    _write(vault.root, "a.md", "alpha")
+    vault.sync()
+    db_path = vault.sidecar / "index.db"
+    inode = db_path.stat().st_ino
+    holder = _hold_the_write_lock(db_path)
+    monkeypatch.setattr(index_db, "BUSY_WAIT_SECONDS", 0.3)
+    vault.index.conn.execute("PRAGMA busy_timeout = 300")
+    try:
+        with pytest.raises(IndexBusyError):
+            vault.sync(rebuild=True)
+        assert db_path.stat().st_ino == inode, "the busy index was replaced"
+        holder.execute("COMMIT")
+    finally:
+        holder.close()
+    assert vault.sync(rebuild=True).rebuilt
+    assert vault.index.all_paths() == ["a.md"]
+    vault.close()
 
 
 def _archive(vault: Vault, head: str, body: str) -> None:

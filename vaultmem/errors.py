@@ -124,3 +124,8 @@ class SidecarError(VaultmemError):
 
 class IndexDamagedError(SidecarError):
     """``index.db`` is damaged; ``vaultmem index --rebuild`` replaces it (notes are unaffected)."""
+
+
+class IndexBusyError(SidecarError):
+    """Another connection (a thread or process) holds ``index.db``'s lock: the file is sound and in
+    use, so it is never discarded for this; trying again later succeeds."""

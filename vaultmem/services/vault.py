@@ -49,7 +49,7 @@ from vaultmem.services.pass_commands import (
 )
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
-from vaultmem.store.index_connection import discard_index
+from vaultmem.store.index_connection import discard_index, is_busy
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.settings_file import load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
@@ -181,7 +181,9 @@ class Vault:
                 return sync_index(
                     self.root, self.index, self.settings, rebuild=True, progress=progress
                 )
-            except (IndexDamagedError, sqlite3.DatabaseError):
+            except (IndexDamagedError, sqlite3.DatabaseError) as err:
+                if is_busy(err):  # sound and in use: replacing it would pull it from under them
+                    raise
                 self.close()
                 discard_index(self.sidecar)
                 return sync_index(

@@ -12,11 +12,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from vaultmem.errors import IndexDamagedError, SidecarError
+from vaultmem.errors import IndexBusyError, IndexDamagedError, SidecarError
 
 INDEX_FILE = "index.db"
 
 _DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "vtable constructor failed")
+_BUSY_SIGNS = ("database is locked", "database table is locked")
 
 
 def index_error(path: Path, err: sqlite3.Error) -> SidecarError:
@@ -30,6 +31,12 @@ def index_error(path: Path, err: sqlite3.Error) -> SidecarError:
             path,
             f"the index is damaged ({message}); run `vaultmem index --rebuild` to rebuild it "
             "from the notes (no note is affected)",
+        )
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or any(
+        sign in message for sign in _BUSY_SIGNS
+    ):
+        return IndexBusyError(
+            path, f"the index is busy ({message}): another vaultmem holds it; try again"
         )
     if "readonly" in message or "read-only" in message:
         return SidecarError(path, f"{message}; make .vaultmem/ writable")
@@ -104,6 +111,20 @@ def _db_path(cursor: sqlite3.Cursor) -> Path:
     return getattr(cursor.connection, "db_path", Path(INDEX_FILE))
 
 
+def is_busy(err: BaseException) -> bool:
+    """True when ``err`` says another connection holds the index's lock (the file is sound).
+
+    Such a file must never be discarded as damaged: another thread or process has it open, and
+    deleting it under them loses their writes (and, in one process, SQLite's shared lock
+    bookkeeping can then map a stale ``-shm`` file: a bus error).
+    """
+    if isinstance(err, IndexBusyError):
+        return True
+    return isinstance(err, sqlite3.Error) and isinstance(
+        index_error(Path(INDEX_FILE), err), IndexBusyError
+    )
+
+
 def discard_index(sidecar: Path) -> None:
     """Delete ``index.db`` and its WAL files (a damaged index; it is rebuilt from the notes)."""
     for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):
@@ -113,4 +134,4 @@ def discard_index(sidecar: Path) -> None:
             raise SidecarError(sidecar / name, f"cannot remove it: {err.strerror}") from None
 
 
-__all__ = ["INDEX_FILE", "IndexConnection", "discard_index", "index_error"]
+__all__ = ["INDEX_FILE", "IndexConnection", "discard_index", "index_error", "is_busy"]

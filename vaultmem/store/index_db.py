@@ -15,14 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.note_parse import ParsedNote
-from vaultmem.errors import SidecarError
-from vaultmem.store.index_connection import INDEX_FILE, IndexConnection, discard_index
+from vaultmem.errors import IndexBusyError, SidecarError
+from vaultmem.store.index_connection import (
+    INDEX_FILE,
+    IndexConnection,
+    discard_index,
+    index_error,
+    is_busy,
+)
 from vaultmem.store.index_links import LinkIndex
 from vaultmem.store.index_queries import NoteQueries
 from vaultmem.store.index_schema import migrate, migrations_pending, schema_lock
@@ -31,6 +38,10 @@ from vaultmem.store.sidecar import ensure_sidecar, is_writable
 
 PARSER_VERSION = 7
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
+BUSY_WAIT_SECONDS = 30.0
+"""How long an opener waits for another connection's lock on the index (SQLite's busy timeout,
+and the schema lock's retries of a busy file) before raising
+:class:`~vaultmem.errors.IndexBusyError`."""
 PAGE_SIZE = 8192
 """Bytes per page of a new index file (SQLite's default is 4096; a file keeps the size it was
 made with). Twice the pages' size halves the pages a cold index writes, checkpoints and indexes:
@@ -86,7 +97,26 @@ class IndexDB(NoteQueries, LinkIndex):
     @classmethod
     def _create_or_migrate(cls, sidecar: Path, path: Path) -> IndexDB:
         """Under the schema lock: open ``path``, applying pending migrations; a file that is not
-        a usable index is replaced by a new one."""
+        a usable index is replaced by a new one.
+
+        A busy file is tried again for up to :data:`BUSY_WAIT_SECONDS` and never replaced: other
+        openers read it outside the lock, and ``PRAGMA journal_mode=WAL`` reports their shared
+        locks at once instead of waiting in SQLite's busy handler. Raises
+        :class:`~vaultmem.errors.IndexBusyError` when it stays busy.
+        """
+        deadline = time.monotonic() + BUSY_WAIT_SECONDS
+        delay = 0.005
+        while True:
+            try:
+                return cls._open_or_replace(sidecar, path)
+            except IndexBusyError:
+                if time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+
+    @classmethod
+    def _open_or_replace(cls, sidecar: Path, path: Path) -> IndexDB:
         existed = path.exists()
         conn: sqlite3.Connection | None = None
         try:
@@ -97,18 +127,20 @@ class IndexDB(NoteQueries, LinkIndex):
             db = cls(conn, path, recreated=not existed)
             db._check_parser_version()
             return db
-        except (sqlite3.DatabaseError, SidecarError):
+        except (sqlite3.DatabaseError, SidecarError) as err:
             if conn is not None:
                 conn.close()
+            if is_busy(err):  # in use, not damaged: deleting it would pull it from under them
+                raise err if isinstance(err, SidecarError) else index_error(path, err) from None
             discard_index(sidecar)
-            try:
-                conn = cls._connect(path)
-                migrate(conn)
-            except sqlite3.Error as err:
-                raise SidecarError(path, f"cannot create the index: {err}") from None
-            db = cls(conn, path, recreated=True)
-            db._check_parser_version()
-            return db
+        try:
+            conn = cls._connect(path)
+            migrate(conn)
+        except sqlite3.Error as err:
+            raise SidecarError(path, f"cannot create the index: {err}") from None
+        db = cls(conn, path, recreated=True)
+        db._check_parser_version()
+        return db
 
     @classmethod
     def _open_read_only(cls, path: Path) -> IndexDB:
@@ -157,20 +189,26 @@ class IndexDB(NoteQueries, LinkIndex):
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
+        """A configured connection to ``path``; closed again when a pragma fails (busy: raises
+        :class:`~vaultmem.errors.IndexBusyError`)."""
         conn = sqlite3.connect(
             path,
-            timeout=30.0,
+            timeout=BUSY_WAIT_SECONDS,
             isolation_level=None,
             check_same_thread=False,
             factory=IndexConnection,
         )
         conn.db_path = path
-        conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new file only: before WAL fixes it
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA temp_store=MEMORY")
-        conn.execute("PRAGMA cache_size=-16384")  # 16 MB: peak memory ≤ 300 MB at 100k
+        try:
+            conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new file only: before WAL fixes it
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute("PRAGMA cache_size=-16384")  # 16 MB: peak memory ≤ 300 MB at 100k
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def close(self) -> None:
