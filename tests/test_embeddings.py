@@ -557,6 +557,45 @@ def test_screened_search_finds_the_exact_neighbours(
     store.close()
 
 
+def test_openers_racing_to_create_vectors_db_all_use_the_one_on_disk(tmp_path: Path) -> None:
+    """The background embedder and a command open a new vectors.db at once: they must share one
+    file. Before, the second to apply the first migration met "table exists" (or "database is
+    locked"), took it for a corrupt file and deleted the other's fresh store under it."""
+    from vaultmem.store.vectors import VectorStore
+
+    for attempt in range(40):
+        sidecar = tmp_path / f"v{attempt}" / ".vaultmem"
+        barrier = threading.Barrier(4)
+        opened: list[VectorStore] = []
+        errors: list[BaseException] = []
+
+        def open_it(
+            sidecar: Path = sidecar,
+            barrier: threading.Barrier = barrier,
+            opened: list[VectorStore] = opened,
+            errors: list[BaseException] = errors,
+        ) -> None:
+            barrier.wait()
+            try:
+                opened.append(VectorStore.open(sidecar))
+            except BaseException as err:  # noqa: BLE001 - collected for the assertion
+                errors.append(err)
+
+        threads = [threading.Thread(target=open_it) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        store = opened[0]
+        store.put("m", [("k", unit(np.ones(4, dtype=np.float32)))])
+        for other in opened:
+            assert other.conn.execute("SELECT count(*) FROM vectors").fetchone() == (1,), (
+                f"attempt {attempt}: not one file"
+            )
+            other.close()
+
+
 def test_a_title_the_body_begins_with_is_embedded_once() -> None:
     assert text_of("Allergic to peanuts", "Allergic to peanuts\n") == "Allergic to peanuts"
     assert text_of("Kyoto", "Temples and gardens.\n") == "Kyoto\nTemples and gardens."

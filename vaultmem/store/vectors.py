@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ import numpy.typing as npt
 
 from vaultmem.core.quantisation import decode, encode, unit
 from vaultmem.core.vector_fusion import projection
+from vaultmem.store.index_connection import index_error, is_busy
 from vaultmem.store.sidecar import ensure_sidecar
 
 VECTORS_FILE = "vectors.db"
@@ -62,6 +64,12 @@ def _migrate(conn: sqlite3.Connection) -> None:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
+            recorded = conn.execute(  # asked again under the write lock: another opener
+                "SELECT 1 FROM migrations WHERE name = ?", (migration.__name__,)
+            ).fetchone()  # may have applied it since (it would fail as "table exists")
+            if recorded:
+                conn.execute("COMMIT")
+                continue
             migration(conn)
             conn.execute(
                 "INSERT INTO migrations (name, applied_at) VALUES (?, datetime('now'))",
@@ -112,25 +120,65 @@ class VectorStore:
 
     @classmethod
     def open(cls, sidecar: Path) -> VectorStore:
-        """Open (creating or migrating) ``sidecar/vectors.db``; a corrupt file is replaced."""
+        """Open (creating or migrating) ``sidecar/vectors.db``; a corrupt file is replaced.
+
+        A file another connection holds is busy, not corrupt: it is waited for (up to
+        :data:`~vaultmem.store.index_db.BUSY_WAIT_SECONDS`) and never replaced; raises
+        :class:`~vaultmem.errors.IndexBusyError` when it stays busy.
+        """
+        from vaultmem.store import index_db
+
         ensure_sidecar(sidecar)
         path = sidecar / VECTORS_FILE
+        deadline = time.monotonic() + index_db.BUSY_WAIT_SECONDS
+        delay = 0.005
+        while True:
+            try:
+                return cls(cls._open_or_replace(path), path)
+            except sqlite3.OperationalError as err:
+                if not is_busy(err):
+                    raise
+                if time.monotonic() + delay > deadline:
+                    raise index_error(path, err) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+
+    @classmethod
+    def _open_or_replace(cls, path: Path) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = None
         try:
             conn = cls._connect(path)
             _migrate(conn)
             conn.execute("SELECT count(*) FROM vectors").fetchone()
-        except sqlite3.DatabaseError:
-            for suffix in ("", "-wal", "-shm"):
-                path.with_name(VECTORS_FILE + suffix).unlink(missing_ok=True)
-            conn = cls._connect(path)
+            return conn
+        except sqlite3.DatabaseError as err:
+            if conn is not None:
+                conn.close()
+            if is_busy(err):  # in use, not damaged: deleting it would pull it from under them
+                raise
+        for suffix in ("", "-wal", "-shm"):
+            path.with_name(VECTORS_FILE + suffix).unlink(missing_ok=True)
+        conn = cls._connect(path)
+        try:
             _migrate(conn)
-        return cls(conn, path)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        from vaultmem.store import index_db
+
+        conn = sqlite3.connect(
+            path, timeout=index_db.BUSY_WAIT_SECONDS, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def close(self) -> None:
