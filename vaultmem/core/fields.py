@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from vaultmem.core.timestamps import parse_datetime
 
@@ -47,8 +48,7 @@ DATETIME_KEYS = (
 """Keys whose values are datetimes (Obsidian property type ``datetime``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class FieldWarning:
+class FieldWarning(NamedTuple):
     """A frontmatter value of the wrong type; the default was used in its place."""
 
     key: str

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from vaultmem.core.settings import RecallSettings
 
@@ -156,8 +157,7 @@ def strong_hits(relevance: Sequence[float], paths: Sequence[str]) -> Bools:
     return mask
 
 
-@dataclass(frozen=True, slots=True)
-class Proximity:
+class Proximity(NamedTuple):
     """Graph signal per candidate and, for ``--explain``, which seed gave it (−1: none)."""
 
     signal: Floats
@@ -189,8 +189,7 @@ def graph_signal(
     return Proximity(signal, via)
 
 
-@dataclass(frozen=True, slots=True)
-class Fused:
+class Fused(NamedTuple):
     """Per-signal contributions (weight × signal) and their sum ``score``, shape (n,) each."""
 
     relevance: Floats

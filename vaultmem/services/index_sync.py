@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vaultmem.core.content_hash import content_hash
 from vaultmem.core.link_resolution import LinkResolver, note_key
@@ -81,8 +81,7 @@ class SyncReport:
         return bool(self.added or self.changed or self.moved or self.removed)
 
 
-@dataclass(frozen=True, slots=True)
-class _Read:
+class _Read(NamedTuple):  # a named tuple: no dataclass to build when recall imports this
     path: str
     size: int
     mtime_ns: int
@@ -98,8 +97,7 @@ class _Read:
         return racy_stamp(self.mtime_ns) if self.racy else self.mtime_ns
 
 
-@dataclass(frozen=True, slots=True)
-class WrittenNote:
+class WrittenNote(NamedTuple):
     """A note as vaultmem wrote it: its text and its file's ``size`` (bytes) and ``mtime_ns``."""
 
     text: str
@@ -201,7 +199,7 @@ def _read_and_parse_all(
     out: list[_Parsed | None] = []
     for rel in rels:
         read = _read(root, rel)
-        out.append(None if read is None else (replace(read, text=""), parse_read(read, templates)))
+        out.append(None if read is None else (read._replace(text=""), parse_read(read, templates)))
     return out
 
 

@@ -34,7 +34,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from vaultmem.core.excerpts import capped_text
@@ -378,7 +378,7 @@ def _rank(
         paths += [str(row[0]) for row in extra]
         relevance += [0.0] * len(extra)
     seeds = strong_hits(relevance, paths)
-    context = Episodes()
+    context = Episodes([], [])
     if weights.episode > 0:
         context = episode_neighbours(conn, filters, paths, seeds)
         rows += context.extra
@@ -417,10 +417,10 @@ def _rank(
     )
     lift = episode_contribution(episode, relevance, weights.episode)
     fused = fuse(relevance, decay, proximity.signal, weights, vector)
-    fused = replace(fused, graph=[g + x for g, x in zip(fused.graph, lift, strict=True)],
+    fused = fused._replace(graph=[g + x for g, x in zip(fused.graph, lift, strict=True)],
                     score=[s + x for s, x in zip(fused.score, lift, strict=True)])
     capped = cap_superseded(fused.score, successors(conn, paths, statuses, index))
-    fused = replace(fused, score=capped)
+    fused = fused._replace(score=capped)
     priority = [p if d and st == "active" else 0.0
                 for (_, p), d, st in zip(scored, decays, statuses, strict=True)]
     primary = ranking(fused.score, paths)

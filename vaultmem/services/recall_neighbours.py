@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vaultmem.core.recall_fusion import (
     strong_hits,
@@ -29,12 +28,11 @@ EXPAND_MAX = 20
 _LINK_ROWS_MAX = 2000
 
 
-@dataclass(frozen=True, slots=True)
-class Episodes:
+class Episodes(NamedTuple):
     """Episode neighbours of the strong hits: rows to add, and (hit, neighbour, before) paths."""
 
-    extra: list[tuple[object, ...]] = field(default_factory=list)
-    pairs: list[tuple[str, str, int]] = field(default_factory=list)
+    extra: list[tuple[object, ...]]
+    pairs: list[tuple[str, str, int]]
 
 
 def episode_neighbours(
@@ -52,7 +50,7 @@ def episode_neighbours(
     """
     hits = [paths[i] for i, seed in enumerate(seeds) if seed]
     if not hits:
-        return Episodes()
+        return Episodes([], [])
     marks = ", ".join("?" * len(hits))
     rows = conn.execute(
         f"""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _LOW_64 = (1 << 64) - 1
 """Mask of the higher note id in an edge packed as ``low << 64 | high`` (see set_edges)."""
@@ -27,8 +27,7 @@ BULK_RECOUNT = 2000
 every link in Python) rather than by one SQL count per note."""
 
 
-@dataclass(frozen=True, slots=True)
-class LinkRow:
+class LinkRow(NamedTuple):
     """A stored link: ``source`` path, ``target`` as written, ``kind``, ``resolved`` path/None."""
 
     lid: int

@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class FileState:
+class FileState(NamedTuple):
     """What the index knows of a file without reading it."""
 
     nid: int
