@@ -135,9 +135,15 @@ class IndexDB(NoteQueries, LinkIndex):
             discard_index(sidecar)
         try:
             conn = cls._connect(path)
-            migrate(conn)
         except sqlite3.Error as err:
             raise SidecarError(path, f"cannot create the index: {err}") from None
+        try:
+            migrate(conn)
+        except BaseException as err:
+            conn.close()  # busy (tried again by the caller) or not: no connection left open
+            if isinstance(err, sqlite3.Error):
+                raise SidecarError(path, f"cannot create the index: {err}") from None
+            raise
         db = cls(conn, path, recreated=True)
         db._check_parser_version()
         return db
