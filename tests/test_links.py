@@ -525,6 +525,24 @@ def test_every_path_agrees_with_markdown_it_over_real_vaults(vault: Path) -> Non
     assert by_line >= (40 if vault == SRD else 0)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "`` ` ``\n===\n    ![i](p.png) `q` [[X]]",
+        "- a\n\n`` ` ``\n===\n    `q` [[X]]",
+        "- a\n\n` `\n---\n    [[X]] `q`",
+    ],  # fmt: skip
+)
+def test_a_line_of_code_spans_alone_still_heads_a_setext_heading(body: str) -> None:
+    """Found by hypothesis: the line-by-line path saw a line holding only code spans as blank,
+    so the setext underline below it was text and the indented code after that a paragraph
+    line, whose [[X]] it then took for a link (markdown-it: a heading, then indented code)."""
+    assert _parsed_links(body) == []
+    outside = _code_by_line(body)
+    assert outside is None or list(_scan(*outside)) == []
+    assert extract_links(body) == []
+
+
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(codeish, markdownish))
 def test_line_code_spans_agree_with_markdown_it(body: str) -> None:

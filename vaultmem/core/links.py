@@ -169,7 +169,9 @@ def _code_by_line(body: str) -> tuple[str, list[str]] | None:
     text = "\n".join(kept)
     if "```" in text or "~~~" in text or "<" in text or _REFERENCE_ANY_RE.search(text):
         return None
-    if may_hold_code(text.replace("`", "")) and links_may_sit_in_indented_code(text):
+    # each backtick as a letter: a line of code spans alone stays a line of text (as blank it
+    # would end the paragraph, and a setext underline below it would not close a heading)
+    if may_hold_code(text.replace("`", "x")) and links_may_sit_in_indented_code(text):
         return None
     pieces: list[str] = []
     code: list[str] = []
