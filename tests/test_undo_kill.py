@@ -63,12 +63,25 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, dict[
 
 
 def _undo_in_child(root: Path) -> int:
-    """Fork; the child undoes and exits 0 (done), 1 (a vaultmem error) or 130 (Ctrl-C early)."""
-    pid = os.fork()
+    """Fork; the child undoes and exits 0 (done), 1 (a vaultmem error) or 130 (Ctrl-C early).
+
+    SIGINT is blocked across the fork and let through only inside the child's ``try``: one sent
+    at once would otherwise raise KeyboardInterrupt before it, and the child, a copy of pytest,
+    would run on as pytest and exit through its atexit handlers (onnxruntime's, once an
+    embeddings test has loaded it, wait forever for threads the child does not have).
+    """
+    unblocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
+        raise
     if pid == 0:  # pragma: no cover - runs in the child
         code = 2
         try:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            # a SIGINT sent since the fork is delivered here, inside the try
+            signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
             with Vault.open(root) as vault:
                 vault.undo()
             code = 0
@@ -78,6 +91,7 @@ def _undo_in_child(root: Path) -> int:
             code = 130
         finally:
             os._exit(code)
+    signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
     return pid
 
 
