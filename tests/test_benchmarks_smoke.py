@@ -87,6 +87,10 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
         assert f"≥ 2,000 {target}" in row, row
     document = json.loads((out / "last-run.json").read_text(encoding="utf-8"))
     assert document["import"]["raw"]["import"]["imported"] == 1_000
+    imported = document["import"]["raw"]["import"]  # the kernel's share of the CPU, shown too
+    assert 0 <= imported["kernel_seconds"] <= imported["cpu_seconds"]
+    assert re.search(r"memories/s \(1,000 in [0-9.]+ s, [0-9.]+ s cpu \([0-9.]+ s kernel\)\)",
+                     proc.stdout), proc.stdout
     (corpus,) = document["corpora"]
     read = corpus["raw"]["raw_read"]  # the baseline reads and decodes every note
     assert read["notes"] == 330 and 0 < read["read_seconds"] <= read["seconds"]
