@@ -9,8 +9,10 @@ without loss (docs/user-guide.md, "Index and graph").
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from vaultmem.errors import IndexBusyError, IndexDamagedError, SidecarError
 
@@ -18,23 +20,35 @@ INDEX_FILE = "index.db"
 
 _DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "vtable constructor failed")
 _BUSY_SIGNS = ("database is locked", "database table is locked")
+T = TypeVar("T")
+
+
+def _says_damaged(err: sqlite3.Error) -> bool:
+    code = getattr(err, "sqlite_errorname", "")
+    message = str(err)
+    return code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
+        sign in message for sign in _DAMAGE_SIGNS
+    )
+
+
+def _says_busy(err: sqlite3.Error) -> bool:
+    code = getattr(err, "sqlite_errorname", "")
+    message = str(err)
+    return code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or any(
+        sign in message for sign in _BUSY_SIGNS
+    )
 
 
 def index_error(path: Path, err: sqlite3.Error) -> SidecarError:
     """A SQLite error on the index at ``path`` as a one-line :class:`SidecarError`."""
     message = str(err)
-    code = getattr(err, "sqlite_errorname", "")
-    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
-        sign in message for sign in _DAMAGE_SIGNS
-    ):
+    if _says_damaged(err):
         return IndexDamagedError(
             path,
             f"the index is damaged ({message}); run `vaultmem index --rebuild` to rebuild it "
             "from the notes (no note is affected)",
         )
-    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or any(
-        sign in message for sign in _BUSY_SIGNS
-    ):
+    if _says_busy(err):
         return IndexBusyError(
             path, f"the index is busy ({message}): another vaultmem holds it; try again"
         )
@@ -120,9 +134,30 @@ def is_busy(err: BaseException) -> bool:
     """
     if isinstance(err, IndexBusyError):
         return True
-    return isinstance(err, sqlite3.Error) and isinstance(
-        index_error(Path(INDEX_FILE), err), IndexBusyError
-    )
+    return isinstance(err, sqlite3.Error) and _says_busy(err) and not _says_damaged(err)
+
+
+def retry_while_busy(attempt: Callable[[], T], path: Path, seconds: float) -> T:
+    """``attempt()``, called again with a growing pause (5 ms to 0.25 s) while it fails because
+    the file at ``path`` is busy (:func:`is_busy`), for up to ``seconds``.
+
+    Other errors pass through at once; a file still busy then raises
+    :class:`~vaultmem.errors.IndexBusyError` naming ``path``.
+    """
+    deadline = time.monotonic() + seconds
+    delay = 0.005
+    while True:
+        try:
+            return attempt()
+        except (sqlite3.Error, IndexBusyError) as err:
+            if not is_busy(err):
+                raise
+            if time.monotonic() + delay > deadline:
+                if isinstance(err, IndexBusyError):
+                    raise
+                raise index_error(path, err) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
 
 def discard_index(sidecar: Path) -> None:
@@ -134,4 +169,11 @@ def discard_index(sidecar: Path) -> None:
             raise SidecarError(sidecar / name, f"cannot remove it: {err.strerror}") from None
 
 
-__all__ = ["INDEX_FILE", "IndexConnection", "discard_index", "index_error", "is_busy"]
+__all__ = [
+    "INDEX_FILE",
+    "IndexConnection",
+    "discard_index",
+    "index_error",
+    "is_busy",
+    "retry_while_busy",
+]

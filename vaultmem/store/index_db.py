@@ -15,20 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from vaultmem.core.link_resolution import note_key
 from vaultmem.core.note_parse import ParsedNote
-from vaultmem.errors import IndexBusyError, SidecarError
+from vaultmem.errors import SidecarError
 from vaultmem.store.index_connection import (
     INDEX_FILE,
     IndexConnection,
     discard_index,
     index_error,
     is_busy,
+    retry_while_busy,
 )
 from vaultmem.store.index_links import LinkIndex
 from vaultmem.store.index_queries import NoteQueries
@@ -104,16 +104,9 @@ class IndexDB(NoteQueries, LinkIndex):
         locks at once instead of waiting in SQLite's busy handler. Raises
         :class:`~vaultmem.errors.IndexBusyError` when it stays busy.
         """
-        deadline = time.monotonic() + BUSY_WAIT_SECONDS
-        delay = 0.005
-        while True:
-            try:
-                return cls._open_or_replace(sidecar, path)
-            except IndexBusyError:
-                if time.monotonic() + delay > deadline:
-                    raise
-                time.sleep(delay)
-                delay = min(delay * 2, 0.25)
+        return retry_while_busy(
+            lambda: cls._open_or_replace(sidecar, path), path, BUSY_WAIT_SECONDS
+        )
 
     @classmethod
     def _open_or_replace(cls, sidecar: Path, path: Path) -> IndexDB:

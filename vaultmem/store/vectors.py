@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ import numpy.typing as npt
 
 from vaultmem.core.quantisation import decode, encode, unit
 from vaultmem.core.vector_fusion import projection
-from vaultmem.store.index_connection import index_error, is_busy
+from vaultmem.store.index_connection import is_busy, retry_while_busy
 from vaultmem.store.sidecar import ensure_sidecar
 
 VECTORS_FILE = "vectors.db"
@@ -130,18 +129,10 @@ class VectorStore:
 
         ensure_sidecar(sidecar)
         path = sidecar / VECTORS_FILE
-        deadline = time.monotonic() + index_db.BUSY_WAIT_SECONDS
-        delay = 0.005
-        while True:
-            try:
-                return cls(cls._open_or_replace(path), path)
-            except sqlite3.OperationalError as err:
-                if not is_busy(err):
-                    raise
-                if time.monotonic() + delay > deadline:
-                    raise index_error(path, err) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.25)
+        conn = retry_while_busy(
+            lambda: cls._open_or_replace(path), path, index_db.BUSY_WAIT_SECONDS
+        )
+        return cls(conn, path)
 
     @classmethod
     def _open_or_replace(cls, path: Path) -> sqlite3.Connection:
