@@ -561,31 +561,13 @@ def test_openers_racing_to_create_vectors_db_all_use_the_one_on_disk(tmp_path: P
     """The background embedder and a command open a new vectors.db at once: they must share one
     file. Before, the second to apply the first migration met "table exists" (or "database is
     locked"), took it for a corrupt file and deleted the other's fresh store under it."""
+    from racing_openers import open_at_once
+
     from vaultmem.store.vectors import VectorStore
 
     for attempt in range(40):
         sidecar = tmp_path / f"v{attempt}" / ".vaultmem"
-        barrier = threading.Barrier(4)
-        opened: list[VectorStore] = []
-        errors: list[BaseException] = []
-
-        def open_it(
-            sidecar: Path = sidecar,
-            barrier: threading.Barrier = barrier,
-            opened: list[VectorStore] = opened,
-            errors: list[BaseException] = errors,
-        ) -> None:
-            barrier.wait()
-            try:
-                opened.append(VectorStore.open(sidecar))
-            except BaseException as err:  # noqa: BLE001 - collected for the assertion
-                errors.append(err)
-
-        threads = [threading.Thread(target=open_it) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        opened, errors = open_at_once(lambda sidecar=sidecar: VectorStore.open(sidecar))
         assert errors == []
         store = opened[0]
         store.put("m", [("k", unit(np.ones(4, dtype=np.float32)))])

@@ -575,36 +575,13 @@ def test_openers_racing_to_create_the_index_all_use_the_one_on_disk(tmp_path: Pa
     must end up on the same file (before the schema lock, the loser of the race to apply the
     first migration deleted the winner's fresh index, and the winner wrote on into a deleted
     file nobody else could see)."""
-    import threading
+    from racing_openers import open_at_once
 
     from vaultmem.store.index_db import IndexDB
 
     for attempt in range(15):
         sidecar = tmp_path / f"v{attempt}" / ".vaultmem"
-        barrier = threading.Barrier(4)
-        opened: list[IndexDB] = []
-        errors: list[BaseException] = []
-
-        def open_it(
-            barrier: threading.Barrier,
-            sidecar: Path,
-            opened: list[IndexDB],
-            errors: list[BaseException],
-        ) -> None:
-            barrier.wait()
-            try:
-                opened.append(IndexDB.open(sidecar))
-            except BaseException as err:  # noqa: BLE001 - collected for the assertion
-                errors.append(err)
-
-        threads = [
-            threading.Thread(target=open_it, args=(barrier, sidecar, opened, errors))
-            for _ in range(4)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        opened, errors = open_at_once(lambda sidecar=sidecar: IndexDB.open(sidecar))
         assert errors == []
         for i, db in enumerate(opened):
             db.conn.execute("INSERT INTO meta (key, value) VALUES (?, 'x')", (f"opener{i}",))
