@@ -548,3 +548,46 @@ def test_ctrl_c_during_a_stuck_first_sync_still_ends_start(
         watcher.start()
     assert time.monotonic() - started < 10
     never.set()  # let the abandoned worker finish
+
+
+def test_ctrl_c_anywhere_in_join_leaves_stop_able_to_finish(vault: Vault) -> None:
+    """Ctrl-C raises ``KeyboardInterrupt`` at whatever instruction the main thread is on. A
+    profile hook raises it as each C call inside ``join()`` returns, one place per round, until
+    a round's join ends untouched; each time, ``stop()`` must still end the worker.
+
+    ``Event.wait`` failed this: interrupted just after taking its internal lock, it left the lock
+    held, the worker then blocked for good setting the event, and ``watch`` hung on Ctrl-C (once
+    in a full run of the suite)."""
+    import threading
+
+    place = 0
+    while True:
+        watcher = VaultWatcher(vault)
+        watcher.start()
+        returns = 0
+
+        def hook(frame: object, event: str, arg: object) -> None:
+            nonlocal returns
+            if event == "c_return":
+                returns += 1
+                if returns == place + 1:
+                    sys.setprofile(None)
+                    raise KeyboardInterrupt
+
+        interrupted = False
+        sys.setprofile(hook)
+        try:
+            watcher.join(timeout=0.02)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            sys.setprofile(None)
+        stopper = threading.Thread(target=watcher.stop, daemon=True)
+        stopper.start()
+        stopper.join(IDLE_SECONDS)
+        assert not stopper.is_alive(), f"stop() hung after Ctrl-C at C call {place} of join()"
+        assert not watcher.running
+        if not interrupted:
+            break
+        place += 1
+    assert place >= 3, f"join() made only {place} C calls: the hook reached too little of it"

@@ -55,6 +55,8 @@ PROBE_SECONDS = 3.0
 longer delivers events although its threads run: it is restarted and the vault synced."""
 STOP_DURING_START_SECONDS = 10.0
 """Ctrl-C during the first sync waits at most this long for it to stop (see stop())."""
+LONGEST_NAP_SECONDS = 0.1
+"""The longest sleep between two looks at a flag in :func:`wait_for_flag`."""
 
 _FILE_EVENTS = frozenset({"created", "modified", "closed", "attrib", "deleted", "moved"})
 _FOLDER_EVENTS = frozenset({"created", "deleted", "moved"})
@@ -68,6 +70,29 @@ _EVENT_FILTER: list[type[FileSystemEvent]] = [
 """What the OS is asked for (no FileAttribEvent before watchdog 5). Never opens or closes without
 a write (the worker's own reads would wake it), nor folder modifications (a folder's mtime says
 nothing about its notes)."""
+
+
+def wait_for_flag(flag: threading.Event, timeout: float | None = None) -> bool:
+    """Wait until ``flag`` is set, or ``timeout`` seconds pass; True when it is set.
+
+    For the main thread, where Ctrl-C may strike at any instruction. ``Event.wait`` takes the
+    event's internal lock; a ``KeyboardInterrupt`` raised just after the lock is taken, before
+    the ``with`` block that releases it begins, leaves it held (CPython gh-74174), and the thread
+    that later sets the event then blocks forever (``watch`` hung on Ctrl-C that way). Here
+    only ``time.sleep`` is interrupted and nothing is ever held: naps of 1 ms doubling up to
+    :data:`LONGEST_NAP_SECONDS` between looks at ``flag.is_set()``, which takes no lock.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    nap = 0.001
+    while not flag.is_set():
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            nap = min(nap, left)
+        time.sleep(nap)
+        nap = min(nap * 2, LONGEST_NAP_SECONDS)
+    return True
 
 
 class _Stopping(Exception):
@@ -178,7 +203,7 @@ class VaultWatcher:
         self._worker = threading.Thread(target=self._run, name="vaultmem-watch", daemon=True)
         self._worker.start()
         try:
-            self._ready.wait()
+            wait_for_flag(self._ready)
         except BaseException:  # Ctrl-C during a long first sync
             self.stop(timeout=STOP_DURING_START_SECONDS)
             raise
@@ -223,9 +248,10 @@ class VaultWatcher:
     def join(self, timeout: float | None = None) -> bool:
         """Block until the worker ends (after :meth:`stop`); ``timeout`` in seconds.
 
-        True when it has ended. Ctrl-C interrupts the wait (``KeyboardInterrupt``).
+        True when it has ended. Ctrl-C interrupts the wait (``KeyboardInterrupt``) and leaves
+        :meth:`stop` able to finish, wherever it strikes (:func:`wait_for_flag`).
         """
-        return self._stopped.wait(timeout)
+        return wait_for_flag(self._stopped, timeout)
 
     def __enter__(self) -> VaultWatcher:
         self.start()
