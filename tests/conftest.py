@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 """The property tests draw the same examples on every run, so a run of the suite passes or fails
 for the code alone (CI lands a submission or not on one run). ``HYPOTHESIS_PROFILE=explore``
 draws new random examples on each run: run it a few times when changing the parsers."""
+
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+"""A suite started as a background job of a non-interactive shell (``pytest … &``) begins with
+SIGINT ignored (POSIX), and every process it starts inherits that: the tests that stop ``watch``
+or interrupt a pass with SIGINT would wait out their deadlines. Python's Ctrl-C handler is put
+back first (a process started with SIG_DFL installs it; one started with SIG_IGN keeps that)."""
 
 REAL_VAULTS = Path(__file__).resolve().parent / "vaults"
 """The real Obsidian vaults shipped with the tests (kepano-obsidian, MIT; 13th-age-srd, OGL 1.0a).

@@ -556,8 +556,7 @@ def test_ctrl_c_anywhere_in_join_leaves_stop_able_to_finish(vault: Vault) -> Non
     a round's join ends untouched; each time, ``stop()`` must still end the worker.
 
     ``Event.wait`` failed this: interrupted just after taking its internal lock, it left the lock
-    held, the worker then blocked for good setting the event, and ``watch`` hung on Ctrl-C (once
-    in a full run of the suite)."""
+    held, the worker then blocked for good setting the event, and ``watch`` hung on Ctrl-C."""
     import threading
 
     place = 0
