@@ -896,3 +896,38 @@ def test_a_rebuild_makes_the_full_text_table_anew_only_when_it_holds_something(
     assert any("DROP TABLE notes_fts" in s for s in statements)
     fts = vault.index.conn.execute("SELECT body FROM notes_fts").fetchall()
     assert fts == [("steep oolong\n",)]
+
+
+def test_an_index_from_before_m008_loses_the_resolved_path_index_and_keeps_its_links(
+    tmp_path: Path,
+) -> None:
+    """m008: links into a note are found by nid. An index made before it keeps its rows; the
+    index on the ``resolved`` path text is dropped, and backlinks, moves and a rebuild agree."""
+    vault = _vault(tmp_path)
+    _write(vault.root, "Cup.md", "see [[Tea]] and [[Tea#Brew]]\n")
+    _write(vault.root, "STM/Tea.md", "green, with [[Cup]]\n")
+    vault.sync()
+    db_path = vault.sidecar / "index.db"
+    vault.close()
+    with contextlib.closing(sqlite3.connect(db_path, isolation_level=None)) as conn:
+        conn.executescript(  # as an index from before m008 left it
+            "CREATE INDEX links_resolved ON links(resolved);"
+            "DELETE FROM migrations WHERE name = 'm008_links_into_by_nid';"
+        )
+    vault = Vault.open(vault.root)
+    try:
+        names = {r[0] for r in vault.index.conn.execute("SELECT name FROM sqlite_master")}
+        assert "links_resolved" not in names and "links_resolved_nid" in names
+        assert [r.source for r in vault.index.links_into("STM/Tea.md")] == ["Cup.md", "Cup.md"]
+        (vault.root / "LTM").mkdir()
+        (vault.root / "STM" / "Tea.md").rename(vault.root / "LTM" / "Tea.md")
+        assert vault.refresh(["STM/Tea.md", "LTM/Tea.md"]).moved == 1
+        assert vault.index.links_into("STM/Tea.md") == []
+        into = vault.index.links_into("LTM/Tea.md")
+        assert [(r.source, r.resolved) for r in into] == [("Cup.md", "LTM/Tea.md")] * 2
+        assert [r.source for r in vault.links("Tea").backlinks] == ["Cup.md", "Cup.md"]
+        content = _index_content(vault)
+        vault.sync(rebuild=True)
+        assert _index_content(vault) == content
+    finally:
+        vault.close()

@@ -55,7 +55,8 @@ def episode_neighbours(
     rows = conn.execute(
         f"""
         SELECT l.resolved, s.path, 0 FROM links l JOIN notes s ON s.nid = l.nid
-        WHERE l.kind = 'frontmatter' AND l.resolved IN ({marks}) AND s.previous IS NOT NULL
+        WHERE l.kind = 'frontmatter' AND s.previous IS NOT NULL
+          AND l.resolved_nid IN (SELECT nid FROM notes WHERE path IN ({marks}))
           AND instr(lower(s.previous), lower(l.target)) > 0
         UNION
         SELECT s.path, l.resolved, 1 FROM links l JOIN notes s ON s.nid = l.nid
@@ -130,7 +131,8 @@ def _links_of(conn: sqlite3.Connection, seed_paths: Sequence[str]) -> list[tuple
         WHERE s.path IN ({marks}) AND l.resolved_nid IS NOT NULL AND l.resolved != s.path
         UNION
         SELECT s.path, l.resolved FROM links l JOIN notes s ON s.nid = l.nid
-        WHERE l.resolved IN ({marks}) AND l.resolved != s.path
+        WHERE l.resolved_nid IN (SELECT nid FROM notes WHERE path IN ({marks}))
+          AND l.resolved != s.path
         ORDER BY 1, 2 LIMIT {_LINK_ROWS_MAX}
         """,
         (*seed_paths, *seed_paths),

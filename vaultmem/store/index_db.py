@@ -267,7 +267,7 @@ class IndexDB(NoteQueries, LinkIndex):
         )
         if row is not None and moved_from is not None and moved_from != note.path:
             self.conn.execute(
-                "UPDATE links SET resolved = ? WHERE resolved = ?", (note.path, moved_from)
+                "UPDATE links SET resolved = ? WHERE resolved_nid = ?", (note.path, row[0])
             )
         if row is None:
             nid = int(self.conn.execute(INSERT_SQL, values).lastrowid or 0)

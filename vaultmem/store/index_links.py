@@ -130,7 +130,9 @@ class LinkIndex:
         return self._link_rows("n.path = ?", (path,))
 
     def links_into(self, path: str) -> list[LinkRow]:
-        return self._link_rows("l.resolved = ?", (path,))
+        return self._link_rows(
+            "l.resolved_nid = (SELECT nid FROM notes WHERE path = ?)", (path,)
+        )
 
     def all_links(self) -> list[LinkRow]:
         return self._link_rows("1", ())

@@ -144,6 +144,13 @@ def m007_few_row_indexes(conn: sqlite3.Connection) -> None:
     )
 
 
+def m008_links_into_by_nid(conn: sqlite3.Connection) -> None:
+    """Links into a note are looked up by its nid (``links_resolved_nid``), which a move keeps;
+    the index on the ``resolved`` path text goes: every move rewrote entries of it, and it was
+    the costliest index to build (0.4 s of a 100,000-note cold index)."""
+    conn.execute("DROP INDEX IF EXISTS links_resolved")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_notes_links_fts,
     m002_meta,
@@ -152,6 +159,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m005_attachments,
     m006_corrections_episodes,
     m007_few_row_indexes,
+    m008_links_into_by_nid,
 )
 
 
