@@ -130,6 +130,7 @@ class LinkIndex:
         return self._link_rows("n.path = ?", (path,))
 
     def links_into(self, path: str) -> list[LinkRow]:
+        """Links resolved to the note at ``path``, found by its nid (none for an attachment)."""
         return self._link_rows(
             "l.resolved_nid = (SELECT nid FROM notes WHERE path = ?)", (path,)
         )
