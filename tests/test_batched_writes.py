@@ -7,6 +7,7 @@ these tests show the behaviour that makes it fast and that nothing is lost on th
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import sys
@@ -18,6 +19,7 @@ import yaml
 from conftest import snapshot_files
 
 from vaultmem import Vault
+from vaultmem.core.collector import collector_paused
 from vaultmem.core.note_text import parse_frontmatter, render_note
 from vaultmem.errors import LockedError, NoteChangedError
 from vaultmem.services import lifecycle
@@ -110,6 +112,43 @@ def test_a_pass_flushes_per_batch_and_undo_restores_every_byte(
     vault.undo()
     vault.close()
     assert snapshot_files(generated) == before
+
+
+def test_a_pass_runs_without_the_cyclic_collector_and_gives_it_back(generated: Path) -> None:
+    vault = Vault.open(generated)
+    vault.sync()
+    seen: list[bool] = []
+    real_refresh = vault.refresh
+
+    def recording_refresh(paths: list[str]) -> object:
+        seen.append(gc.isenabled())
+        return real_refresh(paths)
+
+    vault.refresh = recording_refresh  # type: ignore[method-assign]
+    assert gc.isenabled()
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    vault.close()
+    assert sum(len(r.applied) for r in run.results) >= 200
+    assert seen and not any(seen)  # paused for the whole run, re-indexing included
+    assert gc.isenabled()
+
+
+def test_the_collector_pause_restores_what_it_found_even_on_an_error() -> None:
+    assert gc.isenabled()
+    with pytest.raises(KeyError), collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():  # nested: the outer block still owns the pause
+            pass
+        assert not gc.isenabled()
+        raise KeyError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()
 
 
 def test_a_staged_text_someone_changed_is_not_linked(tmp_path: Path) -> None:

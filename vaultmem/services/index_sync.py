@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import gc
 import os
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, NamedTuple
 
+from vaultmem.core.collector import collector_paused
 from vaultmem.core.content_hash import content_hash
 from vaultmem.core.link_resolution import LinkResolver, note_key
 from vaultmem.core.note_parse import ParsedNote, parse_note
@@ -472,18 +471,6 @@ class _Syncer:
             self.db.recount_edges(self.edges_changed)
 
 
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many small objects are made (bulk indexing)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def sync_index(
     root: Path,
     db: IndexDB,
@@ -495,7 +482,7 @@ def sync_index(
     """Bring the index in step with every note of the vault at ``root``; see :class:`SyncReport`."""
     started = time.perf_counter()
     syncer = _Syncer(root, db, settings)
-    with _no_gc(), db.transaction():
+    with collector_paused(), db.transaction():
         if rebuild:
             db.clear()
         attachments: set[str] = set()

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from vaultmem.core.collector import collector_paused
 from vaultmem.core.fields import MemoryFields
 from vaultmem.core.lifecycle_plan import (
     PASS_ORDER,
@@ -492,7 +493,7 @@ def run_passes(
     from the index that walk made fresh.
     """
     run = LifecycleRun(command or "-".join(names), now, dry_run)
-    with PassSession(vault, run.command, now, dry_run=dry_run) as session:
+    with collector_paused(), PassSession(vault, run.command, now, dry_run=dry_run) as session:
         run.recovered = [p.name for p in session.recovered]
         synced = vault.catch_up()  # under the lock: no other pass moves notes until the end
         shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides

@@ -250,8 +250,9 @@ class IndexDB(NoteQueries, LinkIndex):
 
         ``new``: the caller knows the path is not indexed (saves a lookup per note).
         ``moved_from``: the note was indexed at that path and moved to ``note.path``: its rows
-        are renamed and refreshed in one update (the nid, so every link to it, stays), and
-        links resolved to the old path follow it.
+        are renamed and refreshed in one update. Its nid stays, so links resolved to it still
+        find it (by ``resolved_nid``); their ``resolved`` path is the caller's to re-resolve, as
+        the sync does for every link to the old and the new file name.
         """
         values = note_values(note, size, mtime_ns, content_hash)
         tags = note.fields.tags
@@ -265,10 +266,6 @@ class IndexDB(NoteQueries, LinkIndex):
                 ).fetchone()
             )
         )
-        if row is not None and moved_from is not None and moved_from != note.path:
-            self.conn.execute(
-                "UPDATE links SET resolved = ? WHERE resolved_nid = ?", (note.path, row[0])
-            )
         if row is None:
             nid = int(self.conn.execute(INSERT_SQL, values).lastrowid or 0)
             same_tags = same_text = False
