@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -235,3 +236,35 @@ def test_a_full_pass_twice_at_the_same_now_changes_nothing_the_second_time(
     second = vault.lifecycle(now=LATER)
     assert second.applied == [] and second.journal is None
     assert snapshot_files(vault.root) == snapshot
+
+
+def test_a_folder_swapped_for_a_link_out_after_a_batch_was_prepared_moves_nothing(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The notes of a batch are read and checked ahead; when their folder then becomes a link
+    to elsewhere holding the very same bytes, each note is confined again as it is moved, so
+    nothing outside the vault is moved in, written or removed."""
+    paths = _three(vault)
+    stm = vault.root / "STM"
+    outside = tmp_path / "outside"
+    real_prepare = lifecycle.PassSession.prepare
+    around: dict[str, bytes] = {}
+
+    def prepare_then_swap(self: lifecycle.PassSession, *args: object, **kwargs: object) -> None:
+        real_prepare(self, *args, **kwargs)  # type: ignore[arg-type]
+        if not outside.exists():  # same names, same bytes: every hash check would pass
+            shutil.copytree(stm, outside, ignore=shutil.ignore_patterns(".*"))
+            stm.rename(vault.root / "STM moved away")
+            stm.symlink_to(outside, target_is_directory=True)
+            around.update(snapshot_files(outside))
+
+    monkeypatch.setattr(lifecycle.PassSession, "prepare", prepare_then_swap)
+    run = vault.lifecycle(("seal",), now=T0 + DAY)
+    seal = run.results[0]
+    assert sorted(Path(p).name for p in around) == sorted(Path(p).name for p in paths)
+    assert seal.applied == []
+    skipped = {m.path: why for m, why in seal.skipped}
+    assert set(paths) <= set(skipped)
+    assert all("outside the vault" in skipped[p] for p in paths), skipped
+    assert snapshot_files(outside) == around
+    assert not list((vault.root / "Boxes").rglob("*.md"))

@@ -204,17 +204,21 @@ class PassSession:
             snapshot, after = checked
         else:
             snapshot, after = self._check(move, self._indexed_hashes([move.path]))
+        # confined again now (a batch was prepared earlier: a folder may have become a link
+        # since), once each, and handed to the journal, which then does not check them again
+        source = confined(self.vault.root, move.path)
         if move.action == "delete":
-            self._writer().delete(move.path, snapshot.text)
+            self._writer().delete(move.path, snapshot.text, at=(None, source))
             self.touched.append(move.path)
             return
         destination = move.destination or move.path
         if destination != move.path:
-            if os.path.exists(confined(self.vault.root, destination)):  # checked before journaled
+            target = confined(self.vault.root, destination)
+            if os.path.exists(target):  # checked before journaled
                 raise NoteError(destination, f"already exists; {move.path} not moved there")
-            self._writer().move(move.path, destination, snapshot.text, after)
+            self._writer().move(move.path, destination, snapshot.text, after, at=(source, target))
         elif after != snapshot.text:
-            self._writer().edit(move.path, snapshot.text, after)
+            self._writer().edit(move.path, snapshot.text, after, at=(None, source))
         self.touched += [move.path, destination]
 
     def _indexed_hashes(self, paths: list[str]) -> dict[str, tuple[str, bool, str | None]]:
@@ -303,8 +307,7 @@ class PassSession:
 
     def create(self, path: str, text: str) -> None:
         """A journaled new note (box and trace notes)."""
-        confined(self.vault.root, path)
-        self._writer().create(path, text)
+        self._writer().create(path, text, at=(None, confined(self.vault.root, path)))
         self.touched.append(path)
 
     def run(self, result: PassResult) -> PassResult:

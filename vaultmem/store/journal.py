@@ -65,6 +65,12 @@ def _sha(text: str | None) -> str | None:
     return None if text is None else content_hash(text.encode("utf-8"))
 
 
+Located = tuple[Path | None, Path]
+"""An operation's source (``None`` but for a move) and target as absolute paths, each the result
+of :func:`~vaultmem.store.vault_paths.confined` for the operation's vault-relative path: a pass
+that has just checked them hands them on instead of having them checked again."""
+
+
 def journal_dir(sidecar: Path) -> Path:
     return sidecar / JOURNAL_DIR
 
@@ -113,7 +119,7 @@ class JournalWriter:
         )
         fsync_dir(folder)
 
-    def _run(self, operation: Operation) -> None:
+    def _run(self, operation: Operation, at: Located | None = None) -> None:
         # Written ahead and flushed to the kernel before the file is touched, so a killed pass
         # is always recoverable; fsynced together with the folders when the journal closes.
         stop_if_requested(
@@ -125,7 +131,7 @@ class JournalWriter:
         if staged is not None and self._unflushed:
             self.flush_staged()
         try:
-            apply_operation(self.root, operation, strict=True, staged=staged)
+            apply_operation(self.root, operation, strict=True, staged=staged, at=at)
         except (VaultmemError, OSError):
             if staged is not None:
                 discard_staged(staged)
@@ -169,24 +175,27 @@ class JournalWriter:
         self._seq += 1
         return Operation(self._seq, kind, source, target, before, after)
 
-    def move(self, source: str, target: str, before: str, after: str) -> None:
+    def move(
+        self, source: str, target: str, before: str, after: str, *, at: Located | None = None
+    ) -> None:
         """Move ``source`` to ``target`` (kept base name) with text ``after``, in one step.
 
         Raises :class:`NoteChangedError` (nothing moved) if ``source`` no longer holds ``before``.
+        ``at`` (every operation): the paths as the caller had them confined (:data:`Located`).
         """
-        self._run(self._next("move", source, target, before, after))
+        self._run(self._next("move", source, target, before, after), at)
 
-    def create(self, target: str, text: str) -> None:
+    def create(self, target: str, text: str, *, at: Located | None = None) -> None:
         """Create a new note (refuses to replace an existing file)."""
-        self._run(self._next("create", None, target, None, text))
+        self._run(self._next("create", None, target, None, text), at)
 
-    def edit(self, target: str, before: str, after: str) -> None:
+    def edit(self, target: str, before: str, after: str, *, at: Located | None = None) -> None:
         """Replace a note's text in place (if it still holds ``before``)."""
-        self._run(self._next("edit", None, target, before, after))
+        self._run(self._next("edit", None, target, before, after), at)
 
-    def delete(self, target: str, before: str) -> None:
+    def delete(self, target: str, before: str, *, at: Located | None = None) -> None:
         """Delete a note (``gc --hard``) if it still holds ``before``; undo writes it back."""
-        self._run(self._next("delete", None, target, before, None))
+        self._run(self._next("delete", None, target, before, None), at)
 
     def close(self) -> None:
         """Mark the journal complete (fsynced)."""
@@ -203,7 +212,12 @@ class JournalWriter:
 
 
 def apply_operation(
-    root: Path, op: Operation, *, strict: bool = False, staged: StagedText | None = None
+    root: Path,
+    op: Operation,
+    *,
+    strict: bool = False,
+    staged: StagedText | None = None,
+    at: Located | None = None,
 ) -> bool:
     """Carry ``op`` forward; returns whether the note is now as ``op`` leaves it.
 
@@ -212,9 +226,14 @@ def apply_operation(
     step happens only from the state the journal says it starts from, so an operation that was
     already done, or overtaken by a person's edit, is left alone. Paths are confined to the vault.
     ``staged`` (strict only): ``op.after`` already written and flushed beside the note.
+    ``at`` (strict only): ``op``'s source and target as the pass itself had them confined just
+    before (:data:`Located`); never taken from a journal being recovered.
     """
-    target = confined(root, op.target)
-    source = confined(root, op.source) if op.source is not None else None
+    if strict and at is not None:
+        source, target = at
+    else:
+        target = confined(root, op.target)
+        source = confined(root, op.source) if op.source is not None else None
     if strict:
         _carry(op, source, target, staged)
         return True
