@@ -12,6 +12,7 @@ import os
 import random
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from vaultmem.core.note_text import parse_frontmatter, render_note
 from vaultmem.errors import LockedError, NoteChangedError
 from vaultmem.services import lifecycle
 from vaultmem.services.remembering import KEYS_TABLE
-from vaultmem.store import note_files
+from vaultmem.store import journal, note_files
 from vaultmem.store.note_files import (
     ASIDE_SUFFIX,
     TEMP_SUFFIX,
@@ -149,6 +150,91 @@ def test_the_collector_pause_restores_what_it_found_even_on_an_error() -> None:
         assert not gc.isenabled()  # it was off before: left off
     finally:
         gc.enable()
+
+
+def _watch_flushes(
+    monkeypatch: pytest.MonkeyPatch, fail_at: int | None = None
+) -> tuple[set[Path], list[str], list[bool]]:
+    """Slow flushes on the helper thread, recorded: the files flushed; each staged text linked
+    before its flush ended; for each one linked, whether some flush was running meanwhile."""
+    flushed: set[Path] = set()
+    early: list[str] = []
+    overlapped: list[bool] = []
+    running = threading.Event()
+    calls = [0]
+    real_flush, real_place = journal.flush_files, note_files._place
+
+    def slow_flush(root: Path, files: list[Path]) -> None:
+        calls[0] += 1
+        running.set()
+        try:
+            time.sleep(0.02)
+            if calls[0] == fail_at:
+                raise OSError(5, "Input/output error")
+            real_flush(root, files)
+            flushed.update(files)
+        finally:
+            running.clear()
+
+    staged: set[Path] = set()  # (a note written without staging fsyncs its own temp file)
+    real_stage = journal.stage_text
+
+    def recorded_stage(path: Path, text: str) -> note_files.StagedText:
+        made = real_stage(path, text)
+        staged.add(made.temp)
+        return made
+
+    def watched_place(source: Path, destination: Path, *, keep_source: bool) -> None:
+        if source in staged and source.exists():
+            overlapped.append(running.is_set())
+            if source not in flushed:
+                early.append(destination.name)
+        real_place(source, destination, keep_source=keep_source)
+
+    monkeypatch.setattr(journal, "flush_files", slow_flush)
+    monkeypatch.setattr(journal, "stage_text", recorded_stage)
+    monkeypatch.setattr(note_files, "_place", watched_place)
+    monkeypatch.setattr(lifecycle, "PREPARE_BATCH", 32)
+    return flushed, early, overlapped
+
+
+def test_each_batch_is_flushed_while_the_one_before_is_applied_and_linked_only_after(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = snapshot_files(generated)
+    vault = Vault.open(generated)
+    vault.sync()
+    flushed, early, overlapped = _watch_flushes(monkeypatch)
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    assert sum(len(r.applied) for r in run.results) >= 200
+    assert len(overlapped) >= 200  # staged texts were linked in place...
+    assert early == []  # ...each only once its batch's flush had ended
+    assert any(overlapped)  # and while the next batch's flush ran: the two overlap
+    assert threading.active_count() == 1  # no flush is left running
+    assert _strays(generated) == []
+    vault.undo()
+    vault.close()
+    assert snapshot_files(generated) == before
+
+
+def test_a_failed_flush_stops_the_pass_with_none_of_its_texts_linked_and_no_note_lost(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _ids(generated)
+    vault = Vault.open(generated)
+    vault.sync()
+    _, early, overlapped = _watch_flushes(monkeypatch, fail_at=2)
+    with pytest.raises(OSError, match="Input/output error"):
+        vault.lifecycle(now=REFERENCE_TIME)
+    assert overlapped  # the first batch went ahead...
+    assert early == []  # ...and nothing of the batch whose flush failed was linked
+    assert threading.active_count() == 1
+    assert _strays(generated) == []  # its staged texts were removed
+    assert _ids(generated) == before  # every memory once, none lost or doubled
+    vault.lifecycle(now=REFERENCE_TIME)  # the next run finishes the pass
+    vault.close()
+    assert _ids(generated) == before
+    assert _strays(generated) == []
 
 
 def test_a_staged_text_someone_changed_is_not_linked(tmp_path: Path) -> None:

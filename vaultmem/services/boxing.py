@@ -255,24 +255,27 @@ def _apply_seal(
     whose members moved is not written, and traces leave it out."""
     planned = {(m.action, m.path): m for m in result.planned}
     unwritten: set[str] = set()
-    prepared_to = 0
+    prepared_to = batch_end = 0
     texts: dict[str, str] = {}  # box path → its note as written when all its members move
     for at, box in enumerate(boxes):
-        if at == prepared_to:  # members and box notes of the next boxes, one flush to disk
-            prepared_to, texts = _prepare_boxes(session, boxes, at, planned, now)
+        if at == batch_end:  # members and box notes of the next boxes, one flush to disk each
+            if at == prepared_to:
+                prepared_to = _prepare_boxes(session, boxes, at, planned, now, texts)
+            batch_end = prepared_to  # and the batch after, flushed while this one is applied
+            if prepared_to < len(boxes):
+                prepared_to = _prepare_boxes(session, boxes, prepared_to, planned, now, texts)
         moved: list[str] = []
         for member in box.members:
             move = planned[("seal", member)]
             if _try(session.apply, move, result):
                 moved.append(member)
         box_move = planned[("create", box.path)]
+        text = texts.pop(box.path, None)
         if not moved:
             unwritten.add(box.title)
             result.skipped.append((box_move, "none of its members could be moved; not written"))
             continue
-        if len(moved) == len(box.members) and box.path in texts:
-            text = texts[box.path]
-        else:
+        if len(moved) != len(box.members) or text is None:
             text = box_note(replace(box, members=tuple(moved)), now)
         _try(partial(_create, session, text), box_move, result)
     for trace in traces:
@@ -311,10 +314,12 @@ def _prepare_boxes(
     start: int,
     planned: dict[tuple[str, str], Move],
     now: dt.datetime,
-) -> tuple[int, dict[str, str]]:
+    texts: dict[str, str],
+) -> int:
     """Prepare the members and box notes of boxes ``start``… (about one batch).
 
-    Returns the index of the first box not prepared and each prepared box's note text.
+    Returns the index of the first box not prepared; adds each prepared box's note text to
+    ``texts`` (box path → text).
     """
     from vaultmem.services.lifecycle import PREPARE_BATCH
 
@@ -322,12 +327,13 @@ def _prepare_boxes(
     while end < len(boxes) and (members == 0 or members + len(boxes[end].members) <= PREPARE_BATCH):
         members += len(boxes[end].members)
         end += 1
-    texts = {box.path: box_note(box, now) for box in boxes[start:end]}
+    prepared = {box.path: box_note(box, now) for box in boxes[start:end]}
     session.prepare(
         [planned[("seal", member)] for box in boxes[start:end] for member in box.members],
-        list(texts.items()),
+        list(prepared.items()),
     )
-    return end, texts
+    texts.update(prepared)
+    return end
 
 
 def _create(session: PassSession, text: str, move: Move) -> None:

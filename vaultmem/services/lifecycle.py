@@ -179,6 +179,8 @@ class PassSession:
         self._refreshed = len(self.touched)
         if fresh:
             settle_closes()  # no helper thread left: the index may fork its parse workers
+            if self.journal is not None:
+                self.journal.settle_flush()
             self.vault.refresh(fresh)
 
     @property
@@ -280,6 +282,8 @@ class PassSession:
         One flush to disk then covers the whole batch, where each note would otherwise fsync its
         own; :meth:`apply` and :meth:`create` use what was prepared (a note is still owned and
         compared with what was read when it is written, so a person's save in between wins).
+        The flush runs on a helper thread: a batch prepared one ahead of the batch being
+        applied is flushed meanwhile, and each note waits for its own batch's flush only.
         """
         if self.dry_run or not moves and not creates:
             return
@@ -298,7 +302,7 @@ class PassSession:
         for path, text in creates:
             with contextlib.suppress(VaultmemError, OSError):
                 writer.stage(path, text)
-        writer.flush_staged()
+        writer.flush_staged(wait=False)
 
     def edit_fields(self, path: str, compute: Callable[[MemoryFields], dict[str, object]]) -> None:
         """A journaled surgical edit: ``compute(fields)``'s changes to one note (``gc --keep``)."""
@@ -315,9 +319,12 @@ class PassSession:
         result.dry_run = self.dry_run
         if self.dry_run:
             return result
-        for start, move in enumerate(result.planned):
-            if start % PREPARE_BATCH == 0:
-                self.prepare(result.planned[start : start + PREPARE_BATCH])
+        planned = result.planned
+        for start, move in enumerate(planned):
+            if start % PREPARE_BATCH == 0:  # this batch is ready; the next one is made ready
+                if start == 0:  # while this one's flush to disk runs
+                    self.prepare(planned[:PREPARE_BATCH])
+                self.prepare(planned[start + PREPARE_BATCH : start + 2 * PREPARE_BATCH])
             try:
                 self.apply(move)
             except InterruptedRunError:

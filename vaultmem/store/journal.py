@@ -21,9 +21,11 @@ refuses any line that is damaged or reaches outside what vaultmem manages.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -91,6 +93,30 @@ def _append(
         os.fsync(handle.fileno())
 
 
+class _Flush:
+    """:func:`~vaultmem.store.note_batch.flush_files` of ``files`` on a helper thread."""
+
+    def __init__(self, root: Path, files: list[Path]) -> None:
+        self.order = files
+        self.files = frozenset(files)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(root, files), name="vaultmem-flush", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, root: Path, files: list[Path]) -> None:
+        try:
+            flush_files(root, files)
+        except BaseException as err:  # handed to whoever waits: never lost on the thread
+            self._error = err
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
 class JournalWriter:
     """Appends operations of one command and carries them out (write-ahead)."""
 
@@ -107,6 +133,7 @@ class JournalWriter:
         """Operations carried out (not skipped) so far."""
         self._staged: dict[tuple[str, str], StagedText] = {}  # (note, its next text) → staged
         self._unflushed: list[Path] = []
+        self._flushing: _Flush | None = None  # staged files being flushed on a helper thread
         _append(
             self._handle,
             {
@@ -125,11 +152,18 @@ class JournalWriter:
         stop_if_requested(
             "run the same command again to finish the pass, or `vaultmem undo` to revert it"
         )
-        _append(self._handle, operation.as_json())
         note = operation.source or operation.target
         staged = self._staged.pop((note, operation.after or ""), None)
-        if staged is not None and self._unflushed:
-            self.flush_staged()
+        if staged is not None:  # never linked in place before its bytes are on disk
+            try:
+                if self._unflushed:
+                    self.flush_staged()
+                if self._flushing is not None and staged.temp in self._flushing.files:
+                    self.settle_flush()
+            except BaseException:  # not journaled yet: the note is simply not written
+                discard_staged(staged)
+                raise
+        _append(self._handle, operation.as_json())
         try:
             apply_operation(self.root, operation, strict=True, staged=staged, at=at)
         except (VaultmemError, OSError):
@@ -157,13 +191,46 @@ class JournalWriter:
         self._staged[key] = staged
         self._unflushed.append(staged.temp)
 
-    def flush_staged(self) -> None:
-        """Make every staged text durable (one ``syncfs``; done before any is linked in place)."""
+    def flush_staged(self, *, wait: bool = True) -> None:
+        """Make every staged text durable (one ``syncfs``; done before any is linked in place).
+
+        ``wait=False``: the flush runs on a helper thread while the caller goes on (staging the
+        next batch, say); an operation that links one of these texts waits for it first, and
+        so do :meth:`settle_flush`, the next flush, :meth:`close` and :meth:`abandon`. An error
+        of that flush is raised by whichever waits for it.
+        """
+        self.settle_flush()  # one flush at a time, in the order the texts were staged
         files, self._unflushed = self._unflushed, []
-        flush_files(self.root, files)
+        if not wait:
+            if files:
+                self._flushing = _Flush(self.root, files)
+            return
+        try:
+            flush_files(self.root, files)
+        except BaseException:
+            self._unflushed[:0] = files  # still not durable: whoever links one flushes again
+            raise
+
+    def settle_flush(self) -> None:
+        """Wait for a flush running on the helper thread (raising its error, if it failed: its
+        files then count as not flushed, so the next operation linking one flushes again).
+
+        Call before starting worker processes: the index sync forks them only when this
+        process runs a single thread.
+        """
+        flushing, self._flushing = self._flushing, None
+        if flushing is None:
+            return
+        try:
+            flushing.wait()
+        except BaseException:
+            self._unflushed[:0] = flushing.order
+            raise
 
     def discard_staged(self) -> None:
         """Remove staged texts no operation used (their notes were skipped)."""
+        with contextlib.suppress(OSError):
+            self.settle_flush()  # nothing of it is linked any more: its outcome is moot
         staged, self._staged = self._staged, {}
         self._unflushed = []
         for item in staged.values():
