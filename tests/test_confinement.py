@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from vaultmem import Vault
 from vaultmem.cli import main
+from vaultmem.store.confinement import LinkedFolders, is_symlinked
 
 NOW = "2026-11-20T09:00:00"
 
@@ -210,3 +211,22 @@ def test_linked_notes_finds_exactly_the_links_whether_it_lists_folders_or_not(
     expected = {rel for rel in paths if os.path.islink(root / rel)}
     assert len(expected) == (LIST_FOLDER_FROM + 5) // 2 + 1
     assert linked_notes(root, paths) == expected
+
+
+def test_linked_folders_answers_as_is_symlinked_for_every_folder(tmp_path: Path) -> None:
+    root = (tmp_path / "v").resolve()
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    (root / "a" / "out").symlink_to(outside, target_is_directory=True)
+    (root / "in").symlink_to(root / "a" / "b", target_is_directory=True)
+    (root / "a" / "b" / "file.md").write_text("x")
+    (root / "a" / "b" / "note-link").symlink_to(root / "a" / "b" / "file.md")
+    folders = ["", "a", "a/b", "a/b/c", "a/out", "a/out/deep", "in", "in/c", "missing",
+               "missing/x", "a/b/note-link", "a/b/file.md"]  # fmt: skip
+    linked = LinkedFolders(root)
+    answers = {f: linked(f) for f in reversed(folders)}  # children asked before their parents
+    assert answers == {f: is_symlinked(root, f) for f in folders}
+    assert {f for f, is_linked in answers.items() if is_linked} == {
+        "a/out", "a/out/deep", "in", "in/c", "a/b/note-link"
+    }

@@ -797,8 +797,14 @@ def test_refreshing_many_notes_of_one_folder_resolves_the_folder_once(
     monkeypatch.setattr(
         index_sync, "resolves_inside", lambda root, rel: calls.append(rel) or real_inside(root, rel)
     )
+    looked: list[str] = []
+    real_islink = os.path.islink
+    monkeypatch.setattr(
+        os.path, "islink", lambda path: looked.append(os.fspath(path)) or real_islink(path)
+    )
     assert vault.refresh(rels).added == 40
-    assert calls == ["STM"]
+    assert calls == []  # no path resolved from / ...
+    assert looked == [str(vault.root / "STM")]  # ...the folder looked at once, by itself
 
 
 def test_a_note_whose_links_are_unchanged_keeps_its_link_rows(tmp_path: Path) -> None:

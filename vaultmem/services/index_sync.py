@@ -33,7 +33,12 @@ from vaultmem.services import index_stamps
 from vaultmem.services.index_stamps import is_racy, racy_stamp
 from vaultmem.services.template_folders import in_templates, template_folders
 from vaultmem.services.vault_walk import NOFOLLOW, is_ignored, is_tracked_attachment, scan_vault
-from vaultmem.store.confinement import confined_path, is_symlinked, resolves_inside
+from vaultmem.store.confinement import (
+    LinkedFolders,
+    confined_path,
+    is_symlinked,
+    resolves_inside,
+)
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
 from vaultmem.store.raw_reads import read_to_end
@@ -524,13 +529,10 @@ def sync_paths(
         known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
         present: dict[str, tuple[int, int]] = {}
         attachments: set[str] = set()
-        linked_folders: dict[str, bool] = {}  # a pass's thousands of paths share a few folders
+        linked_folder = LinkedFolders(root)  # a pass's thousands of paths share a few folders
         for rel in rels:
             full = root / rel
-            folder = rel.rpartition("/")[0]
-            linked = linked_folders.get(folder)
-            if linked is None:
-                linked = linked_folders[folder] = is_symlinked(root, folder)
+            linked = linked_folder(rel.rpartition("/")[0])
             try:
                 own = os.lstat(full)
             except OSError:

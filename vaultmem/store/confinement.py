@@ -43,6 +43,31 @@ def is_symlinked(root: Path, rel: str) -> bool:
     return os.path.realpath(root / rel) != os.path.normpath(root / rel)
 
 
+class LinkedFolders:
+    """:func:`is_symlinked` for the folders of one vault, each folder looked at once.
+
+    ``root`` must be resolved (no link in its own path). A folder is linked when it, or a folder
+    above it, is a symbolic link: one ``lstat`` per folder asked about, the answers for its
+    parents reused (a pass's thousands of paths share a few folders, where
+    :func:`is_symlinked` resolves every path from ``/``). Answers are kept for the object's
+    life: make one per sync, so a folder that becomes a link later is seen by the next.
+    """
+
+    __slots__ = ("_base", "_known")
+
+    def __init__(self, root: Path) -> None:
+        self._base = os.fspath(root) + os.sep
+        self._known: dict[str, bool] = {"": False}
+
+    def __call__(self, folder: str) -> bool:
+        """Whether the vault-relative ``folder`` (``""``: the vault) is or lies under a link."""
+        known = self._known.get(folder)
+        if known is None:
+            known = self(folder.rpartition("/")[0]) or os.path.islink(self._base + folder)
+            self._known[folder] = known
+        return known
+
+
 LIST_FOLDER_FROM = 8
 """From this many paths in one folder, :func:`linked_notes` lists the folder once instead of
 calling ``lstat`` per path."""

@@ -193,18 +193,23 @@ class LinkIndex:
 
     def set_edges(self, pairs: Sequence[tuple[int, int]], *, fresh: bool = False) -> None:
         """Set every note's ``edges`` from all (source nid, resolved nid) pairs of the index
-        whose ends differ. ``fresh``: every note's count is still 0 (just loaded), so only the
-        linked ones are written."""
+        whose ends differ; only notes whose count changes are written. ``fresh``: every
+        note's count is still 0 (just loaded)."""
         # an edge is an unordered pair of notes, counted once however many links join them;
         # (low << 64 | high) ints hash faster than tuples (rowids are below 2**63), and
         # numpy's import (~70 ms) would cost a 10,000-note cold index more than it saves
         distinct = {a << 64 | b if a < b else b << 64 | a for a, b in pairs}
         counts = Counter(pair >> 64 for pair in distinct)
         counts.update(pair & _LOW_64 for pair in distinct)
-        if not fresh:
-            self.conn.execute("UPDATE notes SET edges = 0")
+        changed: dict[int, int] = dict(counts)
+        if not fresh:  # most counts stand after a pass: compared here, not rewritten
+            for nid, edges in self.conn.execute("SELECT nid, edges FROM notes"):
+                if counts.get(nid, 0) == edges:
+                    changed.pop(nid, None)
+                else:
+                    changed[nid] = counts.get(nid, 0)
         # in nid order: each page of the notes table is then visited once, not once per note
         self.conn.executemany(
             "UPDATE notes SET edges = ? WHERE nid = ?",
-            ((count, nid) for nid, count in sorted(counts.items())),
+            ((count, nid) for nid, count in sorted(changed.items())),
         )
