@@ -185,8 +185,12 @@ machine): 502 notes 60 ms serial against 70 ms with workers, 1,003 notes 125 aga
 1,505 notes 178 against 160 ms."""
 SPAWN_MIN_NOTES = 5000
 """The same when new processes must be spawned (they pay ~0.5 s of imports first)."""
-PARSE_WORKERS = 2
-"""Worker processes: two keep both cores of a 2-core machine busy beside the writer."""
+PARSE_WORKERS = 1
+"""Worker processes. One keeps up: this process, which stores each note, spends about three
+times as long per note as a worker needs to read and parse it, and a second worker would only
+compete with it for the cores (a lifecycle run of 6,095 moves, re-indexing what it wrote,
+/dev/shm, 2 cores: 2.67 s with two workers, 2.61 s with one; means of 4 runs each, alternated).
+A cold index of an empty index has its own pool (:mod:`vaultmem.services.index_bulk`)."""
 
 
 CHUNK_NOTES = 64
