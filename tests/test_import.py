@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -166,3 +167,22 @@ def test_an_imported_note_is_read_by_the_fast_path_once(
         assert note_text.parse_frontmatter(imported[0]) == real(imported[0])
         tags = v.index.conn.execute("SELECT count(*) FROM tags").fetchone()[0]
         assert tags == 30
+
+
+def test_an_import_runs_without_the_cyclic_collector_and_gives_it_back(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [json.dumps({"content": f"Fact {i} about kiwis"}) + "\n" for i in range(30)]
+    with Vault.open(vault) as v:
+        seen: list[bool] = []
+        real_refresh = v.refresh
+
+        def recording_refresh(*args: object) -> object:
+            seen.append(gc.isenabled())
+            return real_refresh(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(v, "refresh", recording_refresh)
+        report = v.import_jsonl(lines)
+    assert len(report.imported) == 30
+    assert seen and not any(seen)
+    assert gc.isenabled()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from vaultmem.core.collector import collector_paused
 from vaultmem.core.fields import DATETIME_KEYS, LAYERS, SOURCES, normalise_tags
 from vaultmem.core.naming import new_id
 from vaultmem.core.note_parse import title_of
@@ -448,6 +449,17 @@ def import_lines(
     disk), put in place and indexed :data:`IMPORT_BATCH` at a time
     (:class:`~vaultmem.store.note_batch.NewNotes`); an interrupted import leaves whole notes.
     """
+    with collector_paused():  # thousands of small objects, no cycles among them
+        return _import_lines(vault, lines, now=now, progress=progress)
+
+
+def _import_lines(
+    vault: NoteCreator,
+    lines: Iterable[str | bytes],
+    *,
+    now: dt.datetime,
+    progress: Callable[[int], None] | None,
+) -> ImportReport:
     report = ImportReport()
     drafts: list[tuple[int, MemoryDraft]] = []
     for number, raw in enumerate(lines, 1):
