@@ -407,7 +407,8 @@ def apply_figures(result: dict[str, Any]) -> list[Figure]:
         paths, total = int(result["reindexed_paths"]), int(result["indexed_notes"])
         rows.append(Figure(
             "  of which re-indexing",
-            f"{_secs(result['reindex_seconds'])} for {paths:,} paths the run wrote",
+            f"{_secs(result['reindex_seconds'])} spent on or waiting for {paths:,} paths "
+            "the run wrote",
             f"{total:,} notes in the index", "only the notes the run wrote",
             paths <= 2 * int(result["moves"]),
         ))

@@ -13,6 +13,9 @@ import pytest
 import yaml
 from hypothesis import settings
 
+from vaultmem import Vault
+from vaultmem.services import index_stamps
+
 settings.register_profile("repeatable", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
@@ -117,4 +120,37 @@ def vault_notes(root: Path) -> dict[str, str]:
         p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(root.rglob("*.md"))
         if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    }
+
+
+def index_content(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the index keyed by paths instead of row ids (which depend on the order
+    notes were added in), each table sorted."""
+    conn = vault.index.conn
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(notes)") if row[1] != "nid"]
+    path_of = dict(conn.execute("SELECT nid, path FROM notes").fetchall())
+    links = conn.execute(
+        "SELECT nid, target, target_key, subpath, kind, resolved, resolved_nid FROM links"
+    ).fetchall()
+    stamp = columns.index("mtime_ns")
+    notes = [list(row) for row in conn.execute(f"SELECT {', '.join(columns)} FROM notes")]
+    for row in notes:  # a pending stamp (read within a clock tick of the write) is the mtime
+        row[stamp] = row[stamp] if row[stamp] >= 0 else index_stamps.racy_stamp(row[stamp])
+    return {
+        "notes": sorted(map(tuple, notes), key=repr),
+        "tags": sorted((path_of[nid], tag) for nid, tag in conn.execute("SELECT * FROM tags")),
+        "fts": sorted(
+            (path_of[nid], title, body, tags)
+            for nid, title, body, tags in conn.execute(
+                "SELECT rowid, title, body, tags FROM notes_fts"
+            )
+        ),
+        "links": sorted(
+            (
+                (path_of[nid], *rest[:-1], path_of.get(rest[-1]) if rest[-1] is not None else None)
+                for nid, *rest in links
+            ),
+            key=repr,
+        ),
+        "attachments": sorted(conn.execute("SELECT path, name_key FROM attachments").fetchall()),
     }

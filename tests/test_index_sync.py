@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import index_content
 
 from vaultmem import Vault
 from vaultmem.services import index_stamps, index_sync
@@ -310,37 +311,6 @@ def test_an_edit_that_removes_a_notes_last_link_drops_its_edge(tmp_path: Path) -
     assert fresh == 0
 
 
-def _index_content(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
-    """Every row of the index keyed by paths instead of row ids (which depend on the order
-    notes were added in), each table sorted."""
-    conn = vault.index.conn
-    columns = [row[1] for row in conn.execute("PRAGMA table_info(notes)") if row[1] != "nid"]
-    path_of = dict(conn.execute("SELECT nid, path FROM notes").fetchall())
-    links = conn.execute(
-        "SELECT nid, target, target_key, subpath, kind, resolved, resolved_nid FROM links"
-    ).fetchall()
-    stamp = columns.index("mtime_ns")
-    notes = [list(row) for row in conn.execute(f"SELECT {', '.join(columns)} FROM notes")]
-    for row in notes:  # a pending stamp (read within a clock tick of the write) is the mtime
-        row[stamp] = row[stamp] if row[stamp] >= 0 else index_stamps.racy_stamp(row[stamp])
-    return {
-        "notes": sorted(map(tuple, notes), key=repr),
-        "tags": sorted((path_of[nid], tag) for nid, tag in conn.execute("SELECT * FROM tags")),
-        "fts": sorted(
-            (path_of[nid], title, body, tags)
-            for nid, title, body, tags in conn.execute(
-                "SELECT rowid, title, body, tags FROM notes_fts"
-            )
-        ),
-        "links": sorted(
-            (
-                (path_of[nid], *rest[:-1], path_of.get(rest[-1]) if rest[-1] is not None else None)
-                for nid, *rest in links
-            ),
-            key=repr,
-        ),
-        "attachments": sorted(conn.execute("SELECT path, name_key FROM attachments").fetchall()),
-    }
 
 
 @pytest.mark.parametrize("name", ["13th-age-srd", "kepano-obsidian"])
@@ -365,23 +335,23 @@ def test_bulk_loaded_index_equals_the_incrementally_synced_one(
         report = vault.sync()
         assert report.added == sum(p.suffix == ".md" for p in notes) - 1 > 50
         assert report.unchanged == 1  # the incremental path: the first note was known
-        incremental = _index_content(vault)
+        incremental = index_content(vault)
         schema = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
         tables = vault.index.conn.execute(schema).fetchall()
         assert incremental["links"] and incremental["fts"] and incremental["notes"]
         assert any(link[-1] for link in incremental["links"])
         monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10**9)
         vault.sync(rebuild=True)
-        assert _index_content(vault) == incremental
+        assert index_content(vault) == incremental
         monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10)
         monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10)
         vault.sync(rebuild=True)
-        assert _index_content(vault) == incremental
+        assert index_content(vault) == incremental
         # the other way of loading: indexes kept for a large vault, dropped for a small one
         small = len(incremental["notes"]) < index_load.SMALL_LOAD_NOTES
         monkeypatch.setattr(index_load, "SMALL_LOAD_NOTES", 0 if small else 10**9)
         vault.sync(rebuild=True)
-        assert _index_content(vault) == incremental
+        assert index_content(vault) == incremental
         assert vault.index.conn.execute(schema).fetchall() == tables  # indexes and FTS as made
         word = str(incremental["fts"][0][1]).split()[0]
         assert vault.index.conn.execute(
@@ -447,11 +417,11 @@ def test_a_note_that_vanishes_during_a_bulk_load_is_left_out_and_unlinked(
         monkeypatch.setattr(index_sync, "_read", vanishing)
         report = vault.sync(rebuild=True)
         assert vault.index.note_row(linked) is None
-        during = _index_content(vault)
+        during = index_content(vault)
         monkeypatch.setattr(index_sync, "_read", real)
         (root / linked).unlink()
         vault.sync(rebuild=True)
-        after = _index_content(vault)
+        after = index_content(vault)
     assert report.added == len(during["notes"]) == len(after["notes"])
     assert during == after
     assert not any(link[-1] == linked or link[-2] == linked for link in during["links"])
@@ -497,7 +467,7 @@ def test_a_rebuild_that_fails_midway_leaves_the_previous_index_whole(
     root = copy_vault("kepano-obsidian")
     with Vault.open(root) as vault:
         vault.sync()
-        before = _index_content(vault)
+        before = index_content(vault)
         schema = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
         tables = vault.index.conn.execute(schema).fetchall()
         real = index_sync._read
@@ -514,7 +484,7 @@ def test_a_rebuild_that_fails_midway_leaves_the_previous_index_whole(
             vault.sync(rebuild=True)
         assert len(reads) == 50
         assert vault.index.conn.execute(schema).fetchall() == tables
-        assert _index_content(vault) == before
+        assert index_content(vault) == before
         monkeypatch.setattr(index_sync, "_read", real)
         assert not vault.sync().any_change
 
@@ -768,17 +738,17 @@ def test_a_field_edit_keeps_the_full_text_and_tag_rows_and_a_text_edit_replaces_
     written = [s for s in statements if s.lstrip().upper().startswith(("INSERT", "DELETE"))]
     assert not [s for s in written if "notes_fts" in s or " tags" in s], written
     assert vault.index.note_row("STM/Brew.md")["status"] == "archived"  # type: ignore[index]
-    kept = _index_content(vault)
+    kept = index_content(vault)
     statements.clear()
     _write(vault.root, "STM/Brew.md", head.replace("kettle", "pot") + "brew sencha cooler\n")
     vault.refresh(["STM/Brew.md"])
     assert any("notes_fts" in s for s in statements) and any(" tags" in s for s in statements)
     vault.index.conn.set_trace_callback(None)
-    edited = _index_content(vault)
+    edited = index_content(vault)
     assert [row[2] for row in edited["fts"]] == ["brew sencha cooler\n"]
     assert sorted(tag for _, tag in edited["tags"]) == ["pot", "tea"]
     vault.sync(rebuild=True)
-    assert _index_content(vault) == edited
+    assert index_content(vault) == edited
     assert kept["fts"][0][2] == "steep oolong at ninety degrees\n"
 
 
@@ -831,9 +801,9 @@ def test_a_note_whose_links_are_unchanged_keeps_its_link_rows(tmp_path: Path) ->
     vault.index.conn.set_trace_callback(None)
     assert [r.target for r in vault.index.links_from("STM/Brew.md")] == ["Cup", "Kettle"]
     edges = dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall())
-    content = _index_content(vault)
+    content = index_content(vault)
     vault.sync(rebuild=True)
-    assert _index_content(vault) == content
+    assert index_content(vault) == content
     assert dict(vault.index.conn.execute("SELECT path, edges FROM notes").fetchall()) == edges
 
 
@@ -861,9 +831,9 @@ def test_a_moved_note_is_renamed_and_refreshed_in_one_update(tmp_path: Path) -> 
     assert row is not None and (row["nid"], row["status"]) == (nid[0], "archived")
     assert [link.source for link in vault.links("Cup").backlinks] == ["Archive/Brew.md"]
     assert vault.index.links_into("Archive/Brew.md")[0].source == "Cup.md"
-    content = _index_content(vault)
+    content = index_content(vault)
     vault.sync(rebuild=True)
-    assert _index_content(vault) == content
+    assert index_content(vault) == content
 
 
 def test_states_under_many_paths_are_each_path_and_what_lies_below_it(tmp_path: Path) -> None:
@@ -932,8 +902,8 @@ def test_an_index_from_before_m008_loses_the_resolved_path_index_and_keeps_its_l
         into = vault.index.links_into("LTM/Tea.md")
         assert [(r.source, r.resolved) for r in into] == [("Cup.md", "LTM/Tea.md")] * 2
         assert [r.source for r in vault.links("Tea").backlinks] == ["Cup.md", "Cup.md"]
-        content = _index_content(vault)
+        content = index_content(vault)
         vault.sync(rebuild=True)
-        assert _index_content(vault) == content
+        assert index_content(vault) == content
     finally:
         vault.close()

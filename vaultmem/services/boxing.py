@@ -264,6 +264,7 @@ def _apply_seal(
             batch_end = prepared_to  # and the batch after, flushed while this one is applied
             if prepared_to < len(boxes):
                 prepared_to = _prepare_boxes(session, boxes, prepared_to, planned, now, texts)
+            session.index_ahead()  # what is written so far, re-indexed meanwhile
         moved: list[str] = []
         for member in box.members:
             move = planned[("seal", member)]

@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,7 @@ from vaultmem.errors import (
 )
 from vaultmem.services.boxing import plan_box_archival, seal_boxes
 from vaultmem.services.memory_view import MemoryTable, with_moves
+from vaultmem.services.pass_indexer import PassIndexer
 from vaultmem.services.placement import hands_off, plan_repair
 from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 from vaultmem.store.confinement import left_in_place_warning, linked_notes
@@ -68,6 +70,9 @@ if TYPE_CHECKING:
 
 PREPARE_BATCH = 512
 """Moves checked and written ahead together, one flush to disk each (PassSession.prepare)."""
+INDEX_AHEAD_FROM = 1000
+"""Paths written (a move counts its two) from which a pass re-indexes them in a helper process
+while it goes on (:meth:`PassSession.index_ahead`); below, it re-indexes them at its end."""
 PLANNED_STATUSES = ("active", "superseded")
 """The only statuses a pass acts on (promote, forget, prune: active; expire: superseded too)."""
 PLANNED_WHERE = "n.type = 'memory' AND n.status IN ('active', 'superseded')"
@@ -119,7 +124,13 @@ class PassSession:
         self.now = now
         self.dry_run = dry_run
         self.touched: list[str] = []
-        self._refreshed = 0  # touched[:_refreshed] are re-indexed already
+        self._refreshed = 0  # touched[:_refreshed] are re-indexed (or handed over) already
+        self._indexer: PassIndexer | None = None
+        self._indexer_tried = False
+        self.reindexed = 0
+        """Paths re-indexed (each once per time it was written), here or by the helper."""
+        self.reindex_seconds = 0.0
+        """Seconds this process spent re-indexing or waiting for the helper to."""
         self.recovered: list[Path] = []
         self.journal: JournalWriter | None = None
         self._prepared: dict[int, tuple[Move, tuple[NoteSnapshot, str] | BaseException]] = {}
@@ -170,18 +181,49 @@ class PassSession:
                     self.journal.path.unlink()
             self.refresh()
         finally:
+            if self._indexer is not None:  # ended before the lock goes: nothing outlives it
+                self._indexer.close()
             self._signals.__exit__(None, None, None)
             self._lock.__exit__(kind, error, trace)
 
     def refresh(self) -> None:
-        """Re-index the notes written since the last refresh (and only those)."""
+        """Re-index the notes written since the last refresh (and only those), and wait for
+        what was handed to the helper (:meth:`index_ahead`): the index is then up to date."""
         fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
         self._refreshed = len(self.touched)
+        started = time.perf_counter()
+        if self._indexer is not None:
+            if fresh:
+                self._indexer.submit(fresh)
+                self.reindexed += len(fresh)
+            fresh = list(dict.fromkeys(self._indexer.wait()))  # what it did not index
+        else:
+            self.reindexed += len(fresh)
         if fresh:
             settle_closes()  # no helper thread left: the index may fork its parse workers
             if self.journal is not None:
                 self.journal.settle_flush()
             self.vault.refresh(fresh)
+        self.reindex_seconds += time.perf_counter() - started
+
+    def index_ahead(self) -> None:
+        """Hand the notes written since the last hand-over to the helper process, to be
+        re-indexed while the pass goes on (:mod:`~vaultmem.services.pass_indexer`).
+
+        Only a pass that has written :data:`INDEX_AHEAD_FROM` paths since starts the helper;
+        smaller ones, and every pass where it cannot start, re-index at :meth:`refresh`.
+        """
+        if self.dry_run or len(self.touched) - self._refreshed < INDEX_AHEAD_FROM:
+            return
+        if not self._indexer_tried:
+            self._indexer_tried = True
+            self._indexer = PassIndexer.start(self.vault.root, self.vault.sidecar)
+        if self._indexer is None:
+            return
+        fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
+        self._refreshed = len(self.touched)
+        self._indexer.submit(fresh)
+        self.reindexed += len(fresh)
 
     @property
     def journal_path(self) -> Path | None:
@@ -325,6 +367,7 @@ class PassSession:
                 if start == 0:  # while this one's flush to disk runs
                     self.prepare(planned[:PREPARE_BATCH])
                 self.prepare(planned[start + PREPARE_BATCH : start + 2 * PREPARE_BATCH])
+                self.index_ahead()  # what is written so far, re-indexed meanwhile
             try:
                 self.apply(move)
             except InterruptedRunError:
@@ -463,6 +506,10 @@ class LifecycleRun:
     """Why ``--commit`` failed (the pass itself was applied); ``None`` when it did not fail."""
     touched: list[str] = field(default_factory=list)
     """Vault-relative paths the run wrote, moved from or to, created or deleted."""
+    reindexed: int = 0
+    """Paths re-indexed after the run wrote them, each once per time it was written."""
+    reindex_seconds: float = 0.0
+    """Wall seconds the run spent re-indexing, or waiting for its helper process to."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -548,4 +595,5 @@ def run_passes(
             run.results.append(session.run(result))
         run.journal = session.journal_path.name if session.journal_path else None
         run.touched = list(dict.fromkeys(session.touched))
+    run.reindexed, run.reindex_seconds = session.reindexed, session.reindex_seconds
     return run

@@ -1,0 +1,196 @@
+"""A big pass re-indexes what it writes in a helper process while it goes on; whatever the
+helper does (finish, fail a batch, vanish), the index ends as a rebuild from the notes makes it,
+and the helper never outlives the pass."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import index_content
+
+from vaultmem import Vault
+from vaultmem.services import lifecycle, pass_indexer
+from vaultmem.services.pass_indexer import PassIndexer
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
+    sys.path.insert(0, str(REPO))
+from benchmarks.generate_vault import REFERENCE_TIME, generate_vault  # noqa: E402
+
+
+@pytest.fixture
+def generated(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    generate_vault(root, 1500, seed=0)
+    return root
+
+
+def _started(monkeypatch: pytest.MonkeyPatch) -> list[PassIndexer]:
+    """Small batches, so the 1,500-note vault's pass hands over many; the helpers started."""
+    monkeypatch.setattr(lifecycle, "PREPARE_BATCH", 32)
+    monkeypatch.setattr(lifecycle, "INDEX_AHEAD_FROM", 50)
+    started: list[PassIndexer] = []
+    real_start = PassIndexer.start.__func__  # type: ignore[attr-defined]
+
+    def recording_start(cls: type[PassIndexer], root: Path, sidecar: Path) -> PassIndexer | None:
+        indexer = real_start(cls, root, sidecar)
+        if indexer is not None:
+            started.append(indexer)
+        return indexer
+
+    monkeypatch.setattr(PassIndexer, "start", classmethod(recording_start))
+    return started
+
+
+def _rebuilt(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
+    vault.sync(rebuild=True)
+    return index_content(vault)
+
+
+def test_a_big_pass_is_reindexed_by_the_helper_exactly_as_a_rebuild_indexes_it(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _started(monkeypatch)
+    vault = Vault.open(generated)
+    vault.sync()
+    refreshed_here: list[str] = []
+    real_refresh = vault.refresh
+    monkeypatch.setattr(
+        vault, "refresh", lambda paths: refreshed_here.extend(paths) or real_refresh(paths)
+    )
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    moves = sum(len(r.applied) for r in run.results)
+    assert moves >= 200
+    [indexer] = started
+    assert indexer.indexed >= moves  # the helper did the re-indexing...
+    assert refreshed_here == []  # ...and this process none of it
+    assert run.reindexed == indexer.indexed and run.reindex_seconds > 0
+    assert indexer._process.poll() == 0  # ended with the pass, cleanly
+    after = index_content(vault)
+    assert vault.sync().any_change is False
+    assert after == _rebuilt(vault)
+    vault.close()
+
+
+def test_a_small_pass_starts_no_helper(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started = _started(monkeypatch)
+    monkeypatch.setattr(lifecycle, "INDEX_AHEAD_FROM", 10**6)
+    vault = Vault.open(generated)
+    vault.sync()
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    assert sum(len(r.applied) for r in run.results) >= 200
+    assert started == []
+    assert run.reindexed >= 200
+    assert index_content(vault) == _rebuilt(vault)
+    vault.close()
+
+
+def test_a_helper_gone_mid_pass_leaves_its_batches_to_the_pass(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _started(monkeypatch)
+    real_submit = PassIndexer.submit
+    submitted = [0]
+
+    def submit_then_kill(self: PassIndexer, paths: list[str]) -> None:
+        real_submit(self, paths)
+        submitted[0] += 1
+        if submitted[0] == 2:  # killed while batches are in flight
+            self._process.kill()
+
+    monkeypatch.setattr(PassIndexer, "submit", submit_then_kill)
+    vault = Vault.open(generated)
+    vault.sync()
+    refreshed_here: list[str] = []
+    real_refresh = vault.refresh
+    monkeypatch.setattr(
+        vault, "refresh", lambda paths: refreshed_here.extend(paths) or real_refresh(paths)
+    )
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    assert sum(len(r.applied) for r in run.results) >= 200
+    [indexer] = started
+    assert indexer._process.returncode == -signal.SIGKILL
+    assert refreshed_here  # what the helper did not confirm was indexed here
+    assert vault.sync().any_change is False
+    assert index_content(vault) == _rebuilt(vault)
+    vault.close()
+
+
+def test_a_batch_the_helper_cannot_index_comes_back_and_it_goes_on(generated: Path) -> None:
+    vault = Vault.open(generated)
+    vault.sync()
+    vault.close()
+    indexer = PassIndexer.start(generated, generated / ".vaultmem")
+    assert indexer is not None
+    note = next(p for p in sorted((generated / "STM").iterdir()) if p.suffix == ".md")
+    rel = note.relative_to(generated).as_posix()
+    note.write_text(note.read_text(encoding="utf-8") + "\nan added line\n", encoding="utf-8")
+    indexer.submit([123])  # type: ignore[list-item]  # not a path: the helper's sync fails
+    indexer.submit([rel])
+    assert indexer.wait() == [123]
+    assert indexer.indexed == 1
+    indexer.close()
+    with Vault.open(generated) as vault:
+        row = vault.index.note_row(rel)
+        assert row is not None and row["size"] == note.stat().st_size
+
+
+def test_the_helper_ends_when_the_pass_process_is_killed(generated: Path, tmp_path: Path) -> None:
+    Vault.open(generated).sync()
+    pid_file = tmp_path / "helper.pid"
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(REPO)!r})
+        from pathlib import Path
+        from vaultmem.services.pass_indexer import PassIndexer
+        root = Path({str(generated)!r})
+        indexer = PassIndexer.start(root, root / ".vaultmem")
+        Path({str(pid_file)!r}).write_text(str(indexer._process.pid))
+        time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 20
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.02)
+    helper = int(pid_file.read_text())
+    time.sleep(0.5)  # past its start-up: it watches for its parent now
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while _alive(helper):
+        assert time.monotonic() < deadline, "the helper outlived the killed pass"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, reaped by init later, does not count)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_where_no_helper_can_start_the_pass_reindexes_itself(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lifecycle, "PREPARE_BATCH", 32)
+    monkeypatch.setattr(lifecycle, "INDEX_AHEAD_FROM", 50)
+    monkeypatch.setattr(pass_indexer.sys, "executable", str(generated / "no-such-python"))
+    vault = Vault.open(generated)
+    vault.sync()
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    assert sum(len(r.applied) for r in run.results) >= 200
+    assert run.reindexed >= 200
+    assert index_content(vault) == _rebuilt(vault)
+    vault.close()
+
