@@ -194,3 +194,33 @@ def test_where_no_helper_can_start_the_pass_reindexes_itself(
     assert index_content(vault) == _rebuilt(vault)
     vault.close()
 
+
+
+@pytest.mark.parametrize(
+    ("answers", "left", "indexed"),
+    [
+        (['{"batch": 1, "ok": true}', '{"batch": 2, "error": "x"}'], ["b.md"], 1),
+        (["a line that is no answer", '{"batch": 2, "ok": true}'], ["a.md", "b.md"], 0),
+        (['{"batch": 2, "ok": true}', '{"batch": 1, "ok": true}'], ["a.md", "b.md"], 0),
+        (['{"batch": 1, "ok": true}'], ["b.md"], 1),  # it ends before answering the second
+        (['"ok"', '"ok"'], ["a.md", "b.md"], 0),
+    ],
+    ids=["one-fails", "stray-line", "out-of-order", "gone", "unnumbered"],
+)
+def test_only_an_answer_to_that_very_batch_counts_it_as_indexed(
+    answers: list[str], left: list[str], indexed: int
+) -> None:
+    speaker = "import sys\nfor line in sys.stdin: pass\n" + "".join(
+        f"print({answer!r})\n" for answer in answers
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", speaker], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    indexer = PassIndexer(process)
+    indexer.submit(["a.md"])
+    indexer.submit(["b.md"])
+    assert process.stdin is not None
+    process.stdin.close()  # the speaker answers once its input ends
+    assert indexer.wait() == left
+    assert indexer.indexed == indexed
+    indexer.close()

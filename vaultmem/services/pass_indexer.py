@@ -15,7 +15,9 @@ handle), importing the very ``vaultmem`` the pass runs. It exits when its input 
 parent process is gone. Where it cannot start, the pass re-indexes in its own process.
 
 Protocol, one JSON document per line: the pass writes a list of vault-relative paths per batch;
-the helper answers each batch, in order, with ``"ok"`` or ``{"error": "<one line>"}``.
+the helper answers each batch, in order, with ``{"batch": n, "ok": true}`` or
+``{"batch": n, "error": "<one line>"}``, ``n`` counting batches from 1. Any other line ends the
+exchange: every batch not yet answered is then left to the pass.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class PassIndexer:
     def __init__(self, process: subprocess.Popen[str]) -> None:
         self._process = process
         self._pending: deque[list[str]] = deque()
+        self._answered = 0  # batches answered so far (the next answer is for batch + 1)
         self._broken = False
         self._failed: list[str] = []
         self.indexed = 0
@@ -100,9 +103,10 @@ class PassIndexer:
                     answer = json.loads(line) if line else None
                 except (OSError, ValueError):
                     answer = None
-                if answer is None:  # its output ended: the helper is gone
-                    self._broken = True
-            if answer == "ok":
+                self._answered += 1
+                if not isinstance(answer, dict) or answer.get("batch") != self._answered:
+                    self._broken = True  # its output ended, or is not an answer to this batch
+            if not self._broken and isinstance(answer, dict) and answer.get("ok") is True:
                 self.indexed += len(batch)
             else:
                 failed += batch
@@ -144,13 +148,15 @@ def serve(argv: list[str]) -> None:
     settings = load_settings(root)
     db = IndexDB.open(sidecar)
     try:
+        number = 0
         while (paths := batches.get()) is not None:
-            answer: object
+            number += 1
+            answer: dict[str, object] = {"batch": number}
             try:
                 sync_paths(root, db, settings, paths)
-                answer = "ok"
+                answer["ok"] = True
             except Exception as err:  # the pass indexes this batch itself, and meets it there
-                answer = {"error": f"{type(err).__name__}: {err}".splitlines()[0]}
+                answer["error"] = (f"{type(err).__name__}: {err}".splitlines() or ["?"])[0]
             sys.stdout.write(json.dumps(answer) + "\n")
             sys.stdout.flush()
     finally:
