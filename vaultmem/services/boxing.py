@@ -254,6 +254,7 @@ def _apply_seal(
     person saved or deleted meanwhile is skipped, and its box does not list it); a box none of
     whose members moved is not written, and traces leave it out."""
     planned = {(m.action, m.path): m for m in result.planned}
+    session.expect(len(planned))
     unwritten: set[str] = set()
     prepared_to = batch_end = 0
     texts: dict[str, str] = {}  # box path → its note as written when all its members move
@@ -264,7 +265,7 @@ def _apply_seal(
             batch_end = prepared_to  # and the batch after, flushed while this one is applied
             if prepared_to < len(boxes):
                 prepared_to = _prepare_boxes(session, boxes, prepared_to, planned, now, texts)
-            session.index_ahead()  # what is written so far, re-indexed meanwhile
+        session.index_ahead()  # what is written so far, re-indexed meanwhile
         moved: list[str] = []
         for member in box.members:
             move = planned[("seal", member)]

@@ -71,8 +71,10 @@ if TYPE_CHECKING:
 PREPARE_BATCH = 512
 """Moves checked and written ahead together, one flush to disk each (PassSession.prepare)."""
 INDEX_AHEAD_FROM = 1000
-"""Paths written (a move counts its two) from which a pass re-indexes them in a helper process
-while it goes on (:meth:`PassSession.index_ahead`); below, it re-indexes them at its end."""
+"""Paths to write (a move counts its two) from which a pass re-indexes them in a helper process
+while it goes on (:meth:`PassSession.expect`); below, it re-indexes them at its end."""
+HANDOVER_PATHS = 256
+"""Paths written that are handed to the helper together (:meth:`PassSession.index_ahead`)."""
 PLANNED_STATUSES = ("active", "superseded")
 """The only statuses a pass acts on (promote, forget, prune: active; expire: superseded too)."""
 PLANNED_WHERE = "n.type = 'memory' AND n.status IN ('active', 'superseded')"
@@ -206,19 +208,22 @@ class PassSession:
             self.vault.refresh(fresh)
         self.reindex_seconds += time.perf_counter() - started
 
+    def expect(self, operations: int) -> None:
+        """Start the helper process now if ``operations`` writes to come make this pass big
+        enough (:data:`INDEX_AHEAD_FROM` paths, a move counting two): it is then ready by the
+        time the first notes are written (:meth:`index_ahead`)."""
+        pending = len(self.touched) - self._refreshed
+        if self.dry_run or self._indexer_tried or pending + 2 * operations < INDEX_AHEAD_FROM:
+            return
+        self._indexer_tried = True
+        self._indexer = PassIndexer.start(self.vault.root, self.vault.sidecar)
+
     def index_ahead(self) -> None:
         """Hand the notes written since the last hand-over to the helper process, to be
-        re-indexed while the pass goes on (:mod:`~vaultmem.services.pass_indexer`).
-
-        Only a pass that has written :data:`INDEX_AHEAD_FROM` paths since starts the helper;
-        smaller ones, and every pass where it cannot start, re-index at :meth:`refresh`.
-        """
-        if self.dry_run or len(self.touched) - self._refreshed < INDEX_AHEAD_FROM:
-            return
-        if not self._indexer_tried:
-            self._indexer_tried = True
-            self._indexer = PassIndexer.start(self.vault.root, self.vault.sidecar)
-        if self._indexer is None:
+        re-indexed while the pass goes on (:mod:`~vaultmem.services.pass_indexer`), once there
+        are :data:`HANDOVER_PATHS` of them. Without a helper (a small pass, or one where it
+        cannot start; see :meth:`expect`) they are re-indexed at :meth:`refresh`."""
+        if self._indexer is None or len(self.touched) - self._refreshed < HANDOVER_PATHS:
             return
         fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
         self._refreshed = len(self.touched)
@@ -362,12 +367,13 @@ class PassSession:
         if self.dry_run:
             return result
         planned = result.planned
+        self.expect(len(planned))
         for start, move in enumerate(planned):
             if start % PREPARE_BATCH == 0:  # this batch is ready; the next one is made ready
                 if start == 0:  # while this one's flush to disk runs
                     self.prepare(planned[:PREPARE_BATCH])
                 self.prepare(planned[start + PREPARE_BATCH : start + 2 * PREPARE_BATCH])
-                self.index_ahead()  # what is written so far, re-indexed meanwhile
+            self.index_ahead()  # what is written so far, re-indexed meanwhile
             try:
                 self.apply(move)
             except InterruptedRunError:

@@ -31,8 +31,14 @@ import sys
 import threading
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import vaultmem
+from vaultmem.core.collector import collector_paused
+
+if TYPE_CHECKING:
+    from vaultmem.core.settings import Settings
+    from vaultmem.store.index_db import IndexDB
 
 CLOSE_WAIT_SECONDS = 10.0
 """How long closing waits for the helper to end before killing it."""
@@ -129,7 +135,7 @@ class PassIndexer:
 
 def serve(argv: list[str]) -> None:
     """The helper: ``argv`` is (vault root, sidecar folder, the pass's process id)."""
-    from vaultmem.services.index_sync import die_with_parent, sync_paths
+    from vaultmem.services.index_sync import die_with_parent
     from vaultmem.store.index_db import IndexDB
     from vaultmem.store.settings_file import load_settings
 
@@ -147,6 +153,16 @@ def serve(argv: list[str]) -> None:
     threading.Thread(target=read_input, name="vaultmem-indexer-input", daemon=True).start()
     settings = load_settings(root)
     db = IndexDB.open(sidecar)
+    with collector_paused():  # as in the pass itself: many small objects, no cycles
+        _answer_batches(root, db, settings, batches)
+
+
+def _answer_batches(
+    root: Path, db: IndexDB, settings: Settings, batches: queue.SimpleQueue[list[str] | None]
+) -> None:
+    """Index each batch with :func:`sync_paths` and answer it, until the input ends."""
+    from vaultmem.services.index_sync import sync_paths
+
     try:
         number = 0
         while (paths := batches.get()) is not None:
