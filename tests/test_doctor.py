@@ -4,12 +4,14 @@ unresolved links (to notes and to missing attachments) are summarised one line p
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
 
+from vaultmem import Vault
 from vaultmem.cli import main
 
 
@@ -91,3 +93,21 @@ def test_missing_attachment_is_reported_and_strict_fails(tmp_path: Path) -> None
     (root / "files" / "a.pdf").write_bytes(b"%PDF")
     code, output = _run("doctor", "--vault", str(root), "--strict")
     assert code == 0, output
+
+
+def test_doctor_warns_of_notes_and_folders_whose_names_are_not_utf8(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    Vault.init(root)
+    base = os.fsencode(root)
+    with open(base + b"/STM/caf\xe9.md", "wb") as handle:
+        handle.write(b"---\ntype: memory\n---\nbody\n")
+    os.mkdir(base + b"/Notes \xff")
+    with open(base + b"/ignored \xe9.txt", "wb") as handle:  # not a note: not vaultmem's
+        handle.write(b"x")
+    result = CliRunner().invoke(main, ["doctor", "--vault", str(root), "--json"])
+    report = json.loads(result.stdout)
+    named = [(w["kind"], w["path"]) for w in report["warnings"] if w["kind"] == "name-not-utf8"]
+    assert named == [("name-not-utf8", "Notes \\xff"), ("name-not-utf8", "STM/caf\\xe9.md")]
+    text = CliRunner().invoke(main, ["doctor", "--vault", str(root)])
+    assert "STM/caf\\xe9.md" in text.output and "not UTF-8" in text.output
+    assert "Traceback" not in text.output

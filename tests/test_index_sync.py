@@ -907,3 +907,27 @@ def test_an_index_from_before_m008_loses_the_resolved_path_index_and_keeps_its_l
         assert index_content(vault) == content
     finally:
         vault.close()
+
+
+def test_a_note_whose_name_is_not_utf8_is_left_out_and_the_rest_is_indexed(
+    tmp_path: Path,
+) -> None:
+    vault = _vault(tmp_path)
+    _write(vault.root, "STM/plain.md", "---\nid: p1\ntype: memory\n---\nsee [[café]]\n")
+    raw = os.fsencode(vault.root) + b"/STM/caf\xe9.md"  # Latin-1, not UTF-8
+    with open(raw, "wb") as handle:
+        handle.write(b"---\nid: c1\ntype: memory\n---\nbody\n")
+    folder = os.fsencode(vault.root) + b"/Notes \xff"
+    os.mkdir(folder)
+    with open(folder + b"/inside.md", "wb") as handle:
+        handle.write(b"a note in a folder whose name is not UTF-8\n")
+    with open(folder + b"/../STM/image \xe9.png", "wb") as handle:
+        handle.write(b"\x89PNG")
+    report = vault.sync()  # a cold index
+    assert sorted(vault.index.file_states()) == ["STM/plain.md"]
+    assert report.added == 1
+    assert vault.index.attachment_paths() == set()
+    assert vault.refresh([os.fsdecode(raw[len(os.fsencode(vault.root)) + 1 :])]).added == 0
+    os.utime(raw)
+    assert vault.sync().any_change is False  # an incremental sync passes it over too
+    vault.close()

@@ -98,7 +98,12 @@ class DoctorReport:
 def check_vault(vault: VaultContext) -> DoctorReport:
     """Run every check; the index is synced (repaired) after comparing it with the disk."""
     report = DoctorReport()
-    on_disk = scan_vault(vault.root, vault.settings)
+    misnamed: list[str] = []
+    on_disk = scan_vault(vault.root, vault.settings, misnamed=misnamed)
+    for path in sorted(misnamed):
+        report.warnings.append(
+            Finding("name-not-utf8", path, "its name is not UTF-8: not indexed; rename it")
+        )
     known = vault.index.file_states()
     if not known and on_disk:  # never built (or just rebuilt): one line, not one per note
         report.stale_index.append(

@@ -32,7 +32,13 @@ from vaultmem.errors import NoteError
 from vaultmem.services import index_stamps
 from vaultmem.services.index_stamps import is_racy, racy_stamp
 from vaultmem.services.template_folders import in_templates, template_folders
-from vaultmem.services.vault_walk import NOFOLLOW, is_ignored, is_tracked_attachment, scan_vault
+from vaultmem.services.vault_walk import (
+    NOFOLLOW,
+    is_ignored,
+    is_tracked_attachment,
+    is_utf8_name,
+    scan_vault,
+)
 from vaultmem.store.confinement import (
     LinkedFolders,
     confined_path,
@@ -529,7 +535,8 @@ def sync_paths(
     syncer = _Syncer(root, db, settings)
     syncer.written = written or {}
     with db.transaction():
-        rels = sorted({rel.strip("/") for rel in paths})
+        # a name that is not UTF-8 is never indexed (nor can it be looked up: see is_utf8_name)
+        rels = sorted({rel.strip("/") for rel in paths if is_utf8_name(rel)})
         known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
         present: dict[str, tuple[int, int]] = {}
         attachments: set[str] = set()

@@ -85,7 +85,7 @@ class PassIndexer:
         if not self._broken:
             try:
                 assert self._process.stdin is not None
-                self._process.stdin.write(json.dumps(paths, ensure_ascii=False) + "\n")
+                self._process.stdin.write(json.dumps(paths) + "\n")  # ASCII: any name passes
                 self._process.stdin.flush()
             except (OSError, ValueError):
                 self._broken = True

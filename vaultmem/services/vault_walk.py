@@ -23,18 +23,45 @@ if TYPE_CHECKING:
     from os import _ScandirIterator
 
 
+def is_utf8_name(name: str) -> bool:
+    """Whether a file name (or path) read from the file system is valid UTF-8.
+
+    Python decodes the bytes of a name that is not with surrogate escapes (``café`` written in
+    Latin-1 becomes ``'caf\\udce9'``). Such a file is not indexed: no index row can hold its
+    name, and Obsidian cannot open it or link to it either.
+    """
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """``name`` printable: bytes that are not UTF-8 shown as ``\\xNN`` (``caf\\xe9.md``)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def is_ignored(relpath: str, settings: Settings) -> bool:
-    """Ignored ("The vault"): dot path parts, non-``.md`` files and ``[index] exclude`` patterns."""
+    """Ignored ("The vault"): dot path parts, non-``.md`` files, names that are not UTF-8
+    (:func:`is_utf8_name`) and ``[index] exclude`` patterns."""
     parts = relpath.split("/")
     if any(part.startswith(".") for part in parts) or not relpath.lower().endswith(".md"):
+        return True
+    if not is_utf8_name(relpath):
         return True
     return any(fnmatch.fnmatchcase(relpath, pattern) for pattern in settings.index.exclude)
 
 
 def is_tracked_attachment(relpath: str, settings: Settings) -> bool:
     """An attachment the index tracks (so links to it resolve): a file of a format Obsidian
-    opens besides notes, outside dot folders and ``[index] exclude`` patterns."""
+    opens besides notes, outside dot folders and ``[index] exclude`` patterns, whose name is
+    UTF-8."""
     if not is_attachment(relpath) or any(part.startswith(".") for part in relpath.split("/")):
+        return False
+    if not is_utf8_name(relpath):
         return False
     return not any(fnmatch.fnmatchcase(relpath, pattern) for pattern in settings.index.exclude)
 
@@ -46,6 +73,7 @@ def scan_vault(
     folder: str = "",
     attachments: set[str] | None = None,
     linked: set[str] | None = None,
+    misnamed: list[str] | None = None,
 ) -> dict[str, tuple[int, int]]:
     """Every note of the vault: vault-relative POSIX path → (size, mtime_ns). Never reads files.
 
@@ -53,7 +81,9 @@ def scan_vault(
     so ``[index] exclude`` patterns match as they do in a full walk. ``attachments``, when
     given, receives the path of every attachment the walk passes (never stat'ed). Linked
     folders are not entered; a linked note is kept only when its target lies inside the vault,
-    and ``linked``, when given, receives its path (what a pass leaves in place).
+    and ``linked``, when given, receives its path (what a pass leaves in place). Files and
+    folders whose names are not UTF-8 are passed over (:func:`is_utf8_name`); ``misnamed``, when
+    given, receives their paths, undecodable bytes shown as ``\\xNN``.
     """
     found: dict[str, tuple[int, int]] = {}
     excludes = settings.index.exclude
@@ -69,6 +99,10 @@ def scan_vault(
             for entry in entries:
                 name = entry.name
                 if name.startswith("."):
+                    continue
+                if not is_utf8_name(name):
+                    if misnamed is not None and _would_be_tracked(entry):
+                        misnamed.append(shown_name(prefix + name))
                     continue
                 rel = prefix + name
                 try:
@@ -91,6 +125,19 @@ def scan_vault(
                 except OSError:
                     continue
     return found
+
+
+def _would_be_tracked(entry: os.DirEntry[str]) -> bool:
+    """A folder, a note or an attachment: what the walk would look at but for its name."""
+    name = entry.name
+    try:
+        return (
+            entry.is_dir(follow_symlinks=False)
+            or name[-3:].lower() == ".md"
+            or is_attachment(name)
+        )
+    except OSError:
+        return False
 
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
