@@ -100,7 +100,7 @@ def scan_vault(
                 name = entry.name
                 if name.startswith("."):
                     continue
-                if not is_utf8_name(name):
+                if not name.isascii() and not is_utf8_name(name):
                     if misnamed is not None and _would_be_tracked(entry):
                         misnamed.append(shown_name(prefix + name))
                     continue
