@@ -140,7 +140,8 @@ def doctor(
     UTF-8, sync conflict copies, duplicate base names among managed notes, notes sharing a
     memory id. Warnings: values of the wrong type, unresolved links (to notes or to attachments
     that are not there), one line per note (--verbose: one per link), a merge driver named in
-    .gitattributes but not registered in this clone. Templates are not checked for YAML or
+    .gitattributes but not registered in this clone, notes and folders whose names are not
+    UTF-8 (not indexed; odd bytes shown as \\xNN). Templates are not checked for YAML or
     field values. A stale index is reported and repaired. --json lists every unresolved link
     under "unresolved_links".
 
