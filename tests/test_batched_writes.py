@@ -23,7 +23,7 @@ from vaultmem import Vault
 from vaultmem.core.collector import collector_paused
 from vaultmem.core.note_text import parse_frontmatter, render_note
 from vaultmem.errors import LockedError, NoteChangedError
-from vaultmem.services import lifecycle
+from vaultmem.services import pass_session
 from vaultmem.services.remembering import KEYS_TABLE
 from vaultmem.store import journal, note_files
 from vaultmem.store.note_files import (
@@ -89,7 +89,7 @@ def test_a_pass_flushes_per_batch_and_undo_restores_every_byte(
         real_fsync(fd)
 
     monkeypatch.setattr(note_files.os, "fsync", counting_fsync)
-    monkeypatch.setattr(lifecycle, "PREPARE_BATCH", 32)  # several batches in this small vault
+    monkeypatch.setattr(pass_session, "PREPARE_BATCH", 32)  # several batches in this small vault
     refreshed: list[list[str]] = []
     real_refresh = vault.refresh
 
@@ -194,7 +194,7 @@ def _watch_flushes(
     monkeypatch.setattr(journal, "flush_files", slow_flush)
     monkeypatch.setattr(journal, "stage_text", recorded_stage)
     monkeypatch.setattr(note_files, "_place", watched_place)
-    monkeypatch.setattr(lifecycle, "PREPARE_BATCH", 32)
+    monkeypatch.setattr(pass_session, "PREPARE_BATCH", 32)
     return flushed, early, overlapped
 
 

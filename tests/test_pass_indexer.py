@@ -15,7 +15,7 @@ import pytest
 from conftest import index_content
 
 from vaultmem import Vault
-from vaultmem.services import lifecycle, pass_indexer
+from vaultmem.services import pass_indexer, pass_session
 from vaultmem.services.pass_indexer import PassIndexer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,8 +33,8 @@ def generated(tmp_path: Path) -> Path:
 
 def _started(monkeypatch: pytest.MonkeyPatch) -> list[PassIndexer]:
     """Small batches, so the 1,500-note vault's pass hands over many; the helpers started."""
-    monkeypatch.setattr(lifecycle, "PREPARE_BATCH", 32)
-    monkeypatch.setattr(lifecycle, "INDEX_AHEAD_FROM", 50)
+    monkeypatch.setattr(pass_session, "PREPARE_BATCH", 32)
+    monkeypatch.setattr(pass_session, "INDEX_AHEAD_FROM", 50)
     started: list[PassIndexer] = []
     real_start = PassIndexer.start.__func__  # type: ignore[attr-defined]
 
@@ -80,7 +80,7 @@ def test_a_big_pass_is_reindexed_by_the_helper_exactly_as_a_rebuild_indexes_it(
 
 def test_a_small_pass_starts_no_helper(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     started = _started(monkeypatch)
-    monkeypatch.setattr(lifecycle, "INDEX_AHEAD_FROM", 10**6)
+    monkeypatch.setattr(pass_session, "INDEX_AHEAD_FROM", 10**6)
     vault = Vault.open(generated)
     vault.sync()
     run = vault.lifecycle(now=REFERENCE_TIME)
@@ -183,8 +183,8 @@ def _alive(pid: int) -> bool:
 def test_where_no_helper_can_start_the_pass_reindexes_itself(
     generated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lifecycle, "PREPARE_BATCH", 32)
-    monkeypatch.setattr(lifecycle, "INDEX_AHEAD_FROM", 50)
+    monkeypatch.setattr(pass_session, "PREPARE_BATCH", 32)
+    monkeypatch.setattr(pass_session, "INDEX_AHEAD_FROM", 50)
     monkeypatch.setattr(pass_indexer.sys, "executable", str(generated / "no-such-python"))
     vault = Vault.open(generated)
     vault.sync()

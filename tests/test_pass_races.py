@@ -16,7 +16,7 @@ from conftest import snapshot_files
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.services import lifecycle
+from vaultmem.services import pass_session
 from vaultmem.store.note_files import NoteSnapshot
 
 T0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
@@ -48,7 +48,7 @@ def _race_on_read(
     monkeypatch: pytest.MonkeyPatch, victim: str, save: Callable[[Path], None], *, after: bool
 ) -> None:
     """A person's save of ``victim`` just before or just after the pass reads it."""
-    real = lifecycle.read_note
+    real = pass_session.read_note
 
     def racing_read(path: Path) -> NoteSnapshot:
         hit = path.as_posix().endswith("/" + victim.rsplit("/", 1)[-1])
@@ -59,7 +59,7 @@ def _race_on_read(
             save(path)
         return snapshot
 
-    monkeypatch.setattr(lifecycle, "read_note", racing_read)
+    monkeypatch.setattr(pass_session, "read_note", racing_read)
 
 
 def _append(path: Path) -> None:
@@ -247,10 +247,10 @@ def test_a_folder_swapped_for_a_link_out_after_a_batch_was_prepared_moves_nothin
     paths = _three(vault)
     stm = vault.root / "STM"
     outside = tmp_path / "outside"
-    real_prepare = lifecycle.PassSession.prepare
+    real_prepare = pass_session.PassSession.prepare
     around: dict[str, bytes] = {}
 
-    def prepare_then_swap(self: lifecycle.PassSession, *args: object, **kwargs: object) -> None:
+    def prepare_then_swap(self: pass_session.PassSession, *args: object, **kwargs: object) -> None:
         real_prepare(self, *args, **kwargs)  # type: ignore[arg-type]
         if not outside.exists():  # same names, same bytes: every hash check would pass
             shutil.copytree(stm, outside, ignore=shutil.ignore_patterns(".*"))
@@ -258,7 +258,7 @@ def test_a_folder_swapped_for_a_link_out_after_a_batch_was_prepared_moves_nothin
             stm.symlink_to(outside, target_is_directory=True)
             around.update(snapshot_files(outside))
 
-    monkeypatch.setattr(lifecycle.PassSession, "prepare", prepare_then_swap)
+    monkeypatch.setattr(pass_session.PassSession, "prepare", prepare_then_swap)
     run = vault.lifecycle(("seal",), now=T0 + DAY)
     seal = run.results[0]
     assert sorted(Path(p).name for p in around) == sorted(Path(p).name for p in paths)

@@ -8,7 +8,8 @@ import click
 
 from vaultmem.cli.common import dry_run_option, json_option, now_option, print_json, vault_command
 from vaultmem.core.lifecycle_plan import PASS_ORDER, Move
-from vaultmem.services.lifecycle import LifecycleRun, PassResult
+from vaultmem.services.lifecycle import LifecycleRun
+from vaultmem.services.pass_session import PassResult
 from vaultmem.services.vault import Vault
 
 VERBS = {

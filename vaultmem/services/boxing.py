@@ -28,7 +28,7 @@ from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 from vaultmem.store.confinement import left_in_place_warning, linked_notes
 
 if TYPE_CHECKING:
-    from vaultmem.services.lifecycle import PassResult, PassSession
+    from vaultmem.services.pass_session import PassResult, PassSession
     from vaultmem.services.vault_context import VaultContext
 
 
@@ -174,7 +174,7 @@ def trace_note(trace: TracePlan, now: dt.datetime) -> str:
 
 def seal_boxes(vault: VaultContext, session: PassSession, now: dt.datetime) -> PassResult:
     """Plan pass 1 and (unless the session is a dry run) apply it; returns its moves."""
-    from vaultmem.services.lifecycle import PassResult
+    from vaultmem.services.pass_session import PassResult
 
     memories, traces, lone, taken = load_seal_inputs(vault, now)
     shared = shared_id_paths(vault.index)
@@ -323,7 +323,7 @@ def _prepare_boxes(
     Returns the index of the first box not prepared; adds each prepared box's note text to
     ``texts`` (box path → text).
     """
-    from vaultmem.services.lifecycle import PREPARE_BATCH
+    from vaultmem.services.pass_session import PREPARE_BATCH
 
     end, members = start, 0
     while end < len(boxes) and (members == 0 or members + len(boxes[end].members) <= PREPARE_BATCH):

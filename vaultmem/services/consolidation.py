@@ -39,7 +39,7 @@ from vaultmem.core.note_parse import parse_note, title_of
 from vaultmem.core.note_text import render_note
 from vaultmem.errors import InputError, NoteError, VaultmemError
 from vaultmem.services.embeddings import required_provider, vector_store
-from vaultmem.services.lifecycle import PassSession
+from vaultmem.services.pass_session import PassSession
 from vaultmem.store.note_files import read_note
 
 if TYPE_CHECKING:

@@ -21,7 +21,8 @@ from vaultmem.store.confinement import left_in_place_warning
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
-    from vaultmem.services.lifecycle import LifecycleRun, PassResult
+    from vaultmem.services.lifecycle import LifecycleRun
+    from vaultmem.services.pass_session import PassResult
     from vaultmem.services.undo import UndoReport
     from vaultmem.services.vault_context import VaultContext
 
@@ -38,7 +39,8 @@ def promote_memories(
     A named memory that is not a candidate is promoted anyway (the person asked), with the
     reason "promoted on request".
     """
-    from vaultmem.services.lifecycle import PassSession, on_request_promotion, plan_pass
+    from vaultmem.services.lifecycle import on_request_promotion, plan_pass
+    from vaultmem.services.pass_session import PassSession
     from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 
     when = now or utc_now()
@@ -73,7 +75,8 @@ def forget_memory(
     pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML) or
     :class:`LockedError`; nothing is changed then.
     """
-    from vaultmem.services.lifecycle import PassResult, PassSession, on_request_archival
+    from vaultmem.services.lifecycle import on_request_archival
+    from vaultmem.services.pass_session import PassResult, PassSession
 
     when = now or utc_now()
     path = managed_path(vault, ref)

@@ -57,9 +57,10 @@ from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:  # imported where used: recall and listing start without them (numpy, YAML)
     from vaultmem.services.doctor import DoctorReport
-    from vaultmem.services.lifecycle import LifecycleRun, PassResult
+    from vaultmem.services.lifecycle import LifecycleRun
     from vaultmem.services.memory_view import Memory, MemoryRow, MemoryTable, VaultStatus
     from vaultmem.services.note_links import NoteLinks
+    from vaultmem.services.pass_session import PassResult
     from vaultmem.services.remembering import ImportReport, MemoryDraft
     from vaultmem.services.shared_ids import FixReport
     from vaultmem.services.undo import UndoReport
