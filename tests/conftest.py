@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import stat
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -34,6 +35,20 @@ REAL_VAULTS = Path(__file__).resolve().parent / "vaults"
 """The real Obsidian vaults shipped with the tests (kepano-obsidian, MIT; 13th-age-srd, OGL 1.0a).
 Read-only for tests: a test that changes a vault copies it first (:func:`copy_vault`)."""
 SHARED_VAULTS = REAL_VAULTS  # the name older tests import
+
+
+@pytest.fixture
+def generated_vault(tmp_path: Path) -> Path:
+    """A new vault of 1,500 memories made by the benchmarks' generator (seed 0): big enough for
+    a lifecycle run of several hundred moves in several batches."""
+    repo = str(Path(__file__).resolve().parents[1])
+    if repo not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
+        sys.path.insert(0, repo)
+    from benchmarks.generate_vault import generate_vault
+
+    root = tmp_path / "vault"
+    generate_vault(root, 1500, seed=0)
+    return root
 
 
 def _fingerprint_vaults() -> dict[str, tuple[int, int]]:

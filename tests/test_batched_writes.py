@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
     sys.path.insert(0, str(REPO))
 
-from benchmarks.generate_vault import REFERENCE_TIME, generate_vault  # noqa: E402
+from benchmarks.generate_vault import REFERENCE_TIME  # noqa: E402
 
 NOTE = "---\nid: A1\ntype: memory\nstatus: active\n---\nbody\n"
 EDITED = NOTE.replace("status: active", "status: archived")
@@ -68,18 +68,11 @@ def _ids(root: Path) -> list[str]:
     return _ids_of(snapshot_files(root))
 
 
-@pytest.fixture
-def generated(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    generate_vault(root, 1500, seed=0)
-    return root
-
-
 def test_a_pass_flushes_per_batch_and_undo_restores_every_byte(
-    generated: Path, monkeypatch: pytest.MonkeyPatch
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = snapshot_files(generated)
-    vault = Vault.open(generated)
+    before = snapshot_files(generated_vault)
+    vault = Vault.open(generated_vault)
     vault.sync()
     fsyncs: list[int] = []
     real_fsync = os.fsync
@@ -103,20 +96,20 @@ def test_a_pass_flushes_per_batch_and_undo_restores_every_byte(
     assert moves >= 200  # seal, expire and forget move notes in this vault
     # one flush per batch of notes (and a few for the journal), never one per note
     assert len(fsyncs) < moves / 10, (len(fsyncs), moves)
-    assert _strays(generated) == []
+    assert _strays(generated_vault) == []
     # re-indexing touched only what the run wrote, each note once per time it was written
     paths = [p for call in refreshed for p in call]
     assert set(paths) <= set(run.touched)
     assert len(paths) <= 2 * moves
     assert all(len(call) == len(set(call)) for call in refreshed)
-    assert _ids(generated) == _ids_of(before)  # every memory once, none lost or doubled
+    assert _ids(generated_vault) == _ids_of(before)  # every memory once, none lost or doubled
     vault.undo()
     vault.close()
-    assert snapshot_files(generated) == before
+    assert snapshot_files(generated_vault) == before
 
 
-def test_a_pass_runs_without_the_cyclic_collector_and_gives_it_back(generated: Path) -> None:
-    vault = Vault.open(generated)
+def test_a_pass_runs_without_the_cyclic_collector_and_gives_it_back(generated_vault: Path) -> None:
+    vault = Vault.open(generated_vault)
     vault.sync()
     seen: list[bool] = []
     real_refresh = vault.refresh
@@ -199,10 +192,10 @@ def _watch_flushes(
 
 
 def test_each_batch_is_flushed_while_the_one_before_is_applied_and_linked_only_after(
-    generated: Path, monkeypatch: pytest.MonkeyPatch
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = snapshot_files(generated)
-    vault = Vault.open(generated)
+    before = snapshot_files(generated_vault)
+    vault = Vault.open(generated_vault)
     vault.sync()
     flushed, early, overlapped = _watch_flushes(monkeypatch)
     run = vault.lifecycle(now=REFERENCE_TIME)
@@ -211,17 +204,17 @@ def test_each_batch_is_flushed_while_the_one_before_is_applied_and_linked_only_a
     assert early == []  # ...each only once its batch's flush had ended
     assert any(overlapped)  # and while the next batch's flush ran: the two overlap
     assert threading.active_count() == 1  # no flush is left running
-    assert _strays(generated) == []
+    assert _strays(generated_vault) == []
     vault.undo()
     vault.close()
-    assert snapshot_files(generated) == before
+    assert snapshot_files(generated_vault) == before
 
 
 def test_a_failed_flush_stops_the_pass_with_none_of_its_texts_linked_and_no_note_lost(
-    generated: Path, monkeypatch: pytest.MonkeyPatch
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = _ids(generated)
-    vault = Vault.open(generated)
+    before = _ids(generated_vault)
+    vault = Vault.open(generated_vault)
     vault.sync()
     _, early, overlapped = _watch_flushes(monkeypatch, fail_at=2)
     with pytest.raises(OSError, match="Input/output error"):
@@ -229,12 +222,12 @@ def test_a_failed_flush_stops_the_pass_with_none_of_its_texts_linked_and_no_note
     assert overlapped  # the first batch went ahead...
     assert early == []  # ...and nothing of the batch whose flush failed was linked
     assert threading.active_count() == 1
-    assert _strays(generated) == []  # its staged texts were removed
-    assert _ids(generated) == before  # every memory once, none lost or doubled
+    assert _strays(generated_vault) == []  # its staged texts were removed
+    assert _ids(generated_vault) == before  # every memory once, none lost or doubled
     vault.lifecycle(now=REFERENCE_TIME)  # the next run finishes the pass
     vault.close()
-    assert _ids(generated) == before
-    assert _strays(generated) == []
+    assert _ids(generated_vault) == before
+    assert _strays(generated_vault) == []
 
 
 def test_a_staged_text_someone_changed_is_not_linked(tmp_path: Path) -> None:
@@ -272,17 +265,17 @@ def test_a_save_after_staging_wins_and_the_staged_text_goes(tmp_path: Path) -> N
     assert _strays(tmp_path) == []
 
 
-def test_staged_texts_left_by_a_killed_pass_are_swept(generated: Path) -> None:
-    vault = Vault.open(generated)
+def test_staged_texts_left_by_a_killed_pass_are_swept(generated_vault: Path) -> None:
+    vault = Vault.open(generated_vault)
     vault.sync()
-    note = next((generated / "STM").rglob("*.md"))
+    note = next((generated_vault / "STM").rglob("*.md"))
     text = note.read_text(encoding="utf-8")
     staged = stage_text(note, text.replace("type: memory", "type: memory\nextra: 1"))
     assert staged.temp.exists()  # what a kill between writing ahead and linking leaves
     vault.lifecycle(now=REFERENCE_TIME)
     vault.close()
     assert not staged.temp.exists()
-    assert _strays(generated) == []
+    assert _strays(generated_vault) == []
 
 
 def test_plain_words_skip_the_yaml_check_only_when_yaml_reads_them_back() -> None:

@@ -21,14 +21,7 @@ from vaultmem.services.pass_indexer import PassIndexer
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
     sys.path.insert(0, str(REPO))
-from benchmarks.generate_vault import REFERENCE_TIME, generate_vault  # noqa: E402
-
-
-@pytest.fixture
-def generated(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    generate_vault(root, 1500, seed=0)
-    return root
+from benchmarks.generate_vault import REFERENCE_TIME  # noqa: E402
 
 
 def _started(monkeypatch: pytest.MonkeyPatch) -> list[PassIndexer]:
@@ -48,22 +41,30 @@ def _started(monkeypatch: pytest.MonkeyPatch) -> list[PassIndexer]:
     return started
 
 
-def _rebuilt(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
-    vault.sync(rebuild=True)
-    return index_content(vault)
-
-
-def test_a_big_pass_is_reindexed_by_the_helper_exactly_as_a_rebuild_indexes_it(
-    generated: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    started = _started(monkeypatch)
-    vault = Vault.open(generated)
+def _synced_recording_refreshes(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Vault, list[str]]:
+    """The vault at ``root``, synced, and the paths it will re-index in this process."""
+    vault = Vault.open(root)
     vault.sync()
     refreshed_here: list[str] = []
     real_refresh = vault.refresh
     monkeypatch.setattr(
         vault, "refresh", lambda paths: refreshed_here.extend(paths) or real_refresh(paths)
     )
+    return vault, refreshed_here
+
+
+def _rebuilt(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
+    vault.sync(rebuild=True)
+    return index_content(vault)
+
+
+def test_a_big_pass_is_reindexed_by_the_helper_exactly_as_a_rebuild_indexes_it(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _started(monkeypatch)
+    vault, refreshed_here = _synced_recording_refreshes(generated_vault, monkeypatch)
     run = vault.lifecycle(now=REFERENCE_TIME)
     moves = sum(len(r.applied) for r in run.results)
     assert moves >= 200
@@ -78,10 +79,12 @@ def test_a_big_pass_is_reindexed_by_the_helper_exactly_as_a_rebuild_indexes_it(
     vault.close()
 
 
-def test_a_small_pass_starts_no_helper(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_small_pass_starts_no_helper(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     started = _started(monkeypatch)
     monkeypatch.setattr(pass_session, "INDEX_AHEAD_FROM", 10**6)
-    vault = Vault.open(generated)
+    vault = Vault.open(generated_vault)
     vault.sync()
     run = vault.lifecycle(now=REFERENCE_TIME)
     assert sum(len(r.applied) for r in run.results) >= 200
@@ -92,7 +95,7 @@ def test_a_small_pass_starts_no_helper(generated: Path, monkeypatch: pytest.Monk
 
 
 def test_a_helper_gone_mid_pass_leaves_its_batches_to_the_pass(
-    generated: Path, monkeypatch: pytest.MonkeyPatch
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started = _started(monkeypatch)
     real_submit = PassIndexer.submit
@@ -105,13 +108,7 @@ def test_a_helper_gone_mid_pass_leaves_its_batches_to_the_pass(
             self._process.kill()
 
     monkeypatch.setattr(PassIndexer, "submit", submit_then_kill)
-    vault = Vault.open(generated)
-    vault.sync()
-    refreshed_here: list[str] = []
-    real_refresh = vault.refresh
-    monkeypatch.setattr(
-        vault, "refresh", lambda paths: refreshed_here.extend(paths) or real_refresh(paths)
-    )
+    vault, refreshed_here = _synced_recording_refreshes(generated_vault, monkeypatch)
     run = vault.lifecycle(now=REFERENCE_TIME)
     assert sum(len(r.applied) for r in run.results) >= 200
     [indexer] = started
@@ -122,27 +119,29 @@ def test_a_helper_gone_mid_pass_leaves_its_batches_to_the_pass(
     vault.close()
 
 
-def test_a_batch_the_helper_cannot_index_comes_back_and_it_goes_on(generated: Path) -> None:
-    vault = Vault.open(generated)
+def test_a_batch_the_helper_cannot_index_comes_back_and_it_goes_on(generated_vault: Path) -> None:
+    vault = Vault.open(generated_vault)
     vault.sync()
     vault.close()
-    indexer = PassIndexer.start(generated, generated / ".vaultmem")
+    indexer = PassIndexer.start(generated_vault, generated_vault / ".vaultmem")
     assert indexer is not None
-    note = next(p for p in sorted((generated / "STM").iterdir()) if p.suffix == ".md")
-    rel = note.relative_to(generated).as_posix()
+    note = next(p for p in sorted((generated_vault / "STM").iterdir()) if p.suffix == ".md")
+    rel = note.relative_to(generated_vault).as_posix()
     note.write_text(note.read_text(encoding="utf-8") + "\nan added line\n", encoding="utf-8")
     indexer.submit([123])  # type: ignore[list-item]  # not a path: the helper's sync fails
     indexer.submit([rel])
     assert indexer.wait() == [123]
     assert indexer.indexed == 1
     indexer.close()
-    with Vault.open(generated) as vault:
+    with Vault.open(generated_vault) as vault:
         row = vault.index.note_row(rel)
         assert row is not None and row["size"] == note.stat().st_size
 
 
-def test_the_helper_ends_when_the_pass_process_is_killed(generated: Path, tmp_path: Path) -> None:
-    Vault.open(generated).sync()
+def test_the_helper_ends_when_the_pass_process_is_killed(
+    generated_vault: Path, tmp_path: Path
+) -> None:
+    Vault.open(generated_vault).sync()
     pid_file = tmp_path / "helper.pid"
     script = textwrap.dedent(
         f"""
@@ -150,7 +149,7 @@ def test_the_helper_ends_when_the_pass_process_is_killed(generated: Path, tmp_pa
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
         from vaultmem.services.pass_indexer import PassIndexer
-        root = Path({str(generated)!r})
+        root = Path({str(generated_vault)!r})
         indexer = PassIndexer.start(root, root / ".vaultmem")
         Path({str(pid_file)!r}).write_text(str(indexer._process.pid))
         time.sleep(60)
@@ -181,12 +180,12 @@ def _alive(pid: int) -> bool:
 
 
 def test_where_no_helper_can_start_the_pass_reindexes_itself(
-    generated: Path, monkeypatch: pytest.MonkeyPatch
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pass_session, "PREPARE_BATCH", 32)
     monkeypatch.setattr(pass_session, "INDEX_AHEAD_FROM", 50)
-    monkeypatch.setattr(pass_indexer.sys, "executable", str(generated / "no-such-python"))
-    vault = Vault.open(generated)
+    monkeypatch.setattr(pass_indexer.sys, "executable", str(generated_vault / "no-such-python"))
+    vault = Vault.open(generated_vault)
     vault.sync()
     run = vault.lifecycle(now=REFERENCE_TIME)
     assert sum(len(r.applied) for r in run.results) >= 200
