@@ -552,7 +552,7 @@ def sync_paths(
                 is_dir, is_link = False, False
             else:
                 is_dir, is_link = full.is_dir(), own is not None and S_ISLNK(own.st_mode)
-            if linked or (is_dir and is_symlinked(root, rel)):
+            if linked or (is_dir and linked_folder(rel)):
                 continue  # a full walk never enters linked folders either
             if is_dir and not any(p.startswith(".") for p in rel.split("/") if p):
                 present.update(scan_vault(root, settings, folder=rel, attachments=attachments))
