@@ -97,7 +97,6 @@ class _Flush:
     """:func:`~vaultmem.store.note_batch.flush_files` of ``files`` on a helper thread."""
 
     def __init__(self, root: Path, files: list[Path]) -> None:
-        self.order = files
         self.files = frozenset(files)
         self._error: BaseException | None = None
         self._thread = threading.Thread(
@@ -224,7 +223,7 @@ class JournalWriter:
         try:
             flushing.wait()
         except BaseException:
-            self._unflushed[:0] = flushing.order
+            self._unflushed[:0] = flushing.files
             raise
 
     def discard_staged(self) -> None:
