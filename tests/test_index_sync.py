@@ -270,8 +270,6 @@ def test_links_after_a_pass_equal_a_rebuild(tmp_path: Path) -> None:
 def test_worker_processes_index_exactly_what_one_process_does(
     copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, start_method: str
 ) -> None:
-    import multiprocessing
-
     root = copy_vault("13th-age-srd")
 
     def rows(vault: Vault) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
@@ -288,9 +286,7 @@ def test_worker_processes_index_exactly_what_one_process_does(
         serial = rows(vault)
         monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10)
         monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10)
-        monkeypatch.setattr(
-            index_sync, "_process_context", lambda: multiprocessing.get_context(start_method)
-        )
+        monkeypatch.setattr(index_sync, "_start_method", lambda: start_method)
         report = vault.sync(rebuild=True)
         assert report.added == len(serial[0]) > 1000
         assert rows(vault) == serial

@@ -267,3 +267,50 @@ def test_a_cold_index_imports_only_the_parser_and_makes_no_dataclass(
     assert set(result["loaded"]) == COLD_INDEX_LOADS
     assert result["dataclasses"] == []
     assert {"_LIST_ITEM_RE", "_THEMATIC_RE", "_COMMENT_RE"} <= set(result["uncompiled"])
+
+
+FORKED_COLD_INDEX = """
+import json, sys
+from pathlib import Path
+from vaultmem.services import forked_workers
+from vaultmem.services.index_sync import sync_index
+from vaultmem.store.index_db import IndexDB
+from vaultmem.store.settings_file import load_settings
+
+maps = []
+real = forked_workers.forked_map
+def counting(work, batches, workers):
+    maps.append((len(batches), workers))
+    return real(work, batches, workers)
+forked_workers.forked_map = counting
+root = Path({root!r})
+db, settings = IndexDB.open(root / ".vaultmem"), load_settings(root)
+report = sync_index(root, db, settings, rebuild=True)
+print(json.dumps({{
+    "added": report.added,
+    "maps": maps,
+    "loaded": sorted(
+        m for m in sys.modules
+        if m.split(".")[0] in ("multiprocessing", "concurrent", "pickle", "socket")
+    ),
+}}))
+"""
+
+
+def test_a_cold_index_forks_its_workers_without_importing_multiprocessing(
+    copy_vault: Callable[[str], Path],
+) -> None:
+    """13th-age-srd (1,184 notes) is read and parsed by two forked workers; importing
+    ``concurrent.futures`` and ``multiprocessing`` for them took a tenth of its cold index."""
+    root = copy_vault("13th-age-srd")
+    proc = subprocess.run(
+        [sys.executable, "-c", FORKED_COLD_INDEX.format(root=str(root))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["added"] > 1000
+    assert len(result["maps"]) == 1 and result["maps"][0][0] > 2 and result["maps"][0][1] == 2
+    assert result["loaded"] == []

@@ -20,13 +20,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
 from vaultmem.services import index_sync
-from vaultmem.services.index_sync import ProgressCallback, SyncReport, die_with_parent, parse_read
+from vaultmem.services.index_sync import ProgressCallback, SyncReport, WorkerStart, parse_read
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
-from vaultmem.store.index_load import NoteRows, bulk_load
+from vaultmem.store.index_load import NoteRows, RowValues, bulk_load
 
 if TYPE_CHECKING:
-    import multiprocessing.context
     from concurrent.futures import Future
 
 BATCH_NOTES = 256
@@ -56,6 +55,8 @@ _STATE: _LoadState | None = None
 
 def _start_worker(parent_pid: int, state: _LoadState) -> None:
     global _STATE
+    from vaultmem.services.forked_workers import die_with_parent
+
     die_with_parent(parent_pid)
     _STATE = state
 
@@ -102,24 +103,33 @@ def _ramped(paths: list[str], size: int) -> Iterator[list[str]]:
 
 
 def _batches(
-    state: _LoadState,
-    batches: list[list[tuple[str, int]]],
-    context: multiprocessing.context.BaseContext | None,
+    state: _LoadState, batches: list[list[tuple[str, int]]], workers: WorkerStart
 ) -> Iterator[NoteRows]:
-    """The rows of each batch, in order: from worker processes, or made here (``context`` None)."""
-    if context is None:
+    """The rows of each batch, in order: made here (``workers`` None), or by worker processes
+    forked or spawned."""
+    if workers is None:
         for batch in batches:
             yield batch_rows(state, batch)
         return
-    from concurrent.futures import ProcessPoolExecutor
-
     # the parser's modules load here, once, and forked workers inherit them (else each worker
     # imports them before its first batch)
     from vaultmem.core import code_spans, fields, links, note_reading  # noqa: F401
 
+    if workers == "fork":
+        from vaultmem.services.forked_workers import forked_map
+
+        def rows_of(batch: list[tuple[str, int]]) -> RowValues:
+            return batch_rows(state, batch).as_values()
+
+        for values in forked_map(rows_of, batches, WORKERS):
+            yield NoteRows.from_values(values)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(
         max_workers=WORKERS,
-        mp_context=context,
+        mp_context=multiprocessing.get_context(workers),
         initializer=_start_worker,
         initargs=(os.getpid(), state),
     ) as pool:
@@ -139,20 +149,21 @@ def index_all(
     present: dict[str, tuple[int, int]],
     attachments: set[str],
     *,
-    context: multiprocessing.context.BaseContext | None,
+    workers: WorkerStart,
     report: SyncReport,
     progress: ProgressCallback | None = None,
 ) -> None:
     """Index every note of ``present`` (path → (size, mtime_ns), from the walk) and every path of
     ``attachments`` into ``db``, whose tables must be empty, inside the caller's transaction.
 
-    ``context`` runs the reading and parsing in worker processes (``None``: in this one).
+    ``workers`` says how worker processes that read and parse the notes start (``None``: the
+    notes are read in this process).
     Counts go to ``report`` (``added``, ``touched_paths``); edge counts are recomputed.
     """
     paths = sorted(present)
     nid_of = {rel: nid for nid, rel in enumerate(paths, 1)}
     state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of, {})
-    if context is None:  # read here: no worker to keep busy, so no small first batches
+    if workers is None:  # read here: no worker to keep busy, so no small first batches
         chunks = [paths[i : i + BATCH_NOTES] for i in range(0, len(paths), BATCH_NOTES)]
     else:
         size = max(16, min(BATCH_NOTES, len(paths) // (8 * WORKERS)))  # small vaults: all busy
@@ -164,7 +175,7 @@ def index_all(
     with bulk_load(db.conn, len(paths)) as load:
         if attachments:
             db.add_attachments(sorted(attachments))
-        for rows in _batches(state, batches, context):
+        for rows in _batches(state, batches, workers):
             load.add(rows)
             report.added += len(rows.notes)
             report.touched_paths += [str(values[1]) for values in rows.notes]

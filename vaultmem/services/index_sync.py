@@ -9,18 +9,15 @@ after a second ``stat`` confirms it is gone. :func:`sync_paths` does the same fo
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from vaultmem.core.collector import collector_paused
 from vaultmem.core.content_hash import content_hash
@@ -50,7 +47,6 @@ from vaultmem.store.index_links import LinkValues
 from vaultmem.store.raw_reads import read_to_end
 
 if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
-    import multiprocessing.context
     from concurrent.futures import Future
 
     from vaultmem.core.links import Link
@@ -140,7 +136,6 @@ def _stable_read(fd: int) -> tuple[bytes, os.stat_result]:
     return read_to_end(fd, before.st_size), before
 
 
-
 def _read(root: Path, rel: str) -> _Read | None:
     """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
     read_at = index_stamps.clock_ns()  # before the read: a later write is caught (is_racy)
@@ -224,45 +219,19 @@ def _unpack(
         yield (rel, *result) if result is not None else (rel, None, None)
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """Worker start-up: exit as soon as the parent process is gone (a killed pass or sync).
-
-    On Linux the kernel sends SIGKILL when the parent dies (``prctl(PR_SET_PDEATHSIG)``);
-    elsewhere, and as a second line, a thread checks every half second that the parent is
-    still ``parent_pid``.
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() != parent_pid:
-        os._exit(0)
-    threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
+WorkerStart = Literal["fork", "spawn"] | None
+"""How worker processes start (:func:`worker_start`); ``None``: no workers, read here."""
 
 
-def _exit_with_parent(parent_pid: int) -> None:
-    while True:
-        time.sleep(0.5)
-        if os.getppid() != parent_pid:
-            os._exit(0)
+def _start_method() -> Literal["fork", "spawn"]:
+    """``fork`` (starts in milliseconds, imports nothing) where forking is safe (see
+    :func:`~vaultmem.services.forked_workers.can_fork`: no other thread runs); else ``spawn``."""
+    from vaultmem.services.forked_workers import can_fork
+
+    return "fork" if can_fork() else "spawn"
 
 
-def _process_context() -> multiprocessing.context.BaseContext:
-    """``fork`` (starts in milliseconds) when this process runs one thread; else ``spawn``.
-
-    Forking a process that runs other threads (``vaultmem watch``) could copy a lock another
-    thread holds; spawned workers start clean.
-    """
-    import multiprocessing
-
-    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
-def pool_context(notes: int) -> multiprocessing.context.BaseContext | None:
+def worker_start(notes: int) -> WorkerStart:
     """How to start worker processes for reading ``notes`` notes; ``None``: read them here.
 
     Workers pay off from :data:`PARALLEL_MIN_NOTES` notes when they can be forked, from
@@ -270,9 +239,9 @@ def pool_context(notes: int) -> multiprocessing.context.BaseContext | None:
     """
     if notes < PARALLEL_MIN_NOTES or (os.cpu_count() or 1) < 2:
         return None
-    context = _process_context()
-    least = PARALLEL_MIN_NOTES if context.get_start_method() == "fork" else SPAWN_MIN_NOTES
-    return context if notes >= least else None
+    method = _start_method()
+    least = PARALLEL_MIN_NOTES if method == "fork" else SPAWN_MIN_NOTES
+    return method if notes >= least else None
 
 
 class _Syncer:
@@ -376,16 +345,19 @@ class _Syncer:
         Many notes (a cold index) are read and parsed by a second process while this one writes
         the index, so both cores work; a few are read here and parsed only when needed.
         """
-        context = pool_context(len(to_read))
-        if context is None:
+        workers = worker_start(len(to_read))
+        if workers is None:
             for rel in to_read:
                 yield rel, self._as_written(rel) or _read(self.root, rel), None
             return
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+
+        from vaultmem.services.forked_workers import die_with_parent
 
         with ProcessPoolExecutor(
             max_workers=PARSE_WORKERS,
-            mp_context=context,
+            mp_context=multiprocessing.get_context(workers),
             initializer=die_with_parent,
             initargs=(os.getpid(),),
         ) as pool:
@@ -509,7 +481,7 @@ def sync_index(
 
             index_all(
                 root, db, syncer.templates, present, attachments,
-                context=pool_context(len(present)), report=syncer.report, progress=progress,
+                workers=worker_start(len(present)), report=syncer.report, progress=progress,
             )
         else:
             syncer.apply(present, known, progress)

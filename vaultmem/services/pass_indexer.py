@@ -135,7 +135,7 @@ class PassIndexer:
 
 def serve(argv: list[str]) -> None:
     """The helper: ``argv`` is (vault root, sidecar folder, the pass's process id)."""
-    from vaultmem.services.index_sync import die_with_parent
+    from vaultmem.services.forked_workers import die_with_parent
     from vaultmem.store.index_db import IndexDB
     from vaultmem.store.settings_file import load_settings
 

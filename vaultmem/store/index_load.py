@@ -26,6 +26,8 @@ NoteValues = tuple[object, ...]
 TagValues = tuple[int, str]
 FtsValues = tuple[int, str, str, str]
 """(nid, title, body, tags joined by spaces) — the ``notes_fts`` row of a note."""
+RowValues = tuple[list[NoteValues], list[TagValues], list[FtsValues], list[LinkValues], list[str]]
+"""A :class:`NoteRows` as plain lists: notes, tags, FTS rows, links, missing paths."""
 
 _NOTE_SQL = (
     f"INSERT INTO notes (nid, {', '.join(INSERT_COLUMNS)}) "
@@ -77,6 +79,17 @@ class NoteRows:
         self.tags += [(nid, tag) for tag in tags]
         self.fts.append((nid, note.title, note.body, " ".join(tags)))
         self.links += links
+
+    def as_values(self) -> RowValues:
+        """The rows as plain lists, which :mod:`marshal` writes (a forked worker sends them)."""
+        return self.notes, self.tags, self.fts, self.links, self.missing
+
+    @classmethod
+    def from_values(cls, values: RowValues) -> NoteRows:
+        """The rows :meth:`as_values` gave, back as a :class:`NoteRows`."""
+        rows = cls()
+        rows.notes, rows.tags, rows.fts, rows.links, rows.missing = values
+        return rows
 
 
 class BulkLoad:
@@ -140,5 +153,6 @@ def _fts_hash_size(conn: sqlite3.Connection, size: int) -> None:
 
 
 __all__ = [
-    "SMALL_LOAD_NOTES", "BulkLoad", "FtsValues", "NoteRows", "NoteValues", "TagValues", "bulk_load",
+    "SMALL_LOAD_NOTES", "BulkLoad", "FtsValues", "NoteRows", "NoteValues", "RowValues", "TagValues",
+    "bulk_load",
 ]  # fmt: skip
