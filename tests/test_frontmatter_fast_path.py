@@ -262,3 +262,42 @@ def test_template_notes_get_yamls_message_without_yaml() -> None:
     assert checked >= 20
     assert template_placeholder("a: {{date}}\nb: [x") is None  # YAML fails elsewhere first
     assert template_placeholder("a: {{date}} x") is None
+
+
+_PATTERNS = {  # what the fast path's string checks stand for (they replaced these expressions)
+    "_is_key": r"[A-Za-z_][A-Za-z0-9_-]*\Z",
+    "_is_int": r"-?(?:0|[1-9][0-9]*)\Z",
+    "_is_float": r"-?(?:0|[1-9][0-9]*)\.[0-9]+\Z",
+}
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="-_.09aZT: '\"\\\u0662\u00b2", max_size=20))
+def test_the_string_checks_match_the_expressions_they_replaced(text: str) -> None:
+    import re
+
+    from vaultmem.core import frontmatter_fast_path as fast
+
+    for name, pattern in _PATTERNS.items():
+        assert getattr(fast, name)(text) == bool(re.match(pattern, text)), (name, text)
+    stamp = re.match(
+        r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:T([0-9]{2}):([0-9]{2}):([0-9]{2}))?\Z", text
+    )
+    expected = None if stamp is None else tuple(int(g) for g in stamp.groups() if g is not None)
+    assert fast._timestamp_parts(text) == expected
+    quoted = re.match(r'"([^"\\]*)"\Z|\'([^\']*)\'\Z', text)
+    inner = None if quoted is None else next(g for g in quoted.groups() if g is not None)
+    assert fast._unquoted(text) == inner
+
+
+@pytest.mark.parametrize(
+    "text", ["2026-11-27", "2026-11-27T09:05:00", "1999-01-01", "0000-00-00T00:00:00"]
+)
+def test_timestamps_of_the_right_shape_are_read(text: str) -> None:
+    from vaultmem.core import frontmatter_fast_path as fast
+
+    assert fast._timestamp_parts(text) == tuple(int(p) for p in re_split(text))
+
+
+def re_split(text: str) -> list[str]:
+    return text.replace("T", "-").replace(":", "-").split("-")

@@ -25,6 +25,7 @@ from vaultmem.core.note_text import (
     DELETE,
     FrontmatterError,
     find_conflict_markers,
+    frontmatter_bounds,
     parse_frontmatter,
     render_note,
     render_value,
@@ -100,6 +101,35 @@ def test_split_note(text: str, has_frontmatter: bool, yaml_text: str, body: str)
     assert note.text is text
     assert text[note.body_offset :] == body
     assert text[note.yaml_offset :].startswith(yaml_text)
+
+
+_OPEN_FENCE = re.compile(r"\ufeff?---[ \t]*\r?\n")
+_CLOSE_FENCE = re.compile(r"^---[ \t]*(?:\r?\n|\r?\Z)", re.MULTILINE)
+
+
+def _bounds_by_regex(text: str) -> tuple[int, int, int] | None:
+    """The fence rule as two regular expressions (what frontmatter_bounds did before it used
+    string methods): the reference its string methods must agree with."""
+    opening = _OPEN_FENCE.match(text)
+    if opening is None:
+        return None
+    closing = _CLOSE_FENCE.search(text, opening.end())
+    return None if closing is None else (opening.end(), closing.start(), closing.end())
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["---", "----", "-", " ", "\t", "\r", "\n", "\r\n", "a", "\ufeff", "\v"]),
+        max_size=14,
+    )
+)
+@example(["---", "\n", "---"])
+@example(["---", "\r", "\n", "a", "\n", "---", " ", "\r"])
+@example(["---", " ", "\r", " ", "\n", "---", "\n"])
+def test_frontmatter_bounds_follow_the_fence_rule(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert frontmatter_bounds(text) == _bounds_by_regex(text)
 
 
 def test_split_note_newline() -> None:
