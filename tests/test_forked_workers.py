@@ -194,3 +194,11 @@ def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
     while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not any(_running(pid) for pid in workers)
+
+
+def test_pickled_results_carry_objects_marshal_cannot() -> None:
+    from fractions import Fraction
+
+    results = list(forked_map(lambda n: {"n": Fraction(n, 3), "path": Path(f"{n}.md")},
+                              [1, 2, 3], 2, pickled=True))  # fmt: skip
+    assert results == [{"n": Fraction(n, 3), "path": Path(f"{n}.md")} for n in (1, 2, 3)]

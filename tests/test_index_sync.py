@@ -8,6 +8,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import index_content
@@ -290,6 +291,39 @@ def test_worker_processes_index_exactly_what_one_process_does(
         report = vault.sync(rebuild=True)
         assert report.added == len(serial[0]) > 1000
         assert rows(vault) == serial
+
+
+def test_an_incremental_sync_with_forked_workers_stores_what_one_process_does(
+    copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many notes changed in an index that holds them (a git pull, say): a forked worker reads
+    and parses them, and the index ends exactly as a cold index of the same notes."""
+    from vaultmem.services import forked_workers
+
+    root = copy_vault("kepano-obsidian")
+    maps: list[int] = []
+    real_map = forked_workers.forked_map
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        maps.append(len(args[1]))
+        return real_map(*args, **kwargs)
+
+    with Vault.open(root) as vault:
+        vault.sync()
+        notes = sorted(root.rglob("*.md"))
+        for n, path in enumerate(notes):
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(f"\nedited {n}, see [[{notes[(n + 1) % len(notes)].stem}]]\n")
+        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10)
+        monkeypatch.setattr(index_sync, "_start_method", lambda: "fork")
+        monkeypatch.setattr(forked_workers, "forked_map", counting)
+        report = vault.sync()
+        assert report.changed == len(notes) > 100 and maps == [-(-len(notes) // 64)]
+        incremental = index_content(vault)
+        assert any("edited 7," in str(row) for row in incremental["fts"])
+        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10**9)
+        vault.sync(rebuild=True)
+        assert index_content(vault) == incremental
 
 
 def test_an_edit_that_removes_a_notes_last_link_drops_its_edge(tmp_path: Path) -> None:

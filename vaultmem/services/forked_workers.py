@@ -25,6 +25,7 @@ dies, the kernel kills them (:func:`die_with_parent`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import marshal
 import os
 import signal
@@ -82,15 +83,20 @@ def _exit_with_parent(parent_pid: int) -> None:
 
 
 def forked_map(
-    work: Callable[[Batch], Result], batches: Sequence[Batch], workers: int
+    work: Callable[[Batch], Result],
+    batches: Sequence[Batch],
+    workers: int,
+    *,
+    pickled: bool = False,
 ) -> Iterator[Result]:
     """``work(batch)`` for each of ``batches``, in order, computed by ``workers`` forked
     processes (at most one per batch).
 
     ``work`` must return what :mod:`marshal` can write (tuples, lists, dicts, strings, bytes,
-    numbers, ``None``). Raises what ``work`` raised in a worker, :class:`WorkerLostError` when
-    a worker died, ``ValueError`` when a result cannot be marshalled; only call it when
-    :func:`can_fork` says so.
+    numbers, ``None``), or with ``pickled`` what :mod:`pickle` can (any object of a module both
+    processes hold; importing pickle costs 1.5 ms). Raises what ``work`` raised in a worker,
+    :class:`WorkerLostError` when a worker died, ``ValueError`` (marshal) or a pickling error
+    when a result cannot be sent; only call it when :func:`can_fork` says so.
     """
     parent = os.getpid()
     children: list[tuple[int, BinaryIO]] = []
@@ -105,12 +111,13 @@ def forked_map(
                 os.close(write_end)
                 raise
             if pid == 0:  # the worker: never returns
-                _serve(work, batches[first::workers], read_end, write_end, children, parent)
+                mine = batches[first::workers]
+                _serve(work, mine, read_end, write_end, children, parent, pickled)
             os.close(write_end)
             children.append((pid, open(read_end, "rb")))  # noqa: SIM115 (closed below)
         for index in range(len(batches)):
             pid, pipe = children[index % len(children)]
-            yield cast(Result, _receive(pid, pipe, index))
+            yield cast(Result, _receive(pid, pipe, index, pickled))
         done = True
     finally:
         for pid, pipe in children:
@@ -129,6 +136,7 @@ def _serve(
     write_end: int,
     siblings: list[tuple[int, BinaryIO]],
     parent: int,
+    pickled: bool,
 ) -> NoReturn:
     """A worker's life: each batch's result to ``write_end``; then ``os._exit`` (never the
     parent's clean-up: its open index and buffered output belong to the parent)."""
@@ -138,6 +146,11 @@ def _serve(
         for _, pipe in siblings:  # the other workers' pipes: only the parent reads them
             os.close(pipe.fileno())
         die_with_parent(parent)
+        dumps: Callable[[Any], bytes] = marshal.dumps
+        if pickled:
+            import pickle
+
+            dumps = functools.partial(pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL)
         with contextlib.suppress(OSError, AttributeError):  # Linux only; a hint
             import fcntl
 
@@ -145,8 +158,7 @@ def _serve(
         with open(write_end, "wb") as out:
             for batch in batches:
                 try:
-                    result: Any = work(batch)
-                    data, ok = marshal.dumps(result), True
+                    data, ok = dumps(work(batch)), True
                 except Exception as err:  # sent to the parent, which raises it
                     data, ok = _pickled(err), False
                 out.write(_HEADER.pack(len(data), ok))
@@ -172,16 +184,18 @@ def _pickled(err: Exception) -> bytes:
         return pickle.dumps(RuntimeError("".join(traceback.format_exception(err))))
 
 
-def _receive(pid: int, pipe: BinaryIO, index: int) -> object:
+def _receive(pid: int, pipe: BinaryIO, index: int, pickled: bool) -> object:
     header = pipe.read(_HEADER.size)
     if len(header) == _HEADER.size:
         size, ok = _HEADER.unpack(header)
         data = pipe.read(size)
         if len(data) == size:
-            if ok:
+            if ok and not pickled:
                 return marshal.loads(data)
             import pickle
 
+            if ok:
+                return pickle.loads(data)
             raise pickle.loads(data)
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)

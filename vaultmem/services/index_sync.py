@@ -215,7 +215,13 @@ def _read_and_parse_all(
 def _unpack(
     rels: list[str], future: Future[list[_Parsed | None]]
 ) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
-    for rel, result in zip(rels, future.result(), strict=True):
+    return _paired(rels, future.result())
+
+
+def _paired(
+    rels: list[str], results: list[_Parsed | None]
+) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
+    for rel, result in zip(rels, results, strict=True):
         yield (rel, *result) if result is not None else (rel, None, None)
 
 
@@ -350,6 +356,17 @@ class _Syncer:
             for rel in to_read:
                 yield rel, self._as_written(rel) or _read(self.root, rel), None
             return
+        chunks = [to_read[i : i + CHUNK_NOTES] for i in range(0, len(to_read), CHUNK_NOTES)]
+        if workers == "fork":
+            from vaultmem.services.forked_workers import forked_map
+
+            def parsed(chunk: list[str]) -> list[_Parsed | None]:
+                return _read_and_parse_all(self.root, self.templates, chunk)
+
+            results = forked_map(parsed, chunks, PARSE_WORKERS, pickled=True)
+            for chunk, done in zip(chunks, results, strict=True):
+                yield from _paired(chunk, done)
+            return
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
@@ -361,7 +378,6 @@ class _Syncer:
             initializer=die_with_parent,
             initargs=(os.getpid(),),
         ) as pool:
-            chunks = [to_read[i : i + CHUNK_NOTES] for i in range(0, len(to_read), CHUNK_NOTES)]
             pending: deque[tuple[list[str], Future[list[_Parsed | None]]]] = deque()
             for chunk in chunks:  # a bounded window: parsed notes never pile up in memory
                 future = pool.submit(_read_and_parse_all, self.root, self.templates, chunk)
