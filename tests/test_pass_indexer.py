@@ -194,7 +194,6 @@ def test_where_no_helper_can_start_the_pass_reindexes_itself(
     vault.close()
 
 
-
 @pytest.mark.parametrize(
     ("answers", "left", "indexed"),
     [
@@ -223,3 +222,70 @@ def test_only_an_answer_to_that_very_batch_counts_it_as_indexed(
     assert indexer.wait() == left
     assert indexer.indexed == indexed
     indexer.close()
+
+
+def _answers_to(
+    root: Path,
+    batches: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> tuple[list[dict[str, object]], list[int]]:
+    """The helper's answers to ``batches``, all waiting before it starts, and the sizes of the
+    syncs it ran (its loop, run here on a real index)."""
+    import json
+    import queue
+
+    from vaultmem.services import index_sync
+    from vaultmem.store.index_db import IndexDB
+    from vaultmem.store.settings_file import load_settings
+
+    syncs: list[int] = []
+    real_sync = index_sync.sync_paths
+
+    def counting(root: Path, db: object, settings: object, paths: list[str]) -> object:
+        syncs.append(len(paths))
+        return real_sync(root, db, settings, paths)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index_sync, "sync_paths", counting)
+    waiting: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+    for batch in [*batches, None]:
+        waiting.put(batch)
+    pass_indexer._answer_batches(
+        root, IndexDB.open(root / ".vaultmem"), load_settings(root), waiting
+    )
+    answers = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return answers, syncs
+
+
+def test_batches_waiting_for_the_helper_are_indexed_in_one_sync(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Vault.open(generated_vault) as vault:
+        vault.sync()
+    notes = sorted(p for p in (generated_vault / "STM").iterdir() if p.suffix == ".md")[:6]
+    for note in notes:
+        note.write_text(note.read_text(encoding="utf-8") + "\nan added line\n", encoding="utf-8")
+    rels = [p.relative_to(generated_vault).as_posix() for p in notes]
+    answers, syncs = _answers_to(
+        generated_vault, [rels[:2], rels[2:4], rels[4:]], monkeypatch, capsys
+    )
+    assert answers == [{"batch": n, "ok": True} for n in (1, 2, 3)]
+    assert syncs == [6]  # one sync for the three batches
+    with Vault.open(generated_vault) as vault:
+        assert vault.sync().any_change is False  # the helper left nothing to do
+
+
+def test_a_failing_batch_among_waiting_ones_fails_alone(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Vault.open(generated_vault) as vault:
+        vault.sync()
+    note = next(p for p in sorted((generated_vault / "STM").iterdir()) if p.suffix == ".md")
+    rel = note.relative_to(generated_vault).as_posix()
+    note.write_text(note.read_text(encoding="utf-8") + "\nan added line\n", encoding="utf-8")
+    bad: list[str] = [123]  # type: ignore[list-item]  # not a path: a sync of it fails
+    answers, syncs = _answers_to(generated_vault, [[rel], bad, [rel]], monkeypatch, capsys)
+    assert [a["batch"] for a in answers] == [1, 2, 3]
+    assert [a.get("ok") for a in answers] == [True, None, True]
+    assert str(answers[1]["error"]).startswith(("TypeError", "AttributeError"))
+    assert syncs == [3, 1, 1, 1]  # the group failed: each batch again on its own

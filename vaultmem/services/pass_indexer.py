@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 CLOSE_WAIT_SECONDS = 10.0
 """How long closing waits for the helper to end before killing it."""
+COALESCE_PATHS = 2048
+"""At most about this many paths of waiting batches are indexed in one sync (the first batch
+taken always is, whatever its size)."""
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
@@ -157,23 +160,50 @@ def serve(argv: list[str]) -> None:
         _answer_batches(root, db, settings, batches)
 
 
-def _answer_batches(
-    root: Path, db: IndexDB, settings: Settings, batches: queue.SimpleQueue[list[str] | None]
-) -> None:
-    """Index each batch with :func:`sync_paths` and answer it, until the input ends."""
+def _index(root: Path, db: IndexDB, settings: Settings, paths: list[str]) -> dict[str, object]:
+    """Index ``paths`` (:func:`~vaultmem.services.index_sync.sync_paths`); the answer's
+    ``ok``, or its ``error`` in one line."""
     from vaultmem.services.index_sync import sync_paths
 
     try:
+        sync_paths(root, db, settings, paths)
+    except Exception as err:  # the pass indexes these paths itself, and meets it there
+        return {"error": (f"{type(err).__name__}: {err}".splitlines() or ["?"])[0]}
+    return {"ok": True}
+
+
+def _answer_batches(
+    root: Path, db: IndexDB, settings: Settings, batches: queue.SimpleQueue[list[str] | None]
+) -> None:
+    """Index the batches with :func:`sync_paths` and answer each, until the input ends.
+
+    Batches that are already waiting when one is taken go with it, up to
+    :data:`COALESCE_PATHS` paths, into one sync: when the helper has fallen behind the pass,
+    each sync's fixed work (resolving links to the notes that moved, counting edges, the
+    commit) is done once for several batches instead of once each; when such a sync fails, its
+    batches are indexed again one by one, so only the batch that fails is answered so."""
+    try:
         number = 0
-        while (paths := batches.get()) is not None:
-            number += 1
-            answer: dict[str, object] = {"batch": number}
-            try:
-                sync_paths(root, db, settings, paths)
-                answer["ok"] = True
-            except Exception as err:  # the pass indexes this batch itself, and meets it there
-                answer["error"] = (f"{type(err).__name__}: {err}".splitlines() or ["?"])[0]
-            sys.stdout.write(json.dumps(answer) + "\n")
+        ended = False
+        while not ended and (paths := batches.get()) is not None:
+            group = [paths]
+            while sum(map(len, group)) < COALESCE_PATHS:
+                try:
+                    more = batches.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    ended = True
+                    break
+                group.append(more)
+            whole = _index(root, db, settings, [path for batch in group for path in batch])
+            if len(group) > 1 and "error" in whole:  # which batch failed: each on its own
+                answers = [_index(root, db, settings, batch) for batch in group]
+            else:
+                answers = [whole] * len(group)
+            for answer in answers:
+                number += 1
+                sys.stdout.write(json.dumps({"batch": number, **answer}) + "\n")
             sys.stdout.flush()
     finally:
         db.close()
