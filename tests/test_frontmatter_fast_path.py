@@ -301,3 +301,23 @@ def test_timestamps_of_the_right_shape_are_read(text: str) -> None:
 
 def re_split(text: str) -> list[str]:
     return text.replace("T", "-").replace(":", "-").split("-")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["created", "x-y", "_k", "9", ":", " ", "  ", "{{", "}}", "{", "}",
+                         "date", "a b", "\t", "-", "title"]),
+        max_size=9,
+    )
+)  # fmt: skip
+def test_placeholder_lines_are_what_the_expression_took(parts: list[str]) -> None:
+    import re
+
+    from vaultmem.core.frontmatter_fast_path import placeholder_key
+
+    line = "".join(parts)
+    expected = re.match(
+        r"([A-Za-z_][A-Za-z0-9_-]*):[ ]+\{\{[ ]*[A-Za-z_][A-Za-z0-9_]*[ ]*\}\}[ ]*\Z", line
+    )
+    assert placeholder_key(line) == (expected.group(1) if expected else None), line

@@ -316,11 +316,23 @@ def parse_simple_frontmatter(yaml_text: str) -> dict[str, Any] | None:
     return result
 
 
-_PLACEHOLDER_LINE = lazy_pattern(
-    globals(),
-    "_PLACEHOLDER_LINE",
-    r"([A-Za-z_][A-Za-z0-9_-]*):[ ]+\{\{[ ]*[A-Za-z_][A-Za-z0-9_]*[ ]*\}\}[ ]*\Z",
-)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def placeholder_key(line: str) -> str | None:
+    """The key of a ``key: {{name}}`` line, else ``None``: ``key`` as :func:`_is_key` takes it,
+    one or more spaces after the colon, ``name`` an identifier (``[A-Za-z_][A-Za-z0-9_]*``), and
+    spaces allowed around it and at the end of the line."""
+    key, colon, value = line.partition(":")
+    if not colon or value[:1] != " " or not _is_key(key):
+        return None
+    value = value.strip(" ")
+    if not (value.startswith("{{") and value.endswith("}}")):
+        return None
+    name = value[2:-2].strip(" ")
+    return key if name[:1] in _KEY_FIRSTS and _NAME_CHARS.issuperset(name) else None
+
+
 PLACEHOLDER_PROBLEM = "found unhashable key (while constructing a mapping)"
 """What YAML says of a ``key: {{date}}`` line: ``{{date}}`` is a flow mapping whose key is the
 mapping ``{date}``, which cannot be a key."""
@@ -340,11 +352,11 @@ def template_placeholder(yaml_text: str) -> tuple[int, int] | None:
     lines = yaml_text.split("\n")
     first: tuple[int, int] | None = None
     for number, line in enumerate(lines):
-        match = _PLACEHOLDER_LINE.match(line)
-        if match is not None:
+        key = placeholder_key(line)
+        if key is not None:
             if first is None:
                 first = (number, line.index("{") + 1)
-            lines[number] = f"{match.group(1)}: placeholder"  # same shape, in the subset
+            lines[number] = f"{key}: placeholder"  # same shape, in the subset
     if first is None or parse_simple_frontmatter("\n".join(lines)) is None:
         return None
     return first
