@@ -230,3 +230,13 @@ def test_linked_folders_answers_as_is_symlinked_for_every_folder(tmp_path: Path)
     assert {f for f, is_linked in answers.items() if is_linked} == {
         "a/out", "a/out/deep", "in", "in/c", "a/b/note-link"
     }
+
+
+def test_linked_folders_takes_a_path_of_thousands_of_parts(tmp_path: Path) -> None:
+    """A hostile path (the watcher hands over what it sees) never runs out of stack."""
+    root = (tmp_path / "v").resolve()
+    (root / "a").mkdir(parents=True)
+    (root / "link").symlink_to(root / "a", target_is_directory=True)
+    linked = LinkedFolders(root)
+    assert linked("/".join(["a"] * 5000)) is False
+    assert linked("link/" + "/".join(["x"] * 5000)) is True

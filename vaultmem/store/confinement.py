@@ -60,12 +60,20 @@ class LinkedFolders:
         self._known: dict[str, bool] = {"": False}
 
     def __call__(self, folder: str) -> bool:
-        """Whether the vault-relative ``folder`` (``""``: the vault) is or lies under a link."""
-        known = self._known.get(folder)
-        if known is None:
-            known = self(folder.rpartition("/")[0]) or os.path.islink(self._base + folder)
-            self._known[folder] = known
-        return known
+        """Whether the vault-relative ``folder`` (``""``: the vault) is or lies under a link.
+
+        Up the path to the nearest folder already known, then down again (a loop, not
+        recursion: a path may hold thousands of parts)."""
+        known = self._known
+        below: list[str] = []
+        while folder not in known:
+            below.append(folder)
+            folder = folder.rpartition("/")[0]
+        linked = known[folder]
+        for name in reversed(below):
+            linked = linked or os.path.islink(self._base + name)
+            known[name] = linked
+        return linked
 
 
 LIST_FOLDER_FROM = 8
