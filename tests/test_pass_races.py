@@ -268,3 +268,27 @@ def test_a_folder_swapped_for_a_link_out_after_a_batch_was_prepared_moves_nothin
     assert all("outside the vault" in skipped[p] for p in paths), skipped
     assert snapshot_files(outside) == around
     assert not list((vault.root / "Boxes").rglob("*.md"))
+
+
+def test_a_kept_path_outside_the_vault_is_refused_before_anything_is_read(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``keep`` paths (Python API) are confined before the note is read, not after."""
+    from vaultmem.errors import UnsafePathError
+    from vaultmem.services.pass_commands import run_lifecycle
+
+    _three(vault)
+    vault.sync()
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\ntype: memory\n---\nnot the vault's\n", encoding="utf-8")
+    read: list[Path] = []
+    real = pass_session.read_note
+    monkeypatch.setattr(pass_session, "read_note", lambda path: read.append(path) or real(path))
+    before = snapshot_files(vault.root)
+    with pytest.raises(UnsafePathError):
+        run_lifecycle(vault, ("forget",), now=LATER, keep=("../outside.md",))
+    assert all(vault.root in p.resolve().parents for p in read)
+    assert outside.read_text(encoding="utf-8").endswith("not the vault's\n")
+    assert {k: v for k, v in snapshot_files(vault.root).items() if ".vaultmem" not in k} == {
+        k: v for k, v in before.items() if ".vaultmem" not in k
+    }

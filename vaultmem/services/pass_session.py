@@ -319,7 +319,7 @@ class PassSession:
 
     def edit_fields(self, path: str, compute: Callable[[MemoryFields], dict[str, object]]) -> None:
         """A journaled surgical edit: ``compute(fields)``'s changes to one note (``gc --keep``)."""
-        fields = parse_note(path, read_note(self.vault.root / path).text).fields
+        fields = parse_note(path, read_note(confined(self.vault.root, path)).text).fields
         self.apply(Move(path, fields.id, "edit", None, compute(fields), rule="edit"))
 
     def create(self, path: str, text: str) -> None:
