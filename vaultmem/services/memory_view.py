@@ -7,13 +7,13 @@ memories from the index as columns and scores them in one numpy pass (docs/user-
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import math
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from vaultmem.core.collector import collector_paused
 from vaultmem.core.excerpts import SHOW_TEXT_CHARS, capped_text
 from vaultmem.core.fields import DATETIME_KEYS, MemoryFields
 from vaultmem.core.note_parse import CONFLICT_PROBLEM, ParsedNote, title_of
@@ -152,13 +152,8 @@ def memory_table(
     """
     from vaultmem.core.scoring import MemoryColumns, score_columns
 
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         columns = MemoryColumns.from_rows(db.memory_rows(where, params))
-    finally:
-        if collecting:
-            gc.enable()
     return MemoryTable(columns, score_columns(columns, now.timestamp(), settings))
 
 
