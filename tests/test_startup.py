@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -248,21 +249,26 @@ COLD_INDEX_LOADS = {
 parser and the bulk load, and nothing else (each further module costs every cold index)."""
 
 
+def _probe(script: str, root: Path) -> dict[str, Any]:
+    """The JSON ``script`` (formatted with ``root``) prints last, run in a fresh interpreter."""
+    proc = subprocess.run(
+        [sys.executable, "-c", script.format(root=str(root))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
 def test_a_cold_index_imports_only_the_parser_and_makes_no_dataclass(
     copy_vault: Callable[[str], Path],
 ) -> None:
     """kepano-obsidian (100 notes) indexes in ~15 ms, of which importing the parser was a third:
     the frontmatter editor (note_text, with numbers), dataclasses (~0.4 ms each to make) and
     the expressions for code and nested lists (kepano holds none) are left out."""
-    root = copy_vault("kepano-obsidian")
-    proc = subprocess.run(
-        [sys.executable, "-c", COLD_INDEX.format(root=str(root))],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = _probe(COLD_INDEX, copy_vault("kepano-obsidian"))
     assert result["added"] > 100
     assert set(result["loaded"]) == COLD_INDEX_LOADS
     assert result["dataclasses"] == []
@@ -302,15 +308,7 @@ def test_a_cold_index_forks_its_workers_without_importing_multiprocessing(
 ) -> None:
     """13th-age-srd (1,184 notes) is read and parsed by two forked workers; importing
     ``concurrent.futures`` and ``multiprocessing`` for them took a tenth of its cold index."""
-    root = copy_vault("13th-age-srd")
-    proc = subprocess.run(
-        [sys.executable, "-c", FORKED_COLD_INDEX.format(root=str(root))],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = _probe(FORKED_COLD_INDEX, copy_vault("13th-age-srd"))
     assert result["added"] > 1000
     assert len(result["maps"]) == 1 and result["maps"][0][0] > 2 and result["maps"][0][1] == 2
     assert result["loaded"] == []
