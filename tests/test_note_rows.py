@@ -1,0 +1,60 @@
+"""A note's row in the index: fields that are not set are bound as SQL_NULL and stored as NULL."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from vaultmem import Vault
+from vaultmem.core.note_parse import parse_note
+from vaultmem.store.note_rows import FIELD_COLUMNS, INSERT_COLUMNS, SQL_NULL, note_values
+
+
+def test_sqlite_stores_the_null_placeholder_as_null_in_every_column_type(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "nulls.db")
+    conn.execute("CREATE TABLE t (r REAL, s TEXT NOT NULL DEFAULT '', i INTEGER, n NUMERIC, b)")
+    conn.execute("CREATE TABLE u (r REAL, s TEXT, i INTEGER, n NUMERIC, b)")
+    conn.executemany("INSERT INTO u VALUES (?, ?, ?, ?, ?)", [(SQL_NULL,) * 5])
+    stored = conn.execute("SELECT typeof(r), typeof(s), typeof(i), typeof(n), typeof(b) FROM u")
+    assert stored.fetchall() == [("null",) * 5]
+    assert conn.execute("SELECT count(*) FROM u WHERE s IS NULL AND r IS NULL").fetchone() == (1,)
+    with pytest.raises(sqlite3.IntegrityError, match="NOT NULL"):  # a NULL, as None would be
+        conn.execute("INSERT INTO t (s) VALUES (?)", (SQL_NULL,))
+    conn.close()
+
+
+def test_a_plain_note_binds_no_none_and_reads_back_none(tmp_path: Path) -> None:
+    """An ordinary note sets none of the memory fields: every one is bound as SQL_NULL, never
+    as None, and the index gives None back, in a cold index and in a note-by-note sync alike."""
+    when = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)  # the file's mtime stands in for `created`
+    values = note_values(parse_note("Plain.md", "Just text.\n", fallback_time=when), 11, 1, "h")
+    assert not any(value is None for value in values)
+    unset = [c for c, v in zip(INSERT_COLUMNS, values, strict=True) if v is SQL_NULL]
+    assert {"id", "type", "box", "trace", "archived_at", "supersedes", "previous"} <= set(unset)
+    assert set(unset) <= set(FIELD_COLUMNS)
+
+    root = tmp_path / "v"
+    (root / "STM").mkdir(parents=True)
+    (root / "vaultmem.toml").write_text("")
+    (root / "Plain.md").write_text("Just text.\n")
+    (root / "STM" / "m.md").write_text(
+        "---\nid: m1\ntype: memory\ncreated: 2026-01-02T03:04:05Z\n---\nA memory.\n"
+    )
+    columns = ", ".join(f"typeof({c})" for c in FIELD_COLUMNS)
+    with Vault.open(root) as vault:
+        for rebuild in (True, False):
+            if not rebuild:  # the note-by-note path: a second note arrives after the first sync
+                (root / "Later.md").write_text("More text.\n")
+            vault.sync(rebuild=rebuild)
+            conn = vault.index.conn
+            for path in ("Plain.md", *(() if rebuild else ("Later.md",))):
+                kinds = conn.execute(f"SELECT {columns} FROM notes WHERE path = ?", (path,))
+                kind_of = dict(zip(FIELD_COLUMNS, kinds.fetchone(), strict=True))
+                assert {c for c, kind in kind_of.items() if kind == "null"} == set(unset)
+            memory = conn.execute(
+                "SELECT id, type, typeof(created), box FROM notes WHERE path = 'STM/m.md'"
+            ).fetchone()
+            assert memory == ("m1", "memory", "real", None)
