@@ -290,6 +290,17 @@ def test_the_string_checks_match_the_expressions_they_replaced(text: str) -> Non
     assert fast._unquoted(text) == inner
 
 
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=' -\ta:"', max_size=12))
+def test_list_items_are_what_the_expression_took(line: str) -> None:
+    import re
+
+    from vaultmem.core import frontmatter_fast_path as fast
+
+    item = re.match(r"([ ]*)-[ ]+(.*?)[ ]*\Z", line)
+    assert fast._list_item(line) == (None if item is None else item.groups()), line
+
+
 @pytest.mark.parametrize(
     "text", ["2026-11-27", "2026-11-27T09:05:00", "1999-01-01", "0000-00-00T00:00:00"]
 )

@@ -19,7 +19,9 @@ from vaultmem.core.links import (
     _parsed_links,
     _scan,
     extract_links,
+    has_scheme,
     may_hold_code,
+    wikilink_insides,
 )
 from vaultmem.core.note_parse import parse_note
 
@@ -418,6 +420,16 @@ def test_fast_path_never_misses_code_and_agrees(body: str) -> None:
 def test_extract_links_never_raises(body: str) -> None:
     for link in extract_links(body):
         assert link.target == link.target.strip() and link.target
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="[]!|a\n:+.-9Zé/", max_size=24))
+def test_the_string_scans_find_what_the_expressions_they_replaced_found(text: str) -> None:
+    import re
+
+    wikilinks = [m.group(2) for m in re.finditer(r"(!?)\[\[([^\[\]\n]+)\]\]", text)]
+    assert list(wikilink_insides(text)) == wikilinks, text
+    assert has_scheme(text) == bool(re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", text)), text
 
 
 def test_invalid_frontmatter_is_not_scanned_as_body() -> None:
