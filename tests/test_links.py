@@ -432,6 +432,29 @@ def test_the_string_scans_find_what_the_expressions_they_replaced_found(text: st
     assert has_scheme(text) == bool(re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", text)), text
 
 
+def test_a_link_is_a_named_immutable_tuple_that_pickles() -> None:
+    import pickle
+
+    link = Link("Note", "wikilink", subpath="Heading")
+    assert (link.target, link.kind, link.subpath, link.display) == (
+        "Note",
+        "wikilink",
+        "Heading",
+        None,
+    )
+    assert tuple(link) == ("Note", "wikilink", "Heading", None)
+    assert link == Link(target="Note", kind="wikilink", subpath="Heading")
+    assert link != Link("Note", "embed", subpath="Heading")
+    assert hash(link) == hash(("Note", "wikilink", "Heading", None))
+    assert repr(link) == "Link(target='Note', kind='wikilink', subpath='Heading', display=None)"
+    copy = pickle.loads(pickle.dumps(link, protocol=pickle.HIGHEST_PROTOCOL))
+    assert copy == link and type(copy) is Link
+    with pytest.raises(AttributeError):
+        link.target = "Other"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        link.extra = 1  # type: ignore[attr-defined]
+
+
 def test_invalid_frontmatter_is_not_scanned_as_body() -> None:
     """kepano's templates hold ``{{date}}`` YAML that does not parse: no link from it."""
     path = "Templates/Album Template.md"
