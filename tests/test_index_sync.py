@@ -570,6 +570,36 @@ def test_a_note_rewritten_in_place_while_read_is_never_filed_under_its_new_mtime
     assert checked > 0 and stale == 0
 
 
+def test_a_note_that_grows_between_its_stat_and_its_read_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read takes one byte more than the stat said: bytes appended after the stat show, and
+    the note is read again with a new stat (its new size, never the old size with new bytes)."""
+    from vaultmem.core.content_hash import content_hash
+
+    root = tmp_path / "v"
+    root.mkdir()
+    path = root / "n.md"
+    path.write_bytes(b"a" * 1000)
+    real_fstat = os.fstat
+    stats: list[os.stat_result] = []
+
+    def fstat_then_append(fd: int) -> os.stat_result:
+        stats.append(real_fstat(fd))
+        if len(stats) == 1:  # another writer appends right after the first stat
+            with open(path, "ab") as handle:
+                handle.write(b"b" * 500)
+        return stats[-1]
+
+    monkeypatch.setattr(os, "fstat", fstat_then_append)
+    read = index_sync._read(root, "n.md")
+    monkeypatch.undo()
+    assert read is not None
+    assert len(stats) == 4  # stat, read, stat (grown: again), stat, read, stat
+    assert read.size == 1500 == len(read.text)
+    assert read.hash == content_hash(path.read_bytes())
+
+
 def test_openers_racing_to_create_the_index_all_use_the_one_on_disk(tmp_path: Path) -> None:
     """The watcher's thread and the first command open a new index at the same moment: they
     must end up on the same file (before the schema lock, the loser of the race to apply the

@@ -123,10 +123,14 @@ def _stable_read(fd: int) -> tuple[bytes, os.stat_result]:
     is read again. The stat kept is the one before the read, so a write that lands after it gives
     the note a newer mtime than the index holds and the next sync reads it again (never old bytes
     filed under the new mtime).
+
+    One ``read`` asks for a byte more than stat said: fewer or more bytes than the size, or a
+    stat that changed, and the note is read again (a read to the end to be sure no byte follows
+    would cost each note a second ``read``; the second stat catches a file that grew).
     """
     for _ in range(READ_ATTEMPTS - 1):
         before = os.fstat(fd)
-        data = read_to_end(fd, before.st_size)
+        data = os.read(fd, before.st_size + 1)
         after = os.fstat(fd)
         same = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
         if same and len(data) == before.st_size:
