@@ -236,7 +236,6 @@ print(json.dumps({{
 }}))
 """
 COLD_INDEX_LOADS = {
-    "vaultmem.core.code_spans",
     "vaultmem.core.frontmatter_fast_path",
     "vaultmem.core.lazy_patterns",
     "vaultmem.core.indented_code",
@@ -246,7 +245,8 @@ COLD_INDEX_LOADS = {
     "vaultmem.store.index_load",
 }
 """What a cold index of a small vault imports besides what opening the index did: the note
-parser and the bulk load, and nothing else (each further module costs every cold index)."""
+parser and the bulk load, and nothing else (each further module costs every cold index; the
+code-span scanner only loads for a note that may hold code, and kepano's notes hold none)."""
 
 
 def _probe(script: str, root: Path) -> dict[str, Any]:
@@ -273,6 +273,27 @@ def test_a_cold_index_imports_only_the_parser_and_makes_no_dataclass(
     assert set(result["loaded"]) == COLD_INDEX_LOADS
     assert result["dataclasses"] == []
     assert {"_LIST_ITEM_RE", "_THEMATIC_RE", "_COMMENT_RE"} <= set(result["uncompiled"])
+
+
+CODE_SCANNER = """
+import json, sys
+from vaultmem.core import links
+before = "vaultmem.core.code_spans" in sys.modules
+result = links.ENTRY("`[[in code]]` and [[Out]]\\n")
+if isinstance(result, tuple):  # _code_by_line: the text outside code, and the code
+    result = links._scan(*result)
+print(json.dumps({{"before": before, "after": "vaultmem.core.code_spans" in sys.modules,
+                   "found": [link.target for link in result]}}))
+"""
+
+
+@pytest.mark.parametrize("entry", ["extract_links", "_code_by_line", "_parsed_links"])
+def test_the_code_span_scanner_loads_when_a_note_first_may_hold_code(
+    entry: str, tmp_path: Path
+) -> None:
+    """Each way into the code-aware link paths binds the scanner first, in a fresh process."""
+    result = _probe(CODE_SCANNER.replace("ENTRY", entry), tmp_path)
+    assert result == {"before": False, "after": True, "found": ["Out"]}
 
 
 FORKED_COLD_INDEX = """

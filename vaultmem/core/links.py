@@ -45,20 +45,22 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal, Self
 from urllib.parse import unquote
 
-from vaultmem.core.code_spans import (
-    closes_fence,
-    code_spans,
-    fence_opening,
-    may_take_backticks,
-    text_outside_code,
-)
 from vaultmem.core.indented_code import links_may_sit_in_indented_code, may_hold_code
 from vaultmem.core.lazy_patterns import lazy_pattern
 from vaultmem.core.link_resolution import ATTACHMENT_EXTENSIONS, is_attachment
 
-if TYPE_CHECKING:  # markdown-it is imported when a note first needs it (fast start-up)
+if TYPE_CHECKING:  # markdown-it is imported when a note first needs it (fast start-up), the
+    # code-span scanner when a note first may hold code (_load_code_scanner)
     from markdown_it import MarkdownIt
     from markdown_it.rules_inline import StateInline
+
+    from vaultmem.core.code_spans import (
+        closes_fence,
+        code_spans,
+        fence_opening,
+        may_take_backticks,
+        text_outside_code,
+    )
 
 __all__ = [
     "ATTACHMENT_EXTENSIONS",
@@ -169,6 +171,29 @@ _CODE_KEY = "vaultmem_code_spans"
 _CODE_MARK_RE = lazy_pattern(globals(), "_CODE_MARK_RE", "\0([0-9]+)\0")
 
 
+_code_scanner_loaded = False
+
+
+def _load_code_scanner() -> None:
+    """Bind :mod:`vaultmem.core.code_spans`' functions as names of this module, once, when a
+    note first may hold code: a vault without code never imports it (0.1 ms of a cold index).
+    Typed by the imports above."""
+    global _code_scanner_loaded
+    from vaultmem.core.code_spans import (
+        closes_fence,
+        code_spans,
+        fence_opening,
+        may_take_backticks,
+        text_outside_code,
+    )
+
+    globals().update(
+        closes_fence=closes_fence, code_spans=code_spans, fence_opening=fence_opening,
+        may_take_backticks=may_take_backticks, text_outside_code=text_outside_code,
+    )  # fmt: skip
+    _code_scanner_loaded = True
+
+
 def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) -> list[Link]:
     """Return every link of a note: frontmatter links first, then body links in document order.
 
@@ -183,6 +208,8 @@ def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) ->
     if "[[" in body or "](" in body or "<!--" in body:
         body = _normalise(body)
         if may_hold_code(body):
+            if not _code_scanner_loaded:
+                _load_code_scanner()
             outside = text_outside_code(body) or _code_by_line(body)
             if outside is not None:
                 links.extend(_scan(*outside))
@@ -210,6 +237,8 @@ def _code_by_line(body: str) -> tuple[str, list[str]] | None:
     :func:`links_may_sit_in_indented_code`) and no ``](`` on a line with a backtick (a link
     destination takes its backticks before a code span could).
     """
+    if not _code_scanner_loaded:
+        _load_code_scanner()
     kept: list[str] = []  # the body with each fenced block as a thematic break
     outside: list[str] = []  # the lines outside fenced blocks
     fence: tuple[str, int] | None = None
@@ -395,6 +424,8 @@ def _parsed_links(body: str, *, fast_inline: bool = False) -> list[Link]:
     :func:`vaultmem.core.code_spans.code_spans`, and markdown-it parses only the inline
     sources where something may take precedence over a code span (see :func:`_inline_source`).
     """
+    if not _code_scanner_loaded:
+        _load_code_scanner()
     if not body.endswith("\n"):
         body += "\n"  # markdown-it-py 4.3 raises IndexError on "> 1. <pre>\n> " without it
     env: dict[str, Any] = {}
