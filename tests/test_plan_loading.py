@@ -17,7 +17,7 @@ from vaultmem.core.score_formulas import COLUMN_ORDER
 from vaultmem.core.scoring import MemoryColumns, half_life_seconds
 from vaultmem.core.settings import Settings
 from vaultmem.core.vectorised import per_distinct
-from vaultmem.services.vault_walk import scan_vault
+from vaultmem.services.vault_walk import UNSTATED, scan_vault
 from vaultmem.store.confinement import linked_notes
 
 
@@ -46,6 +46,8 @@ def test_the_walk_finds_every_note_of_a_real_vault_with_its_stat(
     folder = sorted({rel.split("/")[0] for rel in expected if "/" in rel})[0]
     below = {rel: stat for rel, stat in expected.items() if rel.startswith(folder + "/")}
     assert scan_vault(root, Settings(), folder=folder) == below
+    unstated = scan_vault(root, Settings(), stats=False)  # a cold index: the paths alone
+    assert unstated == dict.fromkeys(expected, UNSTATED)
 
 
 def test_the_walk_does_not_enter_a_linked_folder_but_keeps_a_linked_note_inside(

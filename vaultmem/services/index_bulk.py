@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -155,21 +155,22 @@ def index_all(
     root: Path,
     db: IndexDB,
     templates: tuple[str, ...],
-    present: dict[str, tuple[int, int]],
+    notes: Iterable[str],
     attachments: set[str],
     *,
     workers: WorkerStart,
     report: SyncReport,
     progress: ProgressCallback | None = None,
 ) -> None:
-    """Index every note of ``present`` (path → (size, mtime_ns), from the walk) and every path of
-    ``attachments`` into ``db``, whose tables must be empty, inside the caller's transaction.
+    """Index every note of ``notes`` (vault-relative paths, from the walk; each note's size and
+    mtime are those it has when read) and every path of ``attachments`` into ``db``, whose tables
+    must be empty, inside the caller's transaction.
 
     ``workers`` says how worker processes that read and parse the notes start (``None``: the
     notes are read in this process).
     Counts go to ``report`` (``added``, ``touched_paths``); edge counts are recomputed.
     """
-    paths = sorted(present)
+    paths = sorted(notes)
     nid_of = {rel: nid for nid, rel in enumerate(paths, 1)}
     state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of)
     if workers is None:  # read here: no worker to keep busy, so no small first batches

@@ -494,9 +494,12 @@ def sync_index(
             db.clear()
         attachments: set[str] = set()
         syncer.report.linked = set()
-        present = scan_vault(root, settings, attachments=attachments, linked=syncer.report.linked)
         known = db.stat_states()
-        if present and not known and not db.attachment_paths():  # empty index: in bulk
+        empty = not known and not db.attachment_paths()  # then in bulk, which stats as it reads
+        present = scan_vault(
+            root, settings, attachments=attachments, linked=syncer.report.linked, stats=not empty
+        )
+        if present and empty:
             from vaultmem.services.index_bulk import index_all
 
             index_all(

@@ -66,6 +66,10 @@ def is_tracked_attachment(relpath: str, settings: Settings) -> bool:
     return not any(fnmatch.fnmatchcase(relpath, pattern) for pattern in settings.index.exclude)
 
 
+UNSTATED = (-1, -1)
+"""What :func:`scan_vault` gives each note instead of its (size, mtime_ns) when told not to stat."""
+
+
 def scan_vault(
     root: Path,
     settings: Settings,
@@ -74,8 +78,12 @@ def scan_vault(
     attachments: set[str] | None = None,
     linked: set[str] | None = None,
     misnamed: list[str] | None = None,
+    stats: bool = True,
 ) -> dict[str, tuple[int, int]]:
     """Every note of the vault: vault-relative POSIX path → (size, mtime_ns). Never reads files.
+
+    ``stats`` False: the notes are not stat'ed and each is given :data:`UNSTATED` (a cold
+    index, which stats each note as it reads it, needs only the paths: a stat is 1.5 µs).
 
     ``folder`` (vault-relative) limits the walk to the notes below it; paths stay vault-relative
     so ``[index] exclude`` patterns match as they do in a full walk. ``attachments``, when
@@ -116,8 +124,11 @@ def scan_vault(
                                 continue  # a link out of the vault is never read
                             if linked is not None:
                                 linked.add(rel)
-                        info = entry.stat()
-                        found[rel] = (info.st_size, info.st_mtime_ns)
+                        if stats:
+                            info = entry.stat()
+                            found[rel] = (info.st_size, info.st_mtime_ns)
+                        else:
+                            found[rel] = UNSTATED
                     elif attachments is not None and is_attachment(name) and entry.is_file():
                         if excludes and any(fnmatch.fnmatchcase(rel, p) for p in excludes):
                             continue
