@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -280,11 +281,7 @@ def test_the_string_checks_match_the_expressions_they_replaced(text: str) -> Non
 
     for name, pattern in _PATTERNS.items():
         assert getattr(fast, name)(text) == bool(re.match(pattern, text)), (name, text)
-    stamp = re.match(
-        r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:T([0-9]{2}):([0-9]{2}):([0-9]{2}))?\Z", text
-    )
-    expected = None if stamp is None else tuple(int(g) for g in stamp.groups() if g is not None)
-    assert fast._timestamp_parts(text) == expected
+    assert _stamp_read(text) == _stamp_by_expression(text), text
     quoted = re.match(r'"([^"\\]*)"\Z|\'([^\']*)\'\Z', text)
     inner = None if quoted is None else next(g for g in quoted.groups() if g is not None)
     assert fast._unquoted(text) == inner
@@ -301,17 +298,60 @@ def test_list_items_are_what_the_expression_took(line: str) -> None:
     assert fast._list_item(line) == (None if item is None else item.groups()), line
 
 
-@pytest.mark.parametrize(
-    "text", ["2026-11-27", "2026-11-27T09:05:00", "1999-01-01", "0000-00-00T00:00:00"]
-)
-def test_timestamps_of_the_right_shape_are_read(text: str) -> None:
+def _stamp_by_expression(text: str) -> object:
+    """What the fast path read a timestamp as when it took it apart with an expression: a date,
+    a datetime, ``"impossible"`` (the right shape, no such day) or ``None`` (another shape)."""
+    import re
+
+    stamp = re.match(
+        r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:T([0-9]{2}):([0-9]{2}):([0-9]{2}))?\Z", text
+    )
+    if stamp is None:
+        return None
+    numbers = [int(g) for g in stamp.groups() if g is not None]
+    try:
+        return (dt.datetime if len(numbers) == 6 else dt.date)(*numbers)
+    except ValueError:
+        return "impossible"
+
+
+def _stamp_read(text: str) -> object:
     from vaultmem.core import frontmatter_fast_path as fast
 
-    assert fast._timestamp_parts(text) == tuple(int(p) for p in re_split(text))
+    try:
+        return fast._timestamp(text)
+    except fast._NotSimple:
+        return "impossible"
 
 
-def re_split(text: str) -> list[str]:
-    return text.replace("T", "-").replace(":", "-").split("-")
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-11-27", dt.date(2026, 11, 27)),
+        ("2026-11-27T09:05:00", dt.datetime(2026, 11, 27, 9, 5)),
+        ("1999-01-01", dt.date(1999, 1, 1)),
+        ("0000-00-00T00:00:00", "impossible"),
+        ("2023-02-30", "impossible"),
+        ("2026-11-27 09:05:00", None),
+        ("2026-11-2", None),
+        ("٢٠٢٦-١١-٢٠", None),
+    ],
+)
+def test_timestamps_of_the_right_shape_are_read(text: str, expected: object) -> None:
+    assert _stamp_read(text) == expected == _stamp_by_expression(text)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.data())
+def test_timestamp_shapes_are_read_as_the_expression_took_them(data: st.DataObject) -> None:
+    shape = data.draw(st.sampled_from(["dddd-dd-dd", "dddd-dd-ddTdd:dd:dd"]))
+    digit = st.sampled_from("0123456789")
+    anything = st.sampled_from("0123456789-T:x \u0662\u00b2")
+    text = "".join(data.draw(digit if c == "d" else anything) for c in shape)
+    if data.draw(st.booleans()):  # now and then a character anywhere may be another
+        at = data.draw(st.integers(0, len(text) - 1))
+        text = text[:at] + data.draw(anything) + text[at + 1 :]
+    assert _stamp_read(text) == _stamp_by_expression(text), text
 
 
 @settings(max_examples=2000, deadline=None)
