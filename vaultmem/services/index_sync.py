@@ -145,7 +145,8 @@ def _read(root: Path, rel: str) -> _Read | None:
     read_at = index_stamps.clock_ns()  # before the read: a later write is caught (is_racy)
     try:
         try:
-            fd = os.open(os.path.join(root, rel), os.O_RDONLY | NOFOLLOW)
+            # (an f-string: 0.1 µs where os.path.join takes 0.4, and an absolute rel stays below)
+            fd = os.open(f"{root}/{rel}", os.O_RDONLY | NOFOLLOW)
         except OSError as err:
             if err.errno != errno.ELOOP:
                 raise
