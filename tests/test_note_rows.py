@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vaultmem import Vault
 from vaultmem.core.note_parse import parse_note
-from vaultmem.store.note_rows import FIELD_COLUMNS, INSERT_COLUMNS, SQL_NULL, note_values
+from vaultmem.store.note_rows import (
+    FIELD_COLUMNS,
+    INSERT_COLUMNS,
+    SQL_NULL,
+    _json_list,
+    note_values,
+)
 
 
 def test_sqlite_stores_the_null_placeholder_as_null_in_every_column_type(tmp_path: Path) -> None:
@@ -58,3 +67,10 @@ def test_a_plain_note_binds_no_none_and_reads_back_none(tmp_path: Path) -> None:
                 "SELECT id, type, typeof(created), box FROM notes WHERE path = 'STM/m.md'"
             ).fetchone()
             assert memory == ("m1", "memory", "real", None)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(), max_size=4))
+def test_a_list_of_strings_is_written_as_json_dumps_writes_it(items: list[str]) -> None:
+    assert _json_list(tuple(items)) == json.dumps(items, ensure_ascii=False)
+    assert json.loads(_json_list(items)) == items
