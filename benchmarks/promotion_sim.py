@@ -85,7 +85,7 @@ def simulate(
     result: dict[int, dict[str, float]] = {}
     for days in rules:
         settings = Settings(
-            thresholds=dataclasses.replace(Settings().thresholds, promote_min_use_days=days)
+            thresholds=Settings().thresholds._replace(promote_min_use_days=days)
         )
         result[days] = {
             kind: sum(promoted(uses, source, settings) for k, uses, source in cases if k == kind)

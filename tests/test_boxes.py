@@ -27,8 +27,8 @@ from vaultmem.core.settings import FolderSettings, LifecycleSettings, Settings
 MIN = 60.0
 DAY = 86_400.0
 T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC).timestamp()
-SETTINGS = Settings(lifecycle=dataclasses.replace(
-    LifecycleSettings(), box_min_members=1, box_gap_minutes=30.0, box_topic_overlap=0.35))
+SETTINGS = Settings(lifecycle=LifecycleSettings(
+    box_min_members=1, box_gap_minutes=30.0, box_topic_overlap=0.35))
 """Most tests below check one rule at a time on small plans: a box may hold one memory here."""
 LATER = T0 + 30 * DAY  # every box idle long enough to seal
 
@@ -42,7 +42,7 @@ def mem(
 
 
 def lifecycle(**changes: object) -> Settings:
-    return Settings(lifecycle=dataclasses.replace(SETTINGS.lifecycle, **changes))  # type: ignore[arg-type]
+    return Settings(lifecycle=SETTINGS.lifecycle._replace(**changes))  # type: ignore[arg-type]
 
 
 def members(plan: SealPlan) -> list[list[str]]:
@@ -443,7 +443,7 @@ def test_the_trace_a_box_goes_with_is_the_jaccard_best_in_its_window(
     from vaultmem.core.boxes import _best, _Lone
     from vaultmem.core.reinforcement import jaccard
 
-    lc = dataclasses.replace(SETTINGS.lifecycle, trace_overlap=overlap, trace_window_days=7.0)
+    lc = SETTINGS.lifecycle._replace(trace_overlap=overlap, trace_window_days=7.0)
     lone = [_Lone(f"box-{i}", found, T0 + days * DAY, None)
             for i, (found, days) in enumerate(candidates)]
     end = T0 + 5 * DAY

@@ -4,6 +4,11 @@ Every key is optional; the defaults are the numbers of ``docs/user-guide.md`` ("
 "Scores", "Lifecycle", "Index and graph", "Recall") and are written out, commented, in
 ``vault-template/vaultmem.toml``. Parsing is pure: the store reads the file with :mod:`tomllib` and
 hands the mapping to :func:`parse_settings`.
+
+Each section is a ``NamedTuple`` (immutable, with ``_replace`` and ``_fields``): every command
+loads the settings, and making the seven sections as frozen dataclasses cost each start-up
+about 3.5 ms (a dataclass writes and compiles its methods when its class is made). ``[decay]``
+is :class:`~vaultmem.core.score_formulas.DecayParams`, a dataclass that checks its ranges.
 """
 
 from __future__ import annotations
@@ -11,8 +16,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Any, NamedTuple
 
 from vaultmem.core.score_formulas import DecayParams
 
@@ -23,8 +28,7 @@ class SettingsError(ValueError):
     """A key of ``vaultmem.toml`` is unknown or holds a value of the wrong type."""
 
 
-@dataclass(frozen=True, slots=True)
-class FolderSettings:
+class FolderSettings(NamedTuple):
     """Vault-relative folder names (docs/user-guide.md, "The vault")."""
 
     stm: str = "STM"
@@ -33,8 +37,7 @@ class FolderSettings:
     archive: str = "Archive"
 
 
-@dataclass(frozen=True, slots=True)
-class ThresholdSettings:
+class ThresholdSettings(NamedTuple):
     """Forget / promote thresholds and the review danger zone ("Scores", "Lifecycle")."""
 
     forget: float = 0.05
@@ -49,8 +52,7 @@ class ThresholdSettings:
     danger_zone_max: float = 0.35
 
 
-@dataclass(frozen=True, slots=True)
-class LifecycleSettings:
+class LifecycleSettings(NamedTuple):
     """Parameters of the lifecycle passes (Mnemon, Engram, engram; "Lifecycle")."""
 
     box_topic_overlap: float = 0.2
@@ -74,16 +76,14 @@ class LifecycleSettings:
     grace_period_hours: float = 24.0
 
 
-@dataclass(frozen=True, slots=True)
-class LinkSettings:
+class LinkSettings(NamedTuple):
     """Semantic auto-links at remember (Mnemon; docs/user-guide.md, "Recall")."""
 
     auto_link_overlap: float = 0.10
     auto_link_max: int = 5
 
 
-@dataclass(frozen=True, slots=True)
-class RecallSettings:
+class RecallSettings(NamedTuple):
     """Recall fusion (Mnemon, Mnemex; docs/user-guide.md, "Recall")."""
 
     k: int = 10
@@ -94,8 +94,7 @@ class RecallSettings:
     weight_episode: float = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class EmbeddingSettings:
+class EmbeddingSettings(NamedTuple):
     """Optional embeddings: provider, hybrid-recall weight, consolidation thresholds.
 
     ``provider``: ``none`` (keywords only, the default), ``local`` (an ONNX sentence model run
@@ -131,8 +130,7 @@ class EmbeddingSettings:
         return self.provider != "none"
 
 
-@dataclass(frozen=True, slots=True)
-class IndexSettings:
+class IndexSettings(NamedTuple):
     """What the index skips besides dot-paths and non-markdown files ("The vault")."""
 
     exclude: tuple[str, ...] = ()
@@ -219,12 +217,20 @@ def folder_problem(value: str) -> str | None:
     return None
 
 
+def section_keys(section: object) -> tuple[str, ...]:
+    """The keys of a settings section (an instance of one of the ``*Settings`` classes or of
+    :class:`~vaultmem.core.score_formulas.DecayParams`), in the order they are declared."""
+    if is_dataclass(section):
+        return tuple(f.name for f in fields(section))
+    return tuple(section._fields)  # type: ignore[attr-defined]
+
+
 def _parse_section(name: str, cls: type[Any], raw: object) -> Any:
     if not isinstance(raw, Mapping):
         raise SettingsError(f"[{name}] must be a table")
     default = cls()
-    known = {f.name for f in fields(cls)}
-    changes: dict[str, object] = {}
+    known = set(section_keys(default))
+    changes: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in known:
             raise SettingsError(
@@ -237,7 +243,9 @@ def _parse_section(name: str, cls: type[Any], raw: object) -> Any:
                 raise SettingsError(f"[folders] {key} {problem}, not {value!r}")
             changes[key] = str(changes[key]).strip().rstrip("/")
     try:
-        return replace(default, **changes)
+        if isinstance(default, DecayParams):  # a dataclass, whose __post_init__ checks ranges
+            return replace(default, **changes)
+        return default._replace(**changes)
     except ValueError as err:  # a range check of the section's own (e.g. DecayParams)
         raise SettingsError(f"[{name}] {err}") from None
 
