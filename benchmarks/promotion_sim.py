@@ -19,7 +19,6 @@ repeated use 100 %.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import random
 import sys
@@ -64,7 +63,7 @@ def promoted(uses: list[dt.datetime], source: str, settings: Settings) -> bool:
     for day in range(DAYS + 1):
         evening = START.replace(hour=20) + dt.timedelta(days=day)
         while pending and pending[0] <= evening:
-            fields = dataclasses.replace(fields, **touch_changes(fields, pending.pop(0)))  # type: ignore[arg-type]
+            fields = fields._replace(**touch_changes(fields, pending.pop(0)))  # type: ignore[arg-type]
         columns = MemoryColumns.from_fields("STM/m.md", fields)
         scores = score_columns(columns, evening.timestamp(), settings)
         if plan_promote(columns, scores, settings, evening):

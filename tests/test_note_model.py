@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultmem.core.fields import normalise_tags, read_fields
+from vaultmem.core.fields import MemoryFields, normalise_tags, read_fields
 from vaultmem.core.naming import FORBIDDEN_CHARS, new_id, safe_title, title_from_content
 from vaultmem.core.reinforcement import (
     is_cross_domain,
@@ -83,6 +83,24 @@ def test_wrong_typed_values_warn_and_fall_back_to_defaults() -> None:
     }
     message = next(w for w in warnings if w.key == "strength").message("STM/x.md")
     assert message == "STM/x.md: strength: 'high' is not a number; using the default"
+
+
+def test_memory_fields_are_an_immutable_value_with_named_changes() -> None:
+    import pickle
+
+    fields, warnings = read_fields({"type": "memory", "use_count": 3, "tags": ["a", "b"]})
+    assert not warnings
+    assert (fields.type, fields.use_count, fields.tags, fields.status) == (
+        "memory", 3, ("a", "b"), "active")  # fmt: skip
+    assert fields == MemoryFields(type="memory", use_count=3, tags=("a", "b"), use_days=1)
+    changed = fields._replace(type=None, use_count=4)
+    assert (changed.type, changed.use_count, fields.type, fields.use_count) == (
+        None, 4, "memory", 3)  # fmt: skip
+    assert not changed.managed and fields.managed and fields.access_count == 2
+    with pytest.raises(AttributeError):
+        fields.use_count = 5  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(fields)) == fields
+    assert hash(fields) == hash(MemoryFields(**fields._asdict()))
 
 
 def test_missing_times_fall_back_to_created_then_file_time() -> None:

@@ -179,7 +179,7 @@ def parse_read(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
         extra_problems=read.problems,
     )
     if note.fields.type and in_templates(read.path, templates):
-        note = replace(note, fields=replace(note.fields, type=None))
+        note = replace(note, fields=note.fields._replace(type=None))
     return note
 
 

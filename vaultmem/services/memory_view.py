@@ -67,7 +67,7 @@ class Memory:
         :data:`~vaultmem.core.excerpts.SHOW_TEXT_CHARS` characters with a marker.
         """
         fields: dict[str, object] = {}
-        for name in MemoryFields.__slots__:
+        for name in MemoryFields._fields:
             value = getattr(self.fields, name)
             if name in DATETIME_KEYS and value is not None:
                 value = format_datetime(value)
