@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # the parser's modules load on the first parse (_load_parser)
     from vaultmem.core.fields import FieldWarning, MemoryFields, read_fields
@@ -35,9 +34,12 @@ _CONFLICT_COPY = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedNote:
-    """A parsed note; ``path`` is vault-relative POSIX, ``title`` the file name without ``.md``."""
+class ParsedNote(NamedTuple):
+    """A parsed note; ``path`` is vault-relative POSIX, ``title`` the file name without ``.md``.
+
+    Immutable (``note._replace(...)`` gives a changed copy). A named tuple rather than a frozen
+    dataclass: making the class costs every process that reads notes 0.1 ms instead of 0.6.
+    """
 
     path: str
     title: str

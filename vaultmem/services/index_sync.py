@@ -14,7 +14,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -179,7 +179,7 @@ def parse_read(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
         extra_problems=read.problems,
     )
     if note.fields.type and in_templates(read.path, templates):
-        note = replace(note, fields=note.fields._replace(type=None))
+        note = note._replace(fields=note.fields._replace(type=None))
     return note
 
 
