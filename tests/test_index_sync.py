@@ -600,6 +600,24 @@ def test_a_note_that_grows_between_its_stat_and_its_read_is_read_again(
     assert read.hash == content_hash(path.read_bytes())
 
 
+@pytest.mark.parametrize(
+    "path", ["STM/a\0b.md", "\0", "../outside.md", "STM/../../outside.md", "/abs/outside.md"]
+)
+def test_a_hostile_path_handed_to_a_sync_is_passed_over(tmp_path: Path, path: str) -> None:
+    """A path holding NUL names no file (the system calls raise ``ValueError`` on it); one
+    leading out of the vault is never read. Either way the sync goes on and indexes nothing."""
+    vault = _vault(tmp_path)
+    (tmp_path / "outside.md").write_text("secret [[x]]\n")
+    _write(vault.root, "STM/kept.md", "kept\n")
+    with vault:
+        vault.sync()
+        path = path.replace("/abs", str(tmp_path))
+        report = vault.refresh([path, "STM/kept.md"])
+        assert report.added == report.changed == report.removed == 0
+        paths = [row[0] for row in vault.index.conn.execute("SELECT path FROM notes")]
+        assert paths == ["STM/kept.md"]
+
+
 def test_openers_racing_to_create_the_index_all_use_the_one_on_disk(tmp_path: Path) -> None:
     """The watcher's thread and the first command open a new index at the same moment: they
     must end up on the same file (before the schema lock, the loser of the race to apply the

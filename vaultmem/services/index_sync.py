@@ -531,8 +531,9 @@ def sync_paths(
     syncer = _Syncer(root, db, settings)
     syncer.written = written or {}
     with db.transaction():
-        # a name that is not UTF-8 is never indexed (nor can it be looked up: see is_utf8_name)
-        rels = sorted({rel.strip("/") for rel in paths if is_utf8_name(rel)})
+        # a name that is not UTF-8 is never indexed (nor can it be looked up: see is_utf8_name),
+        # and one holding NUL names no file at all (the system calls refuse it)
+        rels = sorted({rel.strip("/") for rel in paths if "\0" not in rel and is_utf8_name(rel)})
         known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
         present: dict[str, tuple[int, int]] = {}
         attachments: set[str] = set()
