@@ -68,7 +68,9 @@ __all__ = [
     "Link",
     "LinkKind",
     "extract_links",
+    "has_scheme",
     "may_hold_code",
+    "wikilink_insides",
 ]
 
 LinkKind = Literal["wikilink", "embed", "markdown", "frontmatter"]
@@ -153,18 +155,31 @@ def has_scheme(raw: str) -> bool:
 
 def wikilink_insides(text: str) -> Iterator[str]:
     """What stands between ``[[`` and ``]]`` in each wikilink of ``text``, left to right (the
-    matches of ``\\[\\[([^\\[\\]\\n]+)\\]\\]``): one line, no bracket inside, not empty."""
+    matches of ``\\[\\[([^\\[\\]\\n]+)\\]\\]``): one line, no bracket inside, not empty.
+
+    Linear in the length of ``text``: after a ``[[`` that opens no link, the search goes on
+    from the last ``[`` or line break before the ``]`` it reached (a link starting earlier
+    would hold it), so ``[[[[…]]`` is not read once per bracket."""
     start = text.find("[[")
     while start != -1:
         inside = start + 2
         close = text.find("]", inside)
-        if close > inside and text.startswith("]]", close):
-            found = text[inside:close]
-            if _NOT_IN_WIKILINK.isdisjoint(found):
-                yield found
-                start = text.find("[[", close + 2)
-                continue
-        start = text.find("[[", start + 1)
+        if close == -1:  # no link can close any more
+            return
+        if not text.startswith("]]", close):  # a link starting before close would end here
+            start = text.find("[[", close + 1)
+            continue
+        found = text[inside:close]
+        bracket, newline = found.rfind("["), found.rfind("\n")
+        if bracket == newline == -1 and found:
+            yield found
+            start = text.find("[[", close + 2)
+        elif bracket > newline:  # a link may open with this "[" as its second bracket
+            start = text.find("[[", inside + bracket - 1)
+        elif newline != -1:
+            start = text.find("[[", inside + newline + 1)
+        else:  # "[[]]"
+            start = text.find("[[", start + 1)
 
 
 _CODE_KEY = "vaultmem_code_spans"
