@@ -55,8 +55,8 @@ def _timestamp(text: str) -> dt.date | None:
     Raises :class:`_NotSimple` for one of that shape that is no date (``2023-02-30``).
 
     ASCII digits only, not ``\\d``: YAML's timestamps are ASCII ("٢٠٢٦-١١-٢٠" is a string). The
-    shape is checked here and the value made by ``fromisoformat`` (0.3 µs, against 1.5 µs for
-    taking the six numbers apart): every memory has two of them."""
+    shape is checked here and the value made by ``fromisoformat``: 0.65 µs for a datetime,
+    against 1.25 µs for taking the six numbers apart; every memory has two of them."""
     if len(text) == 10:
         if text[4] != "-" or text[7] != "-":
             return None
