@@ -389,7 +389,9 @@ IMPORT_MEMORIES = 5_000
 
 
 def apply_figures(result: dict[str, Any]) -> list[Figure]:
-    """The apply rate of a journaled lifecycle run, beside a raw rename of as many notes."""
+    """The apply rate of a journaled lifecycle run, beside a raw rename of as many notes and
+    the file system's rate of file creation as the run starts (see
+    :func:`benchmarks.scenarios.apply`)."""
     target = f"≥ {APPLY_TARGET:,.0f} moves/s"
     if "error" in result:
         return [_error_row("lifecycle apply", result, target)]
@@ -400,7 +402,8 @@ def apply_figures(result: dict[str, Any]) -> list[Figure]:
         f"{rate:,.0f} moves/s ({result['moves']:,} in {_secs(result['seconds'])}{_cpu(result)}; "
         f"applied: {applied})",
         f"raw rename {result['renames_per_second']:,.0f} files/s "
-        f"({_ratio(float(result['renames_per_second']), rate)} faster)",
+        f"({_ratio(float(result['renames_per_second']), rate)} faster); "
+        f"creating an empty file {result.get('creates_per_second', 0):,.0f}/s just before",
         target, _check(rate, APPLY_TARGET, True, True), rate,
     )]
     if "reindex_seconds" in result:

@@ -13,6 +13,7 @@ and delete every note they created, then bring the index back in step.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import itertools
 import json
@@ -520,8 +521,15 @@ def apply(root: Path) -> Result:
     second over the whole run (plan, apply and re-indexing included), the paths re-indexed
     (only what the run wrote) and the seconds the run spent re-indexing them or waiting for its
     indexing helper, the CPU seconds of the run and of its child processes, and how many moves
-    of each pass were applied. Baseline, in the same copy: a raw ``os.rename`` of as many
-    notes to another folder.
+    of each pass were applied. Baselines, in the same copy: a raw ``os.rename`` of as many
+    notes to another folder, and, just before the run, creating :data:`CREATE_PROBE_FILES`
+    empty files in the folder holding the most notes (where the run writes most of its
+    temp files): every note the run writes is a new file (its atomic write), so the run's rate
+    follows what a file creation costs at that moment. On ext4 without a journal (this
+    project's benchmark machine), creating a file skips one by one every inode of its block
+    group freed in the last 1 to 6 minutes (the kernel's ``recently_deleted``); after
+    thousands of files were deleted nearby, a creation can take a hundred times as long, and
+    this probe shows it.
     The copy and its first index are flushed to disk (``os.sync``) before the clock starts:
     the pass's first ``syncfs`` would otherwise write out the whole fresh copy, which a vault in
     use does not have pending.
@@ -534,6 +542,7 @@ def apply(root: Path) -> Result:
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".vaultmem"))
         vault = Vault.open(copy)
         vault.sync()
+        create_seconds = _raw_creates(_fullest_folder(copy), CREATE_PROBE_FILES)
         os.sync()
         cpu, kernel = cpu_seconds(children=True), kernel_seconds(children=True)
         started = time.perf_counter()
@@ -553,7 +562,28 @@ def apply(root: Path) -> Result:
         "indexed_notes": total,
         "rename_seconds": rename_seconds,
         "renames_per_second": moves / rename_seconds if rename_seconds else 0.0,
+        "creates_per_second": CREATE_PROBE_FILES / create_seconds if create_seconds else 0.0,
     }
+
+
+CREATE_PROBE_FILES = 1000
+"""Empty files the apply scenario creates to probe the cost of a file creation."""
+
+
+def _fullest_folder(root: Path) -> Path:
+    """The folder of ``root`` holding the most notes."""
+    counts = collections.Counter(os.path.dirname(path) for path in markdown_files(root))
+    return Path(counts.most_common(1)[0][0])
+
+
+def _raw_creates(folder: Path, n: int) -> float:
+    """Seconds to create ``n`` empty hidden files in ``folder`` (left there: deleting them
+    would slow the creations that follow; see :func:`apply`). vaultmem ignores dot-files."""
+    paths = [os.path.join(folder, f".bench-create-{i}") for i in range(n)]
+    started = time.perf_counter()
+    for path in paths:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    return time.perf_counter() - started
 
 
 def _raw_renames(root: Path, n: int) -> float:

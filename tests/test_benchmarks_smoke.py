@@ -22,7 +22,12 @@ if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` la
 
 from benchmarks.generate_vault import FRONTMATTER_KEYS, MEMORY_LINKS, generate_vault  # noqa: E402
 from benchmarks.run import FIGURES  # noqa: E402
-from benchmarks.scenarios import SCRATCH_ENV, scratch_folder  # noqa: E402
+from benchmarks.scenarios import (  # noqa: E402
+    CREATE_PROBE_FILES,
+    SCRATCH_ENV,
+    apply,
+    scratch_folder,
+)
 
 MEMORY_FOLDERS = ("STM/", "Boxes/", "LTM/", "Archive/")
 WIKILINK = re.compile(r"\[\[[^\]\n]+\]\]")
@@ -92,6 +97,9 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
     assert re.search(r"memories/s \(1,000 in [0-9.]+ s, [0-9.]+ s cpu \([0-9.]+ s kernel\)\)",
                      proc.stdout), proc.stdout
     (corpus,) = document["corpora"]
+    applied = corpus["raw"]["apply"]  # beside it, the cost of a file creation as it started
+    assert applied["creates_per_second"] > 0
+    assert re.search(r"creating an empty file [0-9,]+/s just before", proc.stdout), proc.stdout
     read = corpus["raw"]["raw_read"]  # the baseline reads and decodes every note
     assert read["notes"] == 330 and 0 < read["read_seconds"] <= read["seconds"]
     assert {f["name"] for f in corpus["figures"]} >= set(FIGURES)
@@ -115,3 +123,22 @@ def test_scratch_folders_outlive_their_scenario_inside_a_run(
     with scratch_folder("gone-") as gone:
         (gone / "note.md").write_text("x")
     assert not gone.exists()
+
+
+def test_apply_probes_file_creation_where_the_run_writes_and_the_pass_ignores_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe's empty files sit hidden in the fullest folder (STM here): the pass neither
+    indexes nor moves them, and they are kept until the run's scratch folder goes."""
+    source = tmp_path / "vault"
+    generate_vault(source, 120, seed=5)
+    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path / "scratch"))
+    (tmp_path / "scratch").mkdir()
+    result = apply(source)
+    assert result["moves"] > 0 and result["creates_per_second"] > 0
+    (copy,) = (tmp_path / "scratch").glob("vaultmem-apply-*/vault")
+    probes = sorted(copy.rglob(".bench-create-*"))
+    assert len(probes) == CREATE_PROBE_FILES
+    assert {p.parent.name for p in probes} == {"STM"}
+    assert all(p.stat().st_size == 0 for p in probes)
+    assert result["indexed_notes"] == len(_notes(copy))  # probes are not notes
