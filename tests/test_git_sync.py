@@ -422,7 +422,7 @@ def test_lifecycle_commit_failure_still_prints_the_report(tmp_path: Path) -> Non
     code, out, err = cli(root, "lifecycle", "--commit", "--now", at(T0 + DAY))
     assert code == 1
     assert "seal: 3 applied" in out  # the pass happened and says so (box + two members)
-    assert "not a git repository" in err and "not committed" in err
+    assert "not in a git repository" in err and "not committed" in err
 
 
 def test_init_git_is_idempotent_and_registers_the_driver_in_a_fresh_clone(tmp_path: Path) -> None:

@@ -290,7 +290,7 @@ def test_lifecycle_commit_records_exactly_the_pass(vault: Vault) -> None:
 def test_commit_outside_git_is_a_clear_error(vault: Vault) -> None:
     vault.remember("first", now=T0)
     code, _, err = cli(vault, "lifecycle", "--commit", "--now", (T0 + DAY).isoformat())
-    assert code == 1 and "not a git repository" in err
+    assert code == 1 and "not in a git repository" in err
 
 
 def test_json_output_of_a_run(vault: Vault) -> None:

@@ -63,8 +63,14 @@ def commit_paths(root: Path, paths: Iterable[str], message: str) -> str | None:
     not committed. Returns the new commit's hash, or ``None`` when the paths hold no change.
     Raises :class:`VaultmemError` when the vault is not in a git repository or git fails.
     """
-    if _git(root, "rev-parse", "--is-inside-work-tree").strip() != "true":
-        raise VaultmemError(f"{root} is not a git repository; --commit needs one")
+    try:  # outside a repository git fails, saying so or (on another mount) where it stopped
+        inside = _git(root, "rev-parse", "--is-inside-work-tree").strip() == "true"
+    except VaultmemError as err:
+        raise VaultmemError(
+            f"{root} is not in a git repository ({err}); --commit needs one"
+        ) from None
+    if not inside:
+        raise VaultmemError(f"{root} is not in a git repository; --commit needs one")
     wanted = sorted(set(paths))
     if not wanted:
         return None
