@@ -9,8 +9,9 @@ its own) and prints one table per vault::
 
     figure | value | baseline | target | ok?
 
-vaultmem's bytecode is compiled first (as an installed wheel has it); the cold index, like the
-baselines, is the median of three runs (one with ``--quick``).
+vaultmem's bytecode is compiled first (as an installed wheel has it); the cold index and the
+lifecycle apply, like the baselines, are the median of three runs (one with ``--quick``). The
+apply runs come after every other scenario (see :func:`bench_apply`).
 
 Baselines are measured in the same run on the same files, so figures from noisy or different
 machines can be compared through the ratio: a raw ``os.walk`` + ``stat`` of every note, a raw read
@@ -149,9 +150,13 @@ def compile_bytecode() -> None:
 
 
 def _median_of(scenario: str, vault: Path, times: int) -> dict[str, Any]:
+    """The run of median time among ``times`` runs of ``scenario`` (the first error if none
+    ran), with ``all_seconds``: the times of every run that did, fastest first."""
     runs = [run_scenario(scenario, vault) for _ in range(times)]
     good = sorted((r for r in runs if "error" not in r), key=lambda r: float(r["seconds"]))
-    return good[len(good) // 2] if good else runs[0]
+    if not good:
+        return runs[0]
+    return {**good[len(good) // 2], "all_seconds": [float(r["seconds"]) for r in good]}
 
 
 # --------------------------------------------------------------------------------- vaults
@@ -397,10 +402,13 @@ def apply_figures(result: dict[str, Any]) -> list[Figure]:
         return [_error_row("lifecycle apply", result, target)]
     applied = ", ".join(f"{k} {v}" for k, v in result["applied"].items())
     rate = float(result["moves_per_second"])
+    rates = sorted(result["moves"] / s for s in result.get("all_seconds", ()) if s)
+    spread = (f"median of {len(rates)} runs, {rates[0]:,.0f}–{rates[-1]:,.0f}; "
+              if len(rates) > 1 else "")
     rows = [Figure(
         "lifecycle apply (journaled)",
-        f"{rate:,.0f} moves/s ({result['moves']:,} in {_secs(result['seconds'])}{_cpu(result)}; "
-        f"applied: {applied})",
+        f"{rate:,.0f} moves/s ({spread}{result['moves']:,} in {_secs(result['seconds'])}"
+        f"{_cpu(result)}; applied: {applied})",
         f"raw rename {result['renames_per_second']:,.0f} files/s "
         f"({_ratio(float(result['renames_per_second']), rate)} faster); "
         f"creating an empty file {result.get('creates_per_second', 0):,.0f}/s just before",
@@ -463,20 +471,39 @@ def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
     live = run_scenario("plan_live", root, repeat=effort.plan)
     log(f"[{corpus.label}] recall")
     found = run_scenario("recall", root, saves=effort.saves * 2)
-    applied: dict[str, Any] | None = None
-    if n <= APPLY_MAX_N:
-        log(f"[{corpus.label}] lifecycle apply")
-        applied = run_scenario("apply", root)
     corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
                   "nochange": nochange, "one_note": one, "watcher": watch, "plan": plan,
-                  "plan_live": live, "recall": found, "apply": applied or {}}
-    rows = index_figures(walk, read, idle, cold, nochange, one, n=n)
-    plan_rows = plan_figures(plan, live, walk, idle, n)
-    corpus.figures = [*rows[:3], *watcher_figures(watch, read), *plan_rows[:-1],
-                      *(apply_figures(applied) if applied is not None else []),
-                      *recall_figures(found, read, n), rows[3], plan_rows[-1]]
+                  "plan_live": live, "recall": found, "apply": {}}
+    corpus.figures = synthetic_figures(corpus.raw, n)
     corpus.load_average.append(_load())
     return corpus
+
+
+def bench_apply(corpus: Corpus, n: int, effort: Effort, log: Log) -> None:
+    """The apply scenario on ``corpus`` (a synthetic vault of ``n`` memories, only up to
+    :data:`APPLY_MAX_N`), the median of ``effort.baseline`` runs, each on a fresh copy; its
+    figures join the corpus's table.
+
+    Run after every other scenario: each run creates and frees thousands of files, which on
+    ext4 without a journal slows file creation for minutes (see
+    :func:`benchmarks.scenarios.apply`), and would tax the scenarios that follow.
+    """
+    if n > APPLY_MAX_N:
+        return
+    log(f"[{corpus.label}] lifecycle apply")
+    corpus.raw["apply"] = _median_of("apply", Path(corpus.path), effort.baseline)
+    corpus.figures = synthetic_figures(corpus.raw, n)
+
+
+def synthetic_figures(raw: dict[str, Any], n: int) -> list[Figure]:
+    """A synthetic corpus's rows, from its scenarios' results (apply's once it has run)."""
+    rows = index_figures(raw["stat_walk"], raw["raw_read"], raw["idle"], raw["cold"],
+                         raw["nochange"], raw["one_note"], n=n)
+    plan_rows = plan_figures(raw["plan"], raw["plan_live"], raw["stat_walk"], raw["idle"], n)
+    applied = raw.get("apply") or None
+    return [*rows[:3], *watcher_figures(raw["watcher"], raw["raw_read"]), *plan_rows[:-1],
+            *(apply_figures(applied) if applied is not None else []),
+            *recall_figures(raw["recall"], raw["raw_read"], n), rows[3], plan_rows[-1]]
 
 
 def bench_real(source: Path, effort: Effort, log: Log) -> Corpus:
@@ -651,6 +678,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     log(f"real vault {source} is missing; skipped")
         imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES)
         startup = bench_startup(out, effort, log)
+        for n, corpus in zip(sizes, corpora, strict=False):  # last: see bench_apply
+            bench_apply(corpus, n, effort, log)
     finally:
         del os.environ[SCRATCH_ENV]
         shutil.rmtree(scratch, ignore_errors=True)  # only now: see scratch_folder

@@ -99,6 +99,16 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
     (corpus,) = document["corpora"]
     applied = corpus["raw"]["apply"]  # beside it, the cost of a file creation as it started
     assert applied["creates_per_second"] > 0
+    assert applied["all_seconds"] == [applied["seconds"]]  # --quick: one run, not a median
+    # apply runs last: its thousands of created and freed files would slow what follows
+    log = proc.stderr.splitlines()
+    assert log.index("[synthetic N=300] lifecycle apply") > max(
+        i for i, line in enumerate(log) if line.startswith(("[import]", "[start-up]"))
+    )
+    names = [f["name"] for f in corpus["figures"]]  # its rows keep their place in the table
+    assert names.index("lifecycle plan, live watcher") < names.index(
+        "lifecycle apply (journaled)"
+    ) < names.index("recall p50")
     assert re.search(r"creating an empty file [0-9,]+/s just before", proc.stdout), proc.stdout
     read = corpus["raw"]["raw_read"]  # the baseline reads and decodes every note
     assert read["notes"] == 330 and 0 < read["read_seconds"] <= read["seconds"]
@@ -142,3 +152,20 @@ def test_apply_probes_file_creation_where_the_run_writes_and_the_pass_ignores_it
     assert {p.parent.name for p in probes} == {"STM"}
     assert all(p.stat().st_size == 0 for p in probes)
     assert result["indexed_notes"] == len(_notes(copy))  # probes are not notes
+
+
+def test_apply_row_gives_the_median_and_the_spread_of_its_runs() -> None:
+    from benchmarks.run import apply_figures
+
+    result = {
+        "seconds": 3.0, "all_seconds": [2.5, 3.0, 4.0], "moves": 6000,
+        "moves_per_second": 2000.0, "cpu_seconds": 4.0, "kernel_seconds": 1.0,
+        "applied": {"seal": 6000}, "renames_per_second": 40000.0, "creates_per_second": 80000.0,
+        "reindexed_paths": 12000, "reindex_seconds": 0.3, "indexed_notes": 12000,
+    }
+    row = apply_figures(result)[0]
+    assert row.value.startswith("2,000 moves/s (median of 3 runs, 1,500–2,400; 6,000 in 3.0")
+    assert "creating an empty file 80,000/s just before" in row.baseline
+    assert row.ok is True
+    slow = apply_figures({**result, "moves_per_second": 1999.0, "all_seconds": [3.0]})[0]
+    assert "median" not in slow.value and slow.ok is False
