@@ -54,6 +54,8 @@ class Tally:
     markers: list[tuple[str, str]] = field(default_factory=list)
     """(marker, name of the note it was appended to)."""
     deleted: set[str] = field(default_factory=set)
+    error: BaseException | None = None
+    """What stopped the racing writer early, if anything did (the run then proves nothing)."""
 
     def add(self, other: Tally) -> None:
         for name in (
@@ -104,15 +106,29 @@ def prepare(root: Path, memories: int) -> list[str]:
 
 
 def _memory_files(root: Path) -> list[Path]:
+    """The race notes where they are now. The pass removes the folders it empties while this
+    walks, so a folder that vanishes is passed over (``os.walk`` ignores it) rather than fatal."""
     found = []
     for folder in FOLDERS:
-        for path in (root / folder).rglob("race note *.md"):
-            if "Conflicted copy" not in path.name:
-                found.append(path)
+        for parent, _, names in os.walk(root / folder):
+            found += [
+                Path(parent, name)
+                for name in names
+                if name.startswith("race note ")
+                and name.endswith(".md")
+                and "Conflicted copy" not in name
+            ]
     return found
 
 
 def _racer(root: Path, run: int, tally: Tally, stop: threading.Event, interval: float) -> None:
+    try:
+        _race(root, run, tally, stop, interval)
+    except BaseException as err:  # kept for race_once to raise: a dead racer races nothing
+        tally.error = err
+
+
+def _race(root: Path, run: int, tally: Tally, stop: threading.Event, interval: float) -> None:
     rng = random.Random(run)
     files: list[Path] = []
     step = 0
@@ -164,6 +180,8 @@ def race_once(base: Path, work: Path, run: int, interval: float) -> Tally:
         finally:
             stop.set()
             racer.join()
+        if tally.error is not None:
+            raise RuntimeError(f"run {run}: the racing writer stopped early") from tally.error
         tally.seconds = time.perf_counter() - started
         tally.applied = len(result.applied)
         tally.skipped = sum(len(r.skipped) for r in result.results)
