@@ -451,3 +451,65 @@ def test_a_batch_whose_temp_write_fails_shows_no_note_and_leaves_no_temp_file(
     assert batch.commit() == {}
     assert [p.name for p in (tmp_path / "STM").iterdir()] == ["n0.md"]
     assert not [t for t in threading.enumerate() if t.name.startswith("vaultmem-write")]
+
+
+def _removed_file_fd(folder: Path, name: str) -> int:
+    path = folder / name
+    path.write_text("old version\n", "utf-8")
+    fd = os.open(path, os.O_RDONLY)
+    path.unlink()
+    return fd
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def test_removed_files_are_closed_aside_and_none_left_open(tmp_path: Path) -> None:
+    """Inside a batch the last descriptors of removed files are closed by one helper thread;
+    when the batch ends every one is closed and no closing thread is left running."""
+    from vaultmem.store.durability import batched_dir_syncs, defer_close, settle_closes
+
+    fds = [_removed_file_fd(tmp_path, f"old {i}.md") for i in range(300)]
+    with batched_dir_syncs():
+        assert all(defer_close(fd) for fd in fds[:200])
+        settle_closes()  # what a pass does before its index may fork workers
+        assert not any(_is_open(fd) for fd in fds[:200])
+        assert not [t for t in threading.enumerate() if t.name == "vaultmem-close"]
+        assert all(defer_close(fd) for fd in fds[200:])
+    assert not any(_is_open(fd) for fd in fds)
+    assert not [t for t in threading.enumerate() if t.name == "vaultmem-close"]
+    assert defer_close(os.dup(0)) is False  # outside a batch the caller closes its own
+
+
+def test_a_slow_closer_never_holds_more_than_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the closing thread falls behind (a slow file system), the caller closes its own
+    descriptors past :data:`_Closer.MAX_PENDING`: a pass never runs out of descriptors."""
+    from vaultmem.store import durability
+
+    gate = threading.Event()
+    real_close = os.close
+
+    def held_close(fd: int) -> None:
+        if threading.current_thread().name == "vaultmem-close":
+            gate.wait(10)
+        real_close(fd)
+
+    monkeypatch.setattr(durability._Closer, "MAX_PENDING", 5)
+    monkeypatch.setattr(durability.os, "close", held_close)
+    fds = [_removed_file_fd(tmp_path, f"old {i}.md") for i in range(12)]
+    closer = durability._Closer()
+    for fd in fds:
+        closer.add(fd)
+    # the thread holds the first; five more wait in the queue; the caller closed the rest
+    assert sum(_is_open(fd) for fd in fds) <= 1 + 5
+    assert not any(_is_open(fd) for fd in fds[7:])
+    gate.set()
+    closer.finish()
+    assert not any(_is_open(fd) for fd in fds)

@@ -74,3 +74,47 @@ def test_a_plain_note_binds_no_none_and_reads_back_none(tmp_path: Path) -> None:
 def test_a_list_of_strings_is_written_as_json_dumps_writes_it(items: list[str]) -> None:
     assert _json_list(tuple(items)) == json.dumps(items, ensure_ascii=False)
     assert json.loads(_json_list(items)) == items
+
+
+def test_an_update_writes_only_the_changed_columns_and_equals_a_fresh_row(tmp_path: Path) -> None:
+    """A moved note whose fields changed (one set, one cleared, one new) is updated in place:
+    the ``UPDATE`` names only the columns that changed (not ``id``, ``type`` or ``name_key``,
+    each indexed), and the row then equals the one a rebuild makes from the same file."""
+    root = tmp_path / "v"
+    (root / "STM").mkdir(parents=True)
+    (root / "Boxes" / "b").mkdir(parents=True)
+    (root / "vaultmem.toml").write_text("")
+    before = (
+        "---\nid: m1\ntype: memory\nstatus: active\nlayer: episodic\n"
+        "created: 2026-01-02T03:04:05Z\nvalid_until: 2027-01-01T00:00:00Z\ntags: [a]\n---\n"
+        "A memory about [[Other]].\n"
+    )
+    after = before.replace("valid_until: 2027-01-01T00:00:00Z\n", "box: '[[b]]'\n").replace(
+        "layer: episodic", "layer: semantic"
+    )
+    (root / "STM" / "m.md").write_text(before)
+    columns = ", ".join(INSERT_COLUMNS)
+    with Vault.open(root) as vault:
+        vault.sync()
+        (root / "STM" / "m.md").unlink()
+        (root / "Boxes" / "b" / "m.md").write_text(after)
+        statements: list[str] = []
+        vault.index.conn.set_trace_callback(statements.append)
+        vault.refresh(["STM/m.md", "Boxes/b/m.md"])
+        vault.index.conn.set_trace_callback(None)
+        updated = vault.index.conn.execute(
+            f"SELECT nid, {columns} FROM notes WHERE path = 'Boxes/b/m.md'"
+        ).fetchone()
+        updates = [s for s in statements if s.startswith("UPDATE notes SET path")]
+        assert len(updates) == 1
+        assignments = updates[0].split(" SET ")[1].split(" WHERE")[0]
+        named = {part.split(" = ")[0] for part in assignments.split(", ")}
+        assert {"path", "layer", "box", "valid_until", "size", "hash", "mtime_ns"} <= named
+        assert not named & {"id", "type", "name_key", "status", "title", "tags", "created"}
+        vault.sync(rebuild=True)
+        fresh = vault.index.conn.execute(
+            f"SELECT {columns} FROM notes WHERE path = 'Boxes/b/m.md'"
+        ).fetchone()
+    assert tuple(updated[1:]) == tuple(fresh)
+    kept = dict(zip(INSERT_COLUMNS, updated[1:], strict=True))
+    assert (kept["valid_until"], kept["box"], kept["layer"]) == (None, "[[b]]", "semantic")

@@ -33,7 +33,14 @@ from vaultmem.store.index_connection import (
 from vaultmem.store.index_links import LinkIndex
 from vaultmem.store.index_queries import NoteQueries
 from vaultmem.store.index_schema import migrate, migrations_pending, schema_lock
-from vaultmem.store.note_rows import INSERT_SQL, TAGS_AT, UPDATE_SQL, note_values
+from vaultmem.store.note_rows import (
+    INSERT_SQL,
+    SELECT_SQL,
+    TAGS_AT,
+    changed_columns,
+    note_values,
+    update_sql,
+)
 from vaultmem.store.sidecar import ensure_sidecar, is_writable
 
 PARSER_VERSION = 7
@@ -260,21 +267,20 @@ class IndexDB(NoteQueries, LinkIndex):
         row = (
             None
             if new
-            else (
-                self.conn.execute(
-                    "SELECT nid, tags FROM notes WHERE path = ?", (moved_from or note.path,)
-                ).fetchone()
-            )
+            else self.conn.execute(SELECT_SQL, (moved_from or note.path,)).fetchone()
         )
         if row is None:
             nid = int(self.conn.execute(INSERT_SQL, values).lastrowid or 0)
             same_tags = same_text = False
         else:
-            # a lifecycle move changes a few fields: the tag and full-text rows, whose
-            # rewriting costs most of an update, are kept when what they hold is unchanged
+            # a lifecycle move changes a few fields: only those columns are written (each
+            # indexed column named costs an index update), and the tag and full-text rows,
+            # whose rewriting costs most of an update, are kept when what they hold is unchanged
             nid = int(row[0])
-            self.conn.execute(UPDATE_SQL, [*values, nid])
-            same_tags = row[1] == values[TAGS_AT]
+            changed = changed_columns(row[1:], values)
+            if changed:
+                self.conn.execute(update_sql(changed), [*(values[i] for i in changed), nid])
+            same_tags = row[1 + TAGS_AT] == values[TAGS_AT]
             if not same_tags:
                 self.conn.execute("DELETE FROM tags WHERE nid = ?", (nid,))
             indexed = self.conn.execute(

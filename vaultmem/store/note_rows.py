@@ -73,7 +73,37 @@ INSERT_SQL = (
     f"INSERT INTO notes ({', '.join(INSERT_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))})"
 )
-UPDATE_SQL = f"UPDATE notes SET {', '.join(f'{c} = ?' for c in INSERT_COLUMNS)} WHERE nid = ?"
+SELECT_SQL = f"SELECT nid, {', '.join(INSERT_COLUMNS)} FROM notes WHERE path = ?"
+"""A note's nid and stored :data:`INSERT_COLUMNS` values, by path (what :func:`changed_columns`
+compares the new values with)."""
+
+
+def changed_columns(stored: Sequence[object], values: Sequence[object]) -> tuple[int, ...]:
+    """Positions in :data:`INSERT_COLUMNS` whose new ``values`` differ from the ``stored`` row.
+
+    A NaN (:data:`SQL_NULL`) equals a stored NULL. Equal values are not written again: SQLite
+    rewrites an index entry for every indexed column an ``UPDATE`` names, changed or not, and a
+    lifecycle move changes a few fields of a note whose ``id``, ``type`` and file name (each
+    indexed) stay the same.
+    """
+    return tuple(
+        i
+        for i, (old, new) in enumerate(zip(stored, values, strict=True))
+        if not (old == new or (new != new and old is None))  # new != new: a NaN
+    )
+
+
+_UPDATES: dict[tuple[int, ...], str] = {}
+
+
+def update_sql(columns: tuple[int, ...]) -> str:
+    """``UPDATE notes`` of the :data:`INSERT_COLUMNS` at ``columns`` (bound in that order,
+    then the ``nid``)."""
+    sql = _UPDATES.get(columns)
+    if sql is None:
+        names = ", ".join(f"{INSERT_COLUMNS[i]} = ?" for i in columns)
+        sql = _UPDATES[columns] = f"UPDATE notes SET {names} WHERE nid = ?"
+    return sql
 
 
 def _json_default(value: object) -> str:
@@ -134,6 +164,6 @@ def _json_list(items: Sequence[str]) -> str:
 
 
 __all__ = [
-    "FIELD_COLUMNS", "INSERT_COLUMNS", "INSERT_SQL", "SQL_NULL", "TAGS_AT", "UPDATE_SQL",
-    "note_values",
+    "FIELD_COLUMNS", "INSERT_COLUMNS", "INSERT_SQL", "SELECT_SQL", "SQL_NULL", "TAGS_AT",
+    "changed_columns", "note_values", "update_sql",
 ]  # fmt: skip
