@@ -79,7 +79,7 @@ class LinkIndex:
 
     def _replace_changed(self, group: dict[int, list[LinkValues]]) -> set[int]:
         """Replace the links of the notes of ``group`` whose stored rows differ; the nids whose
-        edges changed (those notes, their old neighbours and their new targets)."""
+        edges may have changed (those notes, and the notes they stopped or started linking to)."""
         if not group:
             return set()
         stored: dict[int, list[LinkValues]] = {nid: [] for nid in group}
@@ -93,12 +93,17 @@ class LinkIndex:
         changed = [nid for nid, new in group.items() if stored[nid] != new]
         if not changed:
             return set()
-        touched = self.neighbours(changed) | set(changed)
+        # a note's edge count is its number of distinct linked notes, either way: when its own
+        # links change, only it and the notes it stopped or started linking to can count
+        # differently (a note still linked, or linking to it, counts it as before)
+        touched = set(changed)
+        for nid in changed:
+            before = {row[6] for row in stored[nid] if row[6] is not None}
+            after = {row[6] for row in group[nid] if row[6] is not None}
+            touched |= before ^ after
         marks = ", ".join("?" * len(changed))
         self.conn.execute(f"DELETE FROM links WHERE nid IN ({marks})", tuple(changed))
-        inserted = [row for nid in changed for row in group[nid]]
-        self._insert_links(inserted)
-        touched.update(row[6] for row in inserted if row[6] is not None)
+        self._insert_links([row for nid in changed for row in group[nid]])
         return touched
 
     def _insert_links(self, rows: Sequence[LinkValues]) -> None:
