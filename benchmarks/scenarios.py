@@ -532,9 +532,12 @@ def apply(root: Path) -> Result:
     this probe shows it.
     The copy and its first index are flushed to disk (``os.sync``) before the clock starts:
     the pass's first ``syncfs`` would otherwise write out the whole fresh copy, which a vault in
-    use does not have pending.
+    use does not have pending. The modules a pass runs are imported before it too, as the cold
+    and plan scenarios import theirs (numpy alone takes about 60 ms): start-up is measured in
+    its own scenario (:func:`startup`).
     """
     from benchmarks.generate_vault import REFERENCE_TIME
+    from vaultmem.services import lifecycle, pass_session  # noqa: F401  (see above)
     from vaultmem.services.vault import Vault
 
     with scratch_folder("vaultmem-apply-") as scratch:
