@@ -34,7 +34,7 @@ from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.journal_check import MANAGED_TYPES
 from vaultmem.store.note_files import NoteSnapshot, read_note
 from vaultmem.store.vault_lock import vault_lock
-from vaultmem.store.vault_paths import confined, open_vault_folder
+from vaultmem.store.vault_paths import confined
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
@@ -103,8 +103,6 @@ class PassSession:
         self.journal: JournalWriter | None = None
         self._prepared: dict[int, tuple[Move, tuple[NoteSnapshot, str] | BaseException]] = {}
         self._lock = vault_lock(vault.sidecar, timeout_seconds=0)
-        self._root_fd: int | None = None
-        """The vault's folder, open while the session runs: paths are confined from it."""
 
     def __enter__(self) -> PassSession:
         if self.dry_run:
@@ -114,7 +112,6 @@ class PassSession:
         self._signals.__enter__()
         self._dir_syncs = batched_dir_syncs()
         self._dir_syncs.__enter__()
-        self._root_fd = open_vault_folder(self.vault.root)
         try:
             folders = tuple(self.vault.folders())
             self.recovered = [
@@ -126,17 +123,11 @@ class PassSession:
                 self.vault.root, self.vault.sidecar, self.command, self.now
             )
         except BaseException:
-            self._close_root()
             self._dir_syncs.__exit__(None, None, None)
             self._signals.__exit__(None, None, None)
             self._lock.__exit__(None, None, None)
             raise
         return self
-
-    def _close_root(self) -> None:
-        fd, self._root_fd = self._root_fd, None
-        if fd is not None:
-            os.close(fd)
 
     def __exit__(
         self,
@@ -158,7 +149,6 @@ class PassSession:
                     self.journal.path.unlink()
             self.refresh()
         finally:
-            self._close_root()
             if self._indexer is not None:  # ended before the lock goes: nothing outlives it
                 self._indexer.close()
             self._signals.__exit__(None, None, None)
@@ -206,10 +196,6 @@ class PassSession:
         self._indexer.submit(fresh)
         self.reindexed += len(fresh)
 
-    def _confined(self, relative: str) -> Path:
-        """:func:`confined`, looked up from the vault's open folder (every call walks it)."""
-        return confined(self.vault.root, relative, root_fd=self._root_fd)
-
     @property
     def journal_path(self) -> Path | None:
         return self.journal.path if self.journal is not None and self.journal.applied else None
@@ -235,14 +221,14 @@ class PassSession:
             snapshot, after = self._check(move, self._indexed_hashes([move.path]))
         # confined again now (a batch was prepared earlier: a folder may have become a link
         # since), once each, and handed to the journal, which then does not check them again
-        source = self._confined(move.path)
+        source = confined(self.vault.root, move.path)
         if move.action == "delete":
             self._writer().delete(move.path, snapshot.text, at=(None, source))
             self.touched.append(move.path)
             return
         destination = move.destination or move.path
         if destination != move.path:
-            target = self._confined(destination)
+            target = confined(self.vault.root, destination)
             if os.path.exists(target):  # checked before journaled
                 raise NoteError(destination, f"already exists; {move.path} not moved there")
             self._writer().move(move.path, destination, snapshot.text, after, at=(source, target))
@@ -277,7 +263,7 @@ class PassSession:
         A note whose bytes are those the index parsed, found clean and with the planned ``id``,
         is not parsed again.
         """
-        source = self._confined(move.path)
+        source = confined(self.vault.root, move.path)
         snapshot = read_note(source)
         known, clean, indexed_id = indexed.get(move.path, (None, False, None))
         same = known == snapshot.fingerprint.sha256
@@ -333,12 +319,12 @@ class PassSession:
 
     def edit_fields(self, path: str, compute: Callable[[MemoryFields], dict[str, object]]) -> None:
         """A journaled surgical edit: ``compute(fields)``'s changes to one note (``gc --keep``)."""
-        fields = parse_note(path, read_note(self._confined(path)).text).fields
+        fields = parse_note(path, read_note(confined(self.vault.root, path)).text).fields
         self.apply(Move(path, fields.id, "edit", None, compute(fields), rule="edit"))
 
     def create(self, path: str, text: str) -> None:
         """A journaled new note (box and trace notes)."""
-        self._writer().create(path, text, at=(None, self._confined(path)))
+        self._writer().create(path, text, at=(None, confined(self.vault.root, path)))
         self.touched.append(path)
 
     def run(self, result: PassResult) -> PassResult:
