@@ -151,12 +151,20 @@ def compile_bytecode() -> None:
 
 def _median_of(scenario: str, vault: Path, times: int) -> dict[str, Any]:
     """The run of median time among ``times`` runs of ``scenario`` (the first error if none
-    ran), with ``all_seconds``: the times of every run that did, fastest first."""
+    ran), with ``all_seconds``: the times of every run that did, fastest first, and
+    ``in_order``: each of those runs' seconds (and file-creation probe, where it has one) in
+    the order they ran."""
     runs = [run_scenario(scenario, vault) for _ in range(times)]
-    good = sorted((r for r in runs if "error" not in r), key=lambda r: float(r["seconds"]))
+    done = [r for r in runs if "error" not in r]
+    good = sorted(done, key=lambda r: float(r["seconds"]))
     if not good:
         return runs[0]
-    return {**good[len(good) // 2], "all_seconds": [float(r["seconds"]) for r in good]}
+    in_order = [
+        {key: float(r[key]) for key in ("seconds", "creates_per_second") if key in r}
+        for r in done
+    ]
+    return {**good[len(good) // 2], "all_seconds": [float(r["seconds"]) for r in good],
+            "in_order": in_order}
 
 
 # --------------------------------------------------------------------------------- vaults
@@ -411,7 +419,7 @@ def apply_figures(result: dict[str, Any]) -> list[Figure]:
         f"{_cpu(result)}; applied: {applied})",
         f"raw rename {result['renames_per_second']:,.0f} files/s "
         f"({_ratio(float(result['renames_per_second']), rate)} faster); "
-        f"creating an empty file {result.get('creates_per_second', 0):,.0f}/s just before",
+        f"creating an empty file {_creation_probes(result)} just before",
         target, _check(rate, APPLY_TARGET, True, True), rate,
     )]
     if "reindex_seconds" in result:
@@ -424,6 +432,20 @@ def apply_figures(result: dict[str, Any]) -> list[Figure]:
             paths <= 2 * int(result["moves"]),
         ))
     return rows
+
+
+def _creation_probes(result: dict[str, Any]) -> str:
+    """The file-creation probe of the apply run shown, or, for several runs, each run's rate
+    with its probe, in the order they ran (a slow run on a file system slow to create files
+    then shows as such)."""
+    runs = [r for r in result.get("in_order", ()) if "creates_per_second" in r and r["seconds"]]
+    if len(runs) < 2:
+        return f"{result.get('creates_per_second', 0):,.0f}/s"
+    each = ", ".join(
+        f"{result['moves'] / r['seconds']:,.0f} moves/s after {r['creates_per_second']:,.0f}/s"
+        for r in runs
+    )
+    return f"{result.get('creates_per_second', 0):,.0f}/s (runs in order: {each})"
 
 
 def import_figures(result: dict[str, Any]) -> list[Figure]:

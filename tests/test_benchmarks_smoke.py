@@ -100,6 +100,9 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
     applied = corpus["raw"]["apply"]  # beside it, the cost of a file creation as it started
     assert applied["creates_per_second"] > 0
     assert applied["all_seconds"] == [applied["seconds"]]  # --quick: one run, not a median
+    assert applied["in_order"] == [
+        {"seconds": applied["seconds"], "creates_per_second": applied["creates_per_second"]}
+    ]
     # apply runs last: its thousands of created and freed files would slow what follows
     log = proc.stderr.splitlines()
     assert log.index("[synthetic N=300] lifecycle apply") > max(
@@ -169,3 +172,12 @@ def test_apply_row_gives_the_median_and_the_spread_of_its_runs() -> None:
     assert row.ok is True
     slow = apply_figures({**result, "moves_per_second": 1999.0, "all_seconds": [3.0]})[0]
     assert "median" not in slow.value and slow.ok is False
+    ordered = apply_figures({**result, "in_order": [
+        {"seconds": 4.0, "creates_per_second": 3000.0},
+        {"seconds": 2.5, "creates_per_second": 90000.0},
+        {"seconds": 3.0, "creates_per_second": 80000.0},
+    ]})[0]
+    assert (
+        "creating an empty file 80,000/s (runs in order: 1,500 moves/s after 3,000/s, "
+        "2,400 moves/s after 90,000/s, 2,000 moves/s after 80,000/s) just before"
+    ) in ordered.baseline
