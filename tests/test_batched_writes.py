@@ -511,5 +511,5 @@ def test_a_slow_closer_never_holds_more_than_its_limit(
     assert sum(_is_open(fd) for fd in fds) <= 1 + 5
     assert not any(_is_open(fd) for fd in fds[7:])
     gate.set()
-    closer.finish()
+    closer.settle()
     assert not any(_is_open(fd) for fd in fds)

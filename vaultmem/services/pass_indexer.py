@@ -159,7 +159,7 @@ def serve(argv: list[str]) -> None:
     with collector_paused():  # as in the pass itself: many small objects, no cycles
         _answer_batches(root, db, settings, batches)
     # every batch is answered (flushed) and the index closed: the interpreter's teardown of
-    # what indexing built up (20-30 ms) would only keep the pass waiting for this process
+    # what indexing built up would only keep the pass waiting (32 ms with it, 7-16 without)
     os._exit(0)
 
 

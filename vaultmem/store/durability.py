@@ -60,9 +60,6 @@ class _Closer:
             self._thread.join()
             self._thread = None
 
-    def finish(self) -> None:
-        self.settle()
-
 
 def _close_queued(fds: queue.SimpleQueue[int | None]) -> None:
     """The closer thread: close each descriptor taken from ``fds`` until a ``None``."""
@@ -120,7 +117,7 @@ def batched_dir_syncs() -> Iterator[None]:
     finally:
         _DEFERRED_CLOSES.reset(closes_token)
         _DEFERRED.reset(token)
-        closer.finish()
+        closer.settle()
         folders = sorted(pending)
         present = next((f for f in folders if f.is_dir()), None)
         if len(folders) < _SYNCFS_FOLDERS or present is None or not sync_file_system(present):
