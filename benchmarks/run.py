@@ -11,7 +11,9 @@ its own) and prints one table per vault::
 
 vaultmem's bytecode is compiled first (as an installed wheel has it); the cold index and the
 lifecycle apply, like the baselines, are the median of three runs (one with ``--quick``). The
-apply runs come after every other scenario (see :func:`bench_apply`).
+apply runs come after every other scenario (see :func:`bench_apply`). Before each apply run and
+the import run, a file system slow to create files is waited for (``--settle-seconds``; see
+:mod:`benchmarks.creation_rate`), and the wait printed beside the figure.
 
 Baselines are measured in the same run on the same files, so figures from noisy or different
 machines can be compared through the ratio: a raw ``os.walk`` + ``stat`` of every note, a raw read
@@ -45,6 +47,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.creation_rate import DEFAULT_LIMIT_SECONDS, wait_for_creation
 from benchmarks.generate_vault import GENERATOR_VERSION, generate_vault
 from benchmarks.scenarios import SCRATCH_ENV
 
@@ -149,20 +152,24 @@ def compile_bytecode() -> None:
     compileall.compile_dir(REPO / "vaultmem", quiet=1, workers=1)
 
 
-def _median_of(scenario: str, vault: Path, times: int) -> dict[str, Any]:
+def _median_of(
+    scenario: str, vault: Path, times: int, before: Callable[[], dict[str, float]] | None = None
+) -> dict[str, Any]:
     """The run of median time among ``times`` runs of ``scenario`` (the first error if none
     ran), with ``all_seconds``: the times of every run that did, fastest first, and
-    ``in_order``: each of those runs' seconds (and file-creation probe, where it has one) in
-    the order they ran."""
-    runs = [run_scenario(scenario, vault) for _ in range(times)]
+    ``in_order``: each of those runs' seconds (and file-creation probe and wait, where it has
+    them) in the order they ran. ``before`` runs before each run; what it returns joins that
+    run's result (:func:`settler`)."""
+    runs = []
+    for _ in range(times):
+        waited = before() if before is not None else {}
+        runs.append({**run_scenario(scenario, vault), **waited})
     done = [r for r in runs if "error" not in r]
     good = sorted(done, key=lambda r: float(r["seconds"]))
     if not good:
         return runs[0]
-    in_order = [
-        {key: float(r[key]) for key in ("seconds", "creates_per_second") if key in r}
-        for r in done
-    ]
+    kept = ("seconds", "creates_per_second", "settle_waited_seconds", "settle_first_rate")
+    in_order = [{key: float(r[key]) for key in kept if key in r} for r in done]
     return {**good[len(good) // 2], "all_seconds": [float(r["seconds"]) for r in good],
             "in_order": in_order}
 
@@ -440,12 +447,23 @@ def _creation_probes(result: dict[str, Any]) -> str:
     then shows as such)."""
     runs = [r for r in result.get("in_order", ()) if "creates_per_second" in r and r["seconds"]]
     if len(runs) < 2:
-        return f"{result.get('creates_per_second', 0):,.0f}/s"
+        return f"{result.get('creates_per_second', 0):,.0f}/s{_settled(result)}"
     each = ", ".join(
         f"{result['moves'] / r['seconds']:,.0f} moves/s after {r['creates_per_second']:,.0f}/s"
+        f"{_settled(r)}"
         for r in runs
     )
     return f"{result.get('creates_per_second', 0):,.0f}/s (runs in order: {each})"
+
+
+def _settled(result: dict[str, Any]) -> str:
+    """``; waited … s for file creation (… files/s at first)`` when the run was preceded by a
+    wait for a file system slow to create files (:mod:`benchmarks.creation_rate`), else ``""``."""
+    waited = float(result.get("settle_waited_seconds", 0.0))
+    if not waited:
+        return ""
+    return (f"; waited {waited:.0f} s for file creation "
+            f"({float(result['settle_first_rate']):,.0f} files/s at first)")
 
 
 def import_figures(result: dict[str, Any]) -> list[Figure]:
@@ -459,13 +477,21 @@ def import_figures(result: dict[str, Any]) -> list[Figure]:
         f"{rate:,.0f} memories/s ({result['imported']:,} in {_secs(result['seconds'])}"
         f"{_cpu(result)})",
         f"write+fsync each {result['fsync_writes_per_second']:,.0f} files/s, "
-        f"write only {result['plain_writes_per_second']:,.0f} files/s",
+        f"write only {result['plain_writes_per_second']:,.0f} files/s{_settled(result)}",
         target, _check(rate, IMPORT_TARGET, True, True), rate,
     )]
 
 
 # --------------------------------------------------------------------------------- runs
 Log = Callable[[str], None]
+Settle = Callable[[], dict[str, float]]
+
+
+def settler(folder: Path, limit_seconds: float, log: Log) -> Settle:
+    """What runs before each scenario that creates a file per note (apply, import): a wait, of
+    at most ``limit_seconds``, for ``folder``'s file system to create files at a normal rate,
+    returning what it waited and saw (:func:`benchmarks.creation_rate.wait_for_creation`)."""
+    return lambda: wait_for_creation(folder, limit_seconds, log).as_result()
 
 
 def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
@@ -501,19 +527,22 @@ def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
     return corpus
 
 
-def bench_apply(corpus: Corpus, n: int, effort: Effort, log: Log) -> None:
+def bench_apply(
+    corpus: Corpus, n: int, effort: Effort, log: Log, settle: Settle | None = None
+) -> None:
     """The apply scenario on ``corpus`` (a synthetic vault of ``n`` memories, only up to
     :data:`APPLY_MAX_N`), the median of ``effort.baseline`` runs, each on a fresh copy; its
     figures join the corpus's table.
 
     Run after every other scenario: each run creates and frees thousands of files, which on
     ext4 without a journal slows file creation for minutes (see
-    :func:`benchmarks.scenarios.apply`), and would tax the scenarios that follow.
+    :func:`benchmarks.scenarios.apply`), and would tax the scenarios that follow. ``settle``
+    runs before each run (:func:`settler`).
     """
     if n > APPLY_MAX_N:
         return
     log(f"[{corpus.label}] lifecycle apply")
-    corpus.raw["apply"] = _median_of("apply", Path(corpus.path), effort.baseline)
+    corpus.raw["apply"] = _median_of("apply", Path(corpus.path), effort.baseline, settle)
     corpus.figures = synthetic_figures(corpus.raw, n)
 
 
@@ -564,11 +593,14 @@ def startup_figures(result: dict[str, Any]) -> list[Figure]:
     ]
 
 
-def bench_import(out: Path, log: Log, n: int = IMPORT_MEMORIES) -> Corpus:
+def bench_import(
+    out: Path, log: Log, n: int = IMPORT_MEMORIES, settle: Settle | None = None
+) -> Corpus:
     corpus = Corpus("import", f"{n:,} generated JSONL memories into a new vault", n,
                     load_average=[_load()])
     log(f"[import] {n:,} memories")
-    result = run_scenario("import", out, repeat=n)
+    waited = settle() if settle is not None else {}
+    result = {**run_scenario("import", out, repeat=n), **waited}
     corpus.raw = {"import": result}
     corpus.figures = import_figures(result)
     corpus.load_average.append(_load())
@@ -676,6 +708,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="cache of generated vaults and last-run.json (default benchmarks/out)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument(
+        "--settle-seconds", type=float, default=DEFAULT_LIMIT_SECONDS, metavar="S",
+        help="before each apply and import run, wait up to S seconds while the file system "
+             "creates files slowly (after mass deletions nearby; the wait is printed beside the "
+             f"figure; 0: never wait; default {DEFAULT_LIMIT_SECONDS:.0f})")
     args = parser.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     effort = QUICK if args.quick else FULL
@@ -698,10 +735,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     corpora.append(bench_real(source, effort, log))
                 else:
                     log(f"real vault {source} is missing; skipped")
-        imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES)
+        settle = settler(Path(scratch), args.settle_seconds, log)
+        imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES, settle)
         startup = bench_startup(out, effort, log)
         for n, corpus in zip(sizes, corpora, strict=False):  # last: see bench_apply
-            bench_apply(corpus, n, effort, log)
+            bench_apply(corpus, n, effort, log, settle)
     finally:
         del os.environ[SCRATCH_ENV]
         shutil.rmtree(scratch, ignore_errors=True)  # only now: see scratch_folder

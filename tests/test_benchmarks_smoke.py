@@ -77,7 +77,8 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
     temp = tmp_path / "temp"  # the run's scratch copies go here and are gone after it
     temp.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.run", "--sizes", "300", "--quick", "--out", str(out)],
+        [sys.executable, "-m", "benchmarks.run", "--sizes", "300", "--quick", "--out", str(out),
+         "--settle-seconds", "0"],  # probes file creation, never waits for it to recover
         cwd=REPO, capture_output=True, text=True, timeout=600,
         env={**os.environ, "TMPDIR": str(temp)},
     )
@@ -100,9 +101,11 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
     applied = corpus["raw"]["apply"]  # beside it, the cost of a file creation as it started
     assert applied["creates_per_second"] > 0
     assert applied["all_seconds"] == [applied["seconds"]]  # --quick: one run, not a median
-    assert applied["in_order"] == [
-        {"seconds": applied["seconds"], "creates_per_second": applied["creates_per_second"]}
-    ]
+    assert applied["in_order"] == [{
+        "seconds": applied["seconds"], "creates_per_second": applied["creates_per_second"],
+        "settle_waited_seconds": 0.0, "settle_first_rate": applied["settle_first_rate"],
+    }]
+    assert applied["settle_first_rate"] > 0 and imported["settle_waited_seconds"] == 0.0
     # apply runs last: its thousands of created and freed files would slow what follows
     log = proc.stderr.splitlines()
     assert log.index("[synthetic N=300] lifecycle apply") > max(
