@@ -202,3 +202,44 @@ def test_pickled_results_carry_objects_marshal_cannot() -> None:
     results = list(forked_map(lambda n: {"n": Fraction(n, 3), "path": Path(f"{n}.md")},
                               [1, 2, 3], 2, pickled=True))  # fmt: skip
     assert results == [{"n": Fraction(n, 3), "path": Path(f"{n}.md")} for n in (1, 2, 3)]
+
+
+def test_meanwhile_runs_here_once_the_workers_have_started(tmp_path: Path) -> None:
+    record = tmp_path / "pids"
+    started = tmp_path / "started"
+
+    def slow(batch: int) -> object:
+        started.write_text("yes")
+        time.sleep(0.2)
+        return (batch, os.getpid())
+
+    seen: list[tuple[int, bool]] = []
+
+    def meanwhile() -> None:
+        deadline = time.monotonic() + 5
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        seen.append((os.getpid(), started.exists()))
+
+    results = list(forked_map(_recording(record, slow), [0], 1, meanwhile=meanwhile))
+    assert seen == [(os.getpid(), True)]  # here, while the worker was at its batch
+    assert [batch for batch, _ in results] == [0]
+    _assert_all_reaped(_pids(record))
+
+
+def test_an_error_meanwhile_stops_the_workers_and_is_raised(tmp_path: Path) -> None:
+    record = tmp_path / "pids"
+
+    def endless(batch: int) -> object:
+        time.sleep(60)
+        return batch
+
+    def failing() -> None:
+        deadline = time.monotonic() + 5
+        while not _pids(record) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        raise ValueError("the index could not be read")
+
+    with pytest.raises(ValueError, match="could not be read"):
+        list(forked_map(_recording(record, endless), [0, 1], 2, meanwhile=failing))
+    _assert_all_reaped(_pids(record))

@@ -88,9 +88,14 @@ def forked_map(
     workers: int,
     *,
     pickled: bool = False,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Iterator[Result]:
     """``work(batch)`` for each of ``batches``, in order, computed by ``workers`` forked
     processes (at most one per batch).
+
+    ``meanwhile`` is called once in this process after the workers have started and before
+    the first result is read: work of this process's own that overlaps with theirs (what it
+    raises stops the workers and is raised).
 
     ``work`` must return what :mod:`marshal` can write (tuples, lists, dicts, strings, bytes,
     numbers, ``None``), or with ``pickled`` what :mod:`pickle` can (any object of a module both
@@ -115,6 +120,8 @@ def forked_map(
                 _serve(work, mine, read_end, write_end, children, parent, pickled)
             os.close(write_end)
             children.append((pid, open(read_end, "rb")))  # noqa: SIM115 (closed below)
+        if meanwhile is not None:
+            meanwhile()
         for index in range(len(batches)):
             pid, pipe = children[index % len(children)]
             yield cast(Result, _receive(pid, pipe, index, pickled))

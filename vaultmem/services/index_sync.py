@@ -279,15 +279,21 @@ class _Syncer:
         progress: ProgressCallback | None,
     ) -> None:
         """``present`` (on disk) and ``known`` (indexed): vault-relative path → (size, mtime_ns)."""
-        report = self.report
         self._present = present
-        if present == known:  # the common case, compared in C: nothing to read or drop
-            to_read: list[str] = []
-            vanished: list[str] = []
-        else:
-            to_read = [rel for rel, stat in present.items() if known.get(rel) != stat]
-            vanished = [rel for rel in known if rel not in present]
-        report.unchanged = len(present) - len(to_read)
+        self.apply_differences(*differences(present, known), len(present), known, progress)
+
+    def apply_differences(
+        self,
+        to_read: list[str],
+        vanished: list[str],
+        present_count: int,
+        known: dict[str, tuple[int, int]],
+        progress: ProgressCallback | None,
+    ) -> None:
+        """The notes of :func:`differences` (of a walk that found ``present_count`` notes,
+        against ``known``)."""
+        report = self.report
+        report.unchanged = present_count - len(to_read)
         states = self.db.file_states_for([*vanished, *(r for r in to_read if r in known)])
         gone = {rel: states[rel] for rel in vanished if rel in states}
         by_hash = {state.hash: rel for rel, state in gone.items()}
@@ -479,6 +485,62 @@ class _Syncer:
             self.db.recount_edges(self.edges_changed)
 
 
+def differences(
+    present: dict[str, tuple[int, int]], known: dict[str, tuple[int, int]]
+) -> tuple[list[str], list[str]]:
+    """The notes a sync must read (new, or another size or mtime) and those it must look for
+    (indexed, not found), from ``present`` (walked) and ``known`` (indexed): path → (size,
+    mtime_ns)."""
+    if present == known:  # the common case, compared in C: nothing to read or drop
+        return [], []
+    to_read = [rel for rel, stat in present.items() if known.get(rel) != stat]
+    vanished = [rel for rel in known if rel not in present]
+    return to_read, vanished
+
+
+FORKED_WALK_FROM = 10_000
+"""Indexed notes from which a sync given work to do meanwhile walks the vault in a forked
+process (:func:`sync_index`)."""
+
+
+class _Walked(NamedTuple):
+    """What a walk in a forked process sends back: :func:`differences` and what it found."""
+
+    to_read: list[str]
+    vanished: list[str]
+    present_count: int
+    attachments: list[str]
+    linked: list[str]
+
+
+def _forked_walk(
+    root: Path,
+    settings: Settings,
+    known: dict[str, tuple[int, int]],
+    meanwhile: Callable[[], object],
+) -> _Walked | None:
+    """Walk the vault in a forked process, compared there with ``known``, while this process
+    calls ``meanwhile``; ``None`` (``meanwhile`` then maybe not called) where no process can
+    be forked or it was lost: the caller walks the vault itself."""
+    from vaultmem.services.forked_workers import WorkerLostError, can_fork, forked_map
+
+    if not can_fork():
+        return None
+
+    def walk(_: None) -> tuple[list[str], list[str], int, list[str], list[str]]:
+        attachments: set[str] = set()
+        linked: set[str] = set()
+        present = scan_vault(root, settings, attachments=attachments, linked=linked)
+        return (*differences(present, known), len(present), sorted(attachments), sorted(linked))
+
+    try:
+        for walked in forked_map(walk, [None], 1, meanwhile=meanwhile):
+            return _Walked(*walked)
+    except (OSError, WorkerLostError):  # no fork (out of processes, of memory), or it died
+        pass
+    return None
+
+
 def sync_index(
     root: Path,
     db: IndexDB,
@@ -486,8 +548,18 @@ def sync_index(
     *,
     rebuild: bool = False,
     progress: ProgressCallback | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> SyncReport:
-    """Bring the index in step with every note of the vault at ``root``; see :class:`SyncReport`."""
+    """Bring the index in step with every note of the vault at ``root``; see :class:`SyncReport`.
+
+    ``meanwhile``: work for this process while the vault is walked, inside the sync's
+    transaction (reading the index as the sync found it). It is called only where the walk
+    runs in a forked process (a vault of :data:`FORKED_WALK_FROM` indexed notes or more, on a
+    system that forks, from a process running no other thread), at most once; what it read
+    still holds when the report shows no change (:attr:`SyncReport.any_change`). On 2 cores,
+    a 100,000-note walk in a forked process while this one loaded the memories it plans with
+    made the two together 0.57–0.65 s against 0.74–0.81 s one after the other.
+    """
     started = time.perf_counter()
     syncer = _Syncer(root, db, settings)
     with collector_paused(), db.transaction():
@@ -497,20 +569,36 @@ def sync_index(
         syncer.report.linked = set()
         known = db.stat_states()
         empty = not known and not db.attachment_paths()  # then in bulk, which stats as it reads
-        present = scan_vault(
-            root, settings, attachments=attachments, linked=syncer.report.linked, stats=not empty
-        )
-        if present and empty:
-            from vaultmem.services.index_bulk import index_all
-
-            index_all(
-                root, db, syncer.templates, present, attachments,
-                workers=worker_start(len(present)), report=syncer.report, progress=progress,
+        walked = None
+        if meanwhile is not None and len(known) >= FORKED_WALK_FROM:
+            walked = _forked_walk(root, settings, known, meanwhile)
+        bulk = False
+        if walked is not None:
+            attachments.update(walked.attachments)
+            syncer.report.linked.update(walked.linked)
+            syncer.apply_differences(
+                walked.to_read, walked.vanished, walked.present_count, known, progress
             )
+            found = walked.present_count
         else:
-            syncer.apply(present, known, progress)
+            present = scan_vault(
+                root, settings, attachments=attachments, linked=syncer.report.linked,
+                stats=not empty,
+            )
+            found = len(present)
+            bulk = bool(present) and empty
+            if bulk:
+                from vaultmem.services.index_bulk import index_all
+
+                index_all(
+                    root, db, syncer.templates, present, attachments,
+                    workers=worker_start(found), report=syncer.report, progress=progress,
+                )
+            else:
+                syncer.apply(present, known, progress)
+        if not bulk:
             syncer.apply_attachments(attachments, db.attachment_paths())
-            syncer.finish(all_edges=rebuild or len(syncer.parsed) > len(present) // 2)
+            syncer.finish(all_edges=rebuild or len(syncer.parsed) > found // 2)
     syncer.report.rebuilt = rebuild or db.recreated
     syncer.report.seconds = time.perf_counter() - started
     return syncer.report

@@ -34,12 +34,20 @@ def synced_table(
 
     ``synced``: the report of a sync the caller has just made; the index is then not synced
     again. When the sync walked the vault, the table also knows which notes are symbolic
-    links (:attr:`MemoryTable.linked`).
+    links (:attr:`MemoryTable.linked`). The memories are loaded while a big vault is walked
+    (in a forked process, :func:`~vaultmem.services.index_sync.sync_index`), and loaded again
+    only if the sync changed a note.
     """
     from vaultmem.services.memory_view import memory_table
 
+    when = now or utc_now()
+    loaded: list[MemoryTable] = []
     if synced is None:
-        synced = vault.catch_up()
+        synced = vault.catch_up(
+            meanwhile=lambda: loaded.append(
+                memory_table(vault.index, vault.settings, when, where=where, params=params)
+            )
+        )
     rows = vault.index.conn.execute(
         f"SELECT n.path, n.warnings FROM notes n WHERE ({where}) AND n.warnings != '[]' "
         "ORDER BY n.path",
@@ -49,7 +57,10 @@ def synced_table(
         vault.warnings.extend(
             line for w in json.loads(text) if (line := f"{path}: {w}") not in vault.warnings
         )
-    table = memory_table(vault.index, vault.settings, now or utc_now(), where=where, params=params)
+    if loaded and synced is not None and not synced.any_change:
+        table = loaded[0]  # read inside the sync's transaction, and nothing changed since
+    else:
+        table = memory_table(vault.index, vault.settings, when, where=where, params=params)
     if synced is None or synced.linked is None:
         return table
     return replace(table, linked=synced.linked)

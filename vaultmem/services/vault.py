@@ -158,11 +158,16 @@ class Vault:
 
     # ------------------------------------------------------------------ index
     def sync(
-        self, *, rebuild: bool = False, progress: ProgressCallback | None = None
+        self,
+        *,
+        rebuild: bool = False,
+        progress: ProgressCallback | None = None,
+        meanwhile: Callable[[], object] | None = None,
     ) -> SyncReport:
         """Incremental index sync: unchanged notes are not read; ``rebuild`` restarts.
 
-        See docs/user-guide.md, "Index and graph".
+        See docs/user-guide.md, "Index and graph". ``meanwhile``: index reads to overlap with
+        the walk of a big vault; see :func:`~vaultmem.services.index_sync.sync_index`.
 
         A read-only sidecar is not synced (a warning says so; the index is used as it is).
         ``rebuild`` replaces a damaged ``index.db`` with a new one built from the notes.
@@ -174,7 +179,9 @@ class Vault:
                 f"{self.sidecar} is read-only: the index is used as it is and may miss recent edits"
             )
             return SyncReport()
-        return sync_index(self.root, self.index, self.settings, progress=progress)
+        return sync_index(
+            self.root, self.index, self.settings, progress=progress, meanwhile=meanwhile
+        )
 
     def _rebuild(self, progress: ProgressCallback | None) -> SyncReport:
         with vault_lock(self.sidecar):
@@ -191,17 +198,18 @@ class Vault:
                     self.root, self.index, self.settings, rebuild=True, progress=progress
                 )
 
-    def catch_up(self) -> SyncReport | None:
+    def catch_up(self, *, meanwhile: Callable[[], object] | None = None) -> SyncReport | None:
         """Sync the index unless a live watcher keeps it fresh (then ``None``, nothing walked).
 
         A watcher counts when its heartbeat in the sidecar is fresh
         (:func:`~vaultmem.services.live_index.index_is_live`): ``vaultmem watch`` or
         ``vaultmem mcp`` running on this machine. Reads (recall, lookups, listing, planning) call
         this instead of :meth:`sync`, so they do not walk 100,000 notes per call.
+        ``meanwhile``: as for :meth:`sync` (never called when nothing is walked).
         """
         if index_is_live(self.sidecar):
             return None
-        return self.sync()
+        return self.sync(meanwhile=meanwhile)
 
     def refresh(
         self, paths: Iterable[str], written: Mapping[str, WrittenNote] | None = None

@@ -49,8 +49,9 @@ class VaultContext(Protocol):
         """Bring the index up to date with the vault (incremental)."""
         ...
 
-    def catch_up(self) -> SyncReport | None:
-        """Sync the index unless a live watcher keeps it fresh."""
+    def catch_up(self, *, meanwhile: Callable[[], object] | None = None) -> SyncReport | None:
+        """Sync the index unless a live watcher keeps it fresh; ``meanwhile``: index reads to
+        overlap with the walk (:meth:`vaultmem.services.vault.Vault.sync`)."""
         ...
 
     def refresh(

@@ -1,0 +1,201 @@
+"""A big vault is walked in a forked process while this one loads the memories it will plan
+with (vaultmem.services.index_sync, ``meanwhile``): the index ends exactly as a walk here
+leaves it, what was loaded is used only when the sync changed nothing, and a walk that cannot
+fork, or whose process dies, is done here instead."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import index_content
+
+from vaultmem import Vault
+from vaultmem.services import forked_workers, index_sync, memory_view
+from vaultmem.services.forked_workers import can_fork
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.generate_vault import REFERENCE_TIME, generate_vault  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not can_fork(), reason="a forked walk needs fork (Linux)")
+
+
+def _walks_recorded(monkeypatch: pytest.MonkeyPatch, record: Path) -> None:
+    """Every walk of the whole vault writes the id of the process that made it to ``record``
+    (a forked process's list would not come back: a file does)."""
+    real = index_sync.scan_vault
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        with open(record, "a") as out:
+            out.write(f"{os.getpid()}\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(index_sync, "scan_vault", recording)
+
+
+def _walkers(record: Path) -> list[int]:
+    return [int(pid) for pid in record.read_text().split()] if record.exists() else []
+
+
+def _edit_in_every_way(root: Path) -> None:
+    """One note edited (with a new link), one added, one deleted, one moved, an attachment
+    added and linked, one note made a symbolic link to another."""
+    notes = sorted(p for p in root.rglob("*.md") if ".vaultmem" not in p.parts)
+    edited, deleted, moved, linked = notes[3], notes[10], notes[20], notes[30]
+    with open(edited, "a", encoding="utf-8") as out:
+        out.write(f"\nedited, see [[{notes[40].stem}]] and ![[Map.png]]\n")
+    (root / "Added by hand.md").write_text("# Added\n\nsee [[Added twice]]\n", encoding="utf-8")
+    (root / "Map.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    deleted.unlink()
+    moved.rename(moved.with_name("Moved " + moved.name))
+    linked.unlink()
+    linked.symlink_to(notes[41])
+
+
+def test_a_forked_walk_indexes_exactly_what_a_rebuild_does(
+    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_vault("13th-age-srd")
+    record = tmp_path / "walkers"
+    with Vault.open(root) as vault:
+        vault.sync()
+        _edit_in_every_way(root)
+        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+        _walks_recorded(monkeypatch, record)
+        during: list[int] = []
+        report = vault.sync(meanwhile=lambda: during.append(os.getpid()))
+        (walker,) = _walkers(record)
+        assert walker != os.getpid()  # the walk was made by another process…
+        assert during == [os.getpid()]  # …while this one did its own work, once
+        assert (report.added, report.changed, report.moved, report.removed) == (1, 2, 1, 1)
+        assert report.linked is not None and len(report.linked) == 1
+        assert report.unchanged == 1003 - 4  # all but the edited, linked, added and moved
+        synced = index_content(vault)
+        assert ("Map.png", "map.png") in synced["attachments"]
+        vault.sync(rebuild=True)
+        assert index_content(vault) == synced
+
+
+def test_a_small_vault_or_a_sync_without_work_meanwhile_walks_here(
+    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_vault("13th-age-srd")
+    record = tmp_path / "walkers"
+    with Vault.open(root) as vault:
+        vault.sync()
+        _walks_recorded(monkeypatch, record)
+        during: list[int] = []
+        vault.sync(meanwhile=lambda: during.append(1))  # 1,003 notes: under FORKED_WALK_FROM
+        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+        vault.sync()  # nothing to do meanwhile: no reason to fork
+        assert during == [] and _walkers(record) == [os.getpid()] * 2
+
+
+def test_without_a_fork_the_walk_is_done_here(
+    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_vault("13th-age-srd")
+    record = tmp_path / "walkers"
+    with Vault.open(root) as vault:
+        vault.sync()
+        _edit_in_every_way(root)
+        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+        monkeypatch.setattr(forked_workers, "can_fork", lambda: False)  # another thread runs
+        _walks_recorded(monkeypatch, record)
+        during: list[int] = []
+        report = vault.sync(meanwhile=lambda: during.append(1))
+        assert during == [] and _walkers(record) == [os.getpid()]
+        assert (report.added, report.changed, report.moved, report.removed) == (1, 2, 1, 1)
+
+
+def test_a_walker_that_dies_is_replaced_by_a_walk_here(
+    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_vault("13th-age-srd")
+    record = tmp_path / "walkers"
+    parent = os.getpid()
+    with Vault.open(root) as vault:
+        vault.sync()
+        _edit_in_every_way(root)
+        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+        _walks_recorded(monkeypatch, record)
+        recording = index_sync.scan_vault
+
+        def dying(*args: Any, **kwargs: Any) -> Any:
+            result = recording(*args, **kwargs)
+            if os.getpid() != parent:
+                os.kill(os.getpid(), 9)  # killed before it could answer (out of memory, say)
+            return result
+
+        monkeypatch.setattr(index_sync, "scan_vault", dying)
+        during: list[int] = []
+        report = vault.sync(meanwhile=lambda: during.append(1))
+        walkers = _walkers(record)
+        assert len(walkers) == 2 and walkers[0] != parent and walkers[1] == parent
+        assert during == [1]
+        assert (report.added, report.changed, report.moved, report.removed) == (1, 2, 1, 1)
+        synced = index_content(vault)
+        vault.sync(rebuild=True)
+        assert index_content(vault) == synced
+
+
+@pytest.fixture
+def memories(tmp_path: Path) -> Path:
+    root = tmp_path / "memories"
+    generate_vault(root, 300, 30, seed=4)
+    return root
+
+
+def _loads_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    loads: list[int] = []
+    real = memory_view.memory_table
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        loads.append(os.getpid())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(memory_view, "memory_table", counting)
+    return loads
+
+
+def test_the_memories_loaded_during_the_walk_are_kept_when_nothing_changed(
+    memories: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Vault.open(memories) as vault:
+        vault.sync()
+        serial = vault.table(now=REFERENCE_TIME)
+        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+        loads = _loads_counted(monkeypatch)
+        table = vault.table(now=REFERENCE_TIME)
+        assert loads == [os.getpid()]  # loaded once, during the walk
+        assert list(table.columns.path) == list(serial.columns.path)
+        assert np.array_equal(table.scores.score, serial.scores.score)
+        assert table.linked == serial.linked == set()
+
+
+def test_the_memories_are_loaded_again_when_the_sync_changed_a_note(
+    memories: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Vault.open(memories) as vault:
+        vault.sync()
+        path = next(iter(vault.table(now=REFERENCE_TIME).columns.path))
+        note = memories / path
+        text = note.read_text(encoding="utf-8")
+        assert "\nuse_count: " in text
+        start = text.index("\nuse_count: ") + len("\nuse_count: ")
+        end = text.index("\n", start)
+        note.write_text(text[:start] + "97" + text[end:], encoding="utf-8")
+        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+        loads = _loads_counted(monkeypatch)
+        table = vault.table(now=REFERENCE_TIME)
+        assert len(loads) == 2  # during the walk, then again after the sync stored the edit
+        row = list(table.columns.path).index(path)
+        assert table.columns.use_count[row] == 97
