@@ -5,6 +5,7 @@ fork, or whose process dies, is done here instead."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -145,6 +146,46 @@ def test_a_walker_that_dies_is_replaced_by_a_walk_here(
         synced = index_content(vault)
         vault.sync(rebuild=True)
         assert index_content(vault) == synced
+
+
+def test_a_fork_that_fails_leaves_the_walk_to_this_process(
+    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_vault("13th-age-srd")
+    record = tmp_path / "walkers"
+    with Vault.open(root) as vault:
+        vault.sync()
+        _edit_in_every_way(root)
+        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+        _walks_recorded(monkeypatch, record)
+
+        def no_fork() -> int:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+        monkeypatch.setattr(os, "fork", no_fork)  # out of processes
+        during: list[int] = []
+        report = vault.sync(meanwhile=lambda: during.append(1))
+        assert during == [] and _walkers(record) == [os.getpid()]
+        assert (report.added, report.changed, report.moved, report.removed) == (1, 2, 1, 1)
+
+
+def test_an_error_of_the_work_done_meanwhile_is_raised_and_nothing_is_stored(
+    copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_vault("13th-age-srd")
+    with Vault.open(root) as vault:
+        vault.sync()
+        before = index_content(vault)
+        _edit_in_every_way(root)
+        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+
+        def failing() -> None:
+            raise OSError(errno.EIO, "Input/output error")
+
+        with pytest.raises(OSError, match="Input/output error"):
+            vault.sync(meanwhile=failing)
+        assert index_content(vault) == before  # the sync's transaction was rolled back
+        assert vault.sync().added == 1  # and the next sync finds every change
 
 
 @pytest.fixture

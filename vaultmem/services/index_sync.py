@@ -533,11 +533,21 @@ def _forked_walk(
         present = scan_vault(root, settings, attachments=attachments, linked=linked)
         return (*differences(present, known), len(present), sorted(attachments), sorted(linked))
 
+    forked = False
+
+    def overlapped() -> None:
+        nonlocal forked
+        forked = True
+        meanwhile()
+
     try:
-        for walked in forked_map(walk, [None], 1, meanwhile=meanwhile):
+        for walked in forked_map(walk, [None], 1, meanwhile=overlapped):
             return _Walked(*walked)
-    except (OSError, WorkerLostError):  # no fork (out of processes, of memory), or it died
+    except WorkerLostError:  # killed (out of memory, say) before it answered
         pass
+    except OSError:
+        if forked:  # raised by ``meanwhile`` or by the walk itself, not by the fork
+            raise
     return None
 
 
