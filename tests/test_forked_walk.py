@@ -8,7 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import pytest
 from conftest import index_content
 
 from vaultmem import Vault
-from vaultmem.services import forked_workers, index_sync, memory_view
+from vaultmem.services import forked_workers, index_sync, memory_view, sync_walk, vault_walk
 from vaultmem.services.forked_workers import can_fork
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,16 +30,17 @@ pytestmark = pytest.mark.skipif(not can_fork(), reason="a forked walk needs fork
 
 
 def _walks_recorded(monkeypatch: pytest.MonkeyPatch, record: Path) -> None:
-    """Every walk of the whole vault writes the id of the process that made it to ``record``
-    (a forked process's list would not come back: a file does)."""
-    real = index_sync.scan_vault
+    """Every walk of the whole vault, here or forked, writes the id of the process that made it
+    to ``record`` (a forked process's list would not come back: a file does)."""
+    real = vault_walk.scan_vault
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         with open(record, "a") as out:
             out.write(f"{os.getpid()}\n")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(index_sync, "scan_vault", recording)
+    monkeypatch.setattr(index_sync, "scan_vault", recording)  # a walk here
+    monkeypatch.setattr(sync_walk, "scan_vault", recording)  # a forked walk
 
 
 def _walkers(record: Path) -> list[int]:
@@ -61,131 +62,125 @@ def _edit_in_every_way(root: Path) -> None:
     linked.symlink_to(notes[41])
 
 
-def test_a_forked_walk_indexes_exactly_what_a_rebuild_does(
-    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = copy_vault("13th-age-srd")
-    record = tmp_path / "walkers"
-    with Vault.open(root) as vault:
+EVERY_WAY = (1, 2, 1, 1)
+"""(added, changed, moved, removed) of a sync after :func:`_edit_in_every_way`."""
+
+
+def _counts(report: index_sync.SyncReport) -> tuple[int, int, int, int]:
+    return report.added, report.changed, report.moved, report.removed
+
+
+@pytest.fixture
+def srd(copy_vault: Callable[[str], Path]) -> Iterator[Vault]:
+    """A copy of 13th-age-srd (1,003 notes), open and synced."""
+    with Vault.open(copy_vault("13th-age-srd")) as vault:
         vault.sync()
-        _edit_in_every_way(root)
-        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
-        _walks_recorded(monkeypatch, record)
-        during: list[int] = []
-        report = vault.sync(meanwhile=lambda: during.append(os.getpid()))
-        (walker,) = _walkers(record)
-        assert walker != os.getpid()  # the walk was made by another process…
-        assert during == [os.getpid()]  # …while this one did its own work, once
-        assert (report.added, report.changed, report.moved, report.removed) == (1, 2, 1, 1)
-        assert report.linked is not None and len(report.linked) == 1
-        assert report.unchanged == 1003 - 4  # all but the edited, linked, added and moved
-        synced = index_content(vault)
-        assert ("Map.png", "map.png") in synced["attachments"]
-        vault.sync(rebuild=True)
-        assert index_content(vault) == synced
+        yield vault
+
+
+def _edited(vault: Vault, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Edit ``vault`` in every way, let its 1,003 notes be enough for a forked walk, and record
+    the walkers; the record's path."""
+    _edit_in_every_way(vault.root)
+    monkeypatch.setattr(sync_walk, "FORKED_WALK_FROM", 100)
+    record = tmp_path / "walkers"
+    _walks_recorded(monkeypatch, record)
+    return record
+
+
+def test_a_forked_walk_indexes_exactly_what_a_rebuild_does(
+    srd: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = _edited(srd, monkeypatch, tmp_path)
+    during: list[int] = []
+    report = srd.sync(meanwhile=lambda: during.append(os.getpid()))
+    (walker,) = _walkers(record)
+    assert walker != os.getpid()  # the walk was made by another process…
+    assert during == [os.getpid()]  # …while this one did its own work, once
+    assert _counts(report) == EVERY_WAY
+    assert report.linked is not None and len(report.linked) == 1
+    assert report.unchanged == 1003 - 4  # all but the edited, linked, added and moved
+    synced = index_content(srd)
+    assert ("Map.png", "map.png") in synced["attachments"]
+    srd.sync(rebuild=True)
+    assert index_content(srd) == synced
 
 
 def test_a_small_vault_or_a_sync_without_work_meanwhile_walks_here(
-    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    srd: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = copy_vault("13th-age-srd")
     record = tmp_path / "walkers"
-    with Vault.open(root) as vault:
-        vault.sync()
-        _walks_recorded(monkeypatch, record)
-        during: list[int] = []
-        vault.sync(meanwhile=lambda: during.append(1))  # 1,003 notes: under FORKED_WALK_FROM
-        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
-        vault.sync()  # nothing to do meanwhile: no reason to fork
-        assert during == [] and _walkers(record) == [os.getpid()] * 2
+    _walks_recorded(monkeypatch, record)
+    during: list[int] = []
+    srd.sync(meanwhile=lambda: during.append(1))  # 1,003 notes: under FORKED_WALK_FROM
+    monkeypatch.setattr(sync_walk, "FORKED_WALK_FROM", 100)
+    srd.sync()  # nothing to do meanwhile: no reason to fork
+    assert during == [] and _walkers(record) == [os.getpid()] * 2
 
 
 def test_without_a_fork_the_walk_is_done_here(
-    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    srd: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = copy_vault("13th-age-srd")
-    record = tmp_path / "walkers"
-    with Vault.open(root) as vault:
-        vault.sync()
-        _edit_in_every_way(root)
-        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
-        monkeypatch.setattr(forked_workers, "can_fork", lambda: False)  # another thread runs
-        _walks_recorded(monkeypatch, record)
-        during: list[int] = []
-        report = vault.sync(meanwhile=lambda: during.append(1))
-        assert during == [] and _walkers(record) == [os.getpid()]
-        assert (report.added, report.changed, report.moved, report.removed) == (1, 2, 1, 1)
+    record = _edited(srd, monkeypatch, tmp_path)
+    monkeypatch.setattr(forked_workers, "can_fork", lambda: False)  # another thread runs
+    during: list[int] = []
+    report = srd.sync(meanwhile=lambda: during.append(1))
+    assert during == [] and _walkers(record) == [os.getpid()]
+    assert _counts(report) == EVERY_WAY
 
 
 def test_a_walker_that_dies_is_replaced_by_a_walk_here(
-    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    srd: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = copy_vault("13th-age-srd")
-    record = tmp_path / "walkers"
+    record = _edited(srd, monkeypatch, tmp_path)
     parent = os.getpid()
-    with Vault.open(root) as vault:
-        vault.sync()
-        _edit_in_every_way(root)
-        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
-        _walks_recorded(monkeypatch, record)
-        recording = index_sync.scan_vault
+    recording = sync_walk.scan_vault
 
-        def dying(*args: Any, **kwargs: Any) -> Any:
-            result = recording(*args, **kwargs)
-            if os.getpid() != parent:
-                os.kill(os.getpid(), 9)  # killed before it could answer (out of memory, say)
-            return result
+    def dying(*args: Any, **kwargs: Any) -> Any:
+        result = recording(*args, **kwargs)
+        os.kill(os.getpid(), 9)  # killed before it could answer (out of memory, say)
+        return result
 
-        monkeypatch.setattr(index_sync, "scan_vault", dying)
-        during: list[int] = []
-        report = vault.sync(meanwhile=lambda: during.append(1))
-        walkers = _walkers(record)
-        assert len(walkers) == 2 and walkers[0] != parent and walkers[1] == parent
-        assert during == [1]
-        assert (report.added, report.changed, report.moved, report.removed) == (1, 2, 1, 1)
-        synced = index_content(vault)
-        vault.sync(rebuild=True)
-        assert index_content(vault) == synced
+    monkeypatch.setattr(sync_walk, "scan_vault", dying)  # only the forked walk uses it
+    during: list[int] = []
+    report = srd.sync(meanwhile=lambda: during.append(1))
+    walkers = _walkers(record)
+    assert len(walkers) == 2 and walkers[0] != parent and walkers[1] == parent
+    assert during == [1]
+    assert _counts(report) == EVERY_WAY
+    synced = index_content(srd)
+    srd.sync(rebuild=True)
+    assert index_content(srd) == synced
 
 
 def test_a_fork_that_fails_leaves_the_walk_to_this_process(
-    copy_vault: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    srd: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = copy_vault("13th-age-srd")
-    record = tmp_path / "walkers"
-    with Vault.open(root) as vault:
-        vault.sync()
-        _edit_in_every_way(root)
-        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
-        _walks_recorded(monkeypatch, record)
+    record = _edited(srd, monkeypatch, tmp_path)
 
-        def no_fork() -> int:
-            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+    def no_fork() -> int:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
 
-        monkeypatch.setattr(os, "fork", no_fork)  # out of processes
-        during: list[int] = []
-        report = vault.sync(meanwhile=lambda: during.append(1))
-        assert during == [] and _walkers(record) == [os.getpid()]
-        assert (report.added, report.changed, report.moved, report.removed) == (1, 2, 1, 1)
+    monkeypatch.setattr(os, "fork", no_fork)  # out of processes
+    during: list[int] = []
+    report = srd.sync(meanwhile=lambda: during.append(1))
+    assert during == [] and _walkers(record) == [os.getpid()]
+    assert _counts(report) == EVERY_WAY
 
 
 def test_an_error_of_the_work_done_meanwhile_is_raised_and_nothing_is_stored(
-    copy_vault: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+    srd: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = copy_vault("13th-age-srd")
-    with Vault.open(root) as vault:
-        vault.sync()
-        before = index_content(vault)
-        _edit_in_every_way(root)
-        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+    before = index_content(srd)
+    _edited(srd, monkeypatch, tmp_path)
 
-        def failing() -> None:
-            raise OSError(errno.EIO, "Input/output error")
+    def failing() -> None:
+        raise OSError(errno.EIO, "Input/output error")
 
-        with pytest.raises(OSError, match="Input/output error"):
-            vault.sync(meanwhile=failing)
-        assert index_content(vault) == before  # the sync's transaction was rolled back
-        assert vault.sync().added == 1  # and the next sync finds every change
+    with pytest.raises(OSError, match="Input/output error"):
+        srd.sync(meanwhile=failing)
+    assert index_content(srd) == before  # the sync's transaction was rolled back
+    assert srd.sync().added == 1  # and the next sync finds every change
 
 
 @pytest.fixture
@@ -213,7 +208,7 @@ def test_the_memories_loaded_during_the_walk_are_kept_when_nothing_changed(
     with Vault.open(memories) as vault:
         vault.sync()
         serial = vault.table(now=REFERENCE_TIME)
-        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+        monkeypatch.setattr(sync_walk, "FORKED_WALK_FROM", 100)
         loads = _loads_counted(monkeypatch)
         table = vault.table(now=REFERENCE_TIME)
         assert loads == [os.getpid()]  # loaded once, during the walk
@@ -234,7 +229,7 @@ def test_the_memories_are_loaded_again_when_the_sync_changed_a_note(
         start = text.index("\nuse_count: ") + len("\nuse_count: ")
         end = text.index("\n", start)
         note.write_text(text[:start] + "97" + text[end:], encoding="utf-8")
-        monkeypatch.setattr(index_sync, "FORKED_WALK_FROM", 100)
+        monkeypatch.setattr(sync_walk, "FORKED_WALK_FROM", 100)
         loads = _loads_counted(monkeypatch)
         table = vault.table(now=REFERENCE_TIME)
         assert len(loads) == 2  # during the walk, then again after the sync stored the edit

@@ -28,6 +28,7 @@ from vaultmem.core.timestamps import from_epoch
 from vaultmem.errors import NoteError
 from vaultmem.services import index_stamps
 from vaultmem.services.index_stamps import is_racy, racy_stamp
+from vaultmem.services.sync_walk import StatMap, differences, forked_walk
 from vaultmem.services.template_folders import in_templates, template_folders
 from vaultmem.services.vault_walk import (
     NOFOLLOW,
@@ -270,24 +271,15 @@ class _Syncer:
         self.templates = template_folders(root)
         self.written: Mapping[str, WrittenNote] = {}
         """Notes vaultmem has just written, with their text: not read back (see sync_paths)."""
-        self._present: dict[str, tuple[int, int]] = {}
+        self._present: StatMap = {}
 
-    def apply(
-        self,
-        present: dict[str, tuple[int, int]],
-        known: dict[str, tuple[int, int]],
-        progress: ProgressCallback | None,
-    ) -> None:
-        """``present`` (on disk) and ``known`` (indexed): vault-relative path → (size, mtime_ns)."""
+    def apply(self, present: StatMap, known: StatMap, progress: ProgressCallback | None) -> None:
+        """``present`` (on disk) and ``known`` (indexed)."""
         self._present = present
         self.apply_differences(*differences(present, known), len(present), known, progress)
 
     def apply_differences(
-        self,
-        to_read: list[str],
-        vanished: list[str],
-        present_count: int,
-        known: dict[str, tuple[int, int]],
+        self, to_read: list[str], vanished: list[str], present_count: int, known: StatMap,
         progress: ProgressCallback | None,
     ) -> None:
         """The notes of :func:`differences` (of a walk that found ``present_count`` notes,
@@ -485,72 +477,6 @@ class _Syncer:
             self.db.recount_edges(self.edges_changed)
 
 
-def differences(
-    present: dict[str, tuple[int, int]], known: dict[str, tuple[int, int]]
-) -> tuple[list[str], list[str]]:
-    """The notes a sync must read (new, or another size or mtime) and those it must look for
-    (indexed, not found), from ``present`` (walked) and ``known`` (indexed): path → (size,
-    mtime_ns)."""
-    if present == known:  # the common case, compared in C: nothing to read or drop
-        return [], []
-    to_read = [rel for rel, stat in present.items() if known.get(rel) != stat]
-    vanished = [rel for rel in known if rel not in present]
-    return to_read, vanished
-
-
-FORKED_WALK_FROM = 10_000
-"""Indexed notes from which a sync given work to do meanwhile walks the vault in a forked
-process (:func:`sync_index`)."""
-
-
-class _Walked(NamedTuple):
-    """What a walk in a forked process sends back: :func:`differences` and what it found."""
-
-    to_read: list[str]
-    vanished: list[str]
-    present_count: int
-    attachments: list[str]
-    linked: list[str]
-
-
-def _forked_walk(
-    root: Path,
-    settings: Settings,
-    known: dict[str, tuple[int, int]],
-    meanwhile: Callable[[], object],
-) -> _Walked | None:
-    """Walk the vault in a forked process, compared there with ``known``, while this process
-    calls ``meanwhile``; ``None`` (``meanwhile`` then maybe not called) where no process can
-    be forked or it was lost: the caller walks the vault itself."""
-    from vaultmem.services.forked_workers import WorkerLostError, can_fork, forked_map
-
-    if not can_fork():
-        return None
-
-    def walk(_: None) -> tuple[list[str], list[str], int, list[str], list[str]]:
-        attachments: set[str] = set()
-        linked: set[str] = set()
-        present = scan_vault(root, settings, attachments=attachments, linked=linked)
-        return (*differences(present, known), len(present), sorted(attachments), sorted(linked))
-
-    forked = False
-
-    def overlapped() -> None:
-        nonlocal forked
-        forked = True
-        meanwhile()
-
-    try:
-        for walked in forked_map(walk, [None], 1, meanwhile=overlapped):
-            return _Walked(*walked)
-    except WorkerLostError:  # killed (out of memory, say) before it answered
-        pass
-    except OSError:
-        if forked:  # raised by ``meanwhile`` or by the walk itself, not by the fork
-            raise
-    return None
-
-
 def sync_index(
     root: Path,
     db: IndexDB,
@@ -563,12 +489,9 @@ def sync_index(
     """Bring the index in step with every note of the vault at ``root``; see :class:`SyncReport`.
 
     ``meanwhile``: work for this process while the vault is walked, inside the sync's
-    transaction (reading the index as the sync found it). It is called only where the walk
-    runs in a forked process (a vault of :data:`FORKED_WALK_FROM` indexed notes or more, on a
-    system that forks, from a process running no other thread), at most once; what it read
-    still holds when the report shows no change (:attr:`SyncReport.any_change`). On 2 cores,
-    a 100,000-note walk in a forked process while this one loaded the memories it plans with
-    made the two together 0.57–0.65 s against 0.74–0.81 s one after the other.
+    transaction (reading the index as the sync found it), called only where the walk runs in
+    a forked process, at most once (:func:`~vaultmem.services.sync_walk.forked_walk`); what
+    it read still holds when the report shows no change (:attr:`SyncReport.any_change`).
     """
     started = time.perf_counter()
     syncer = _Syncer(root, db, settings)
@@ -579,9 +502,7 @@ def sync_index(
         syncer.report.linked = set()
         known = db.stat_states()
         empty = not known and not db.attachment_paths()  # then in bulk, which stats as it reads
-        walked = None
-        if meanwhile is not None and len(known) >= FORKED_WALK_FROM:
-            walked = _forked_walk(root, settings, known, meanwhile)
+        walked = None if meanwhile is None else forked_walk(root, settings, known, meanwhile)
         bulk = False
         if walked is not None:
             attachments.update(walked.attachments)
@@ -633,7 +554,7 @@ def sync_paths(
         # and one holding NUL names no file at all (the system calls refuse it)
         rels = sorted({rel.strip("/") for rel in paths if "\0" not in rel and is_utf8_name(rel)})
         known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
-        present: dict[str, tuple[int, int]] = {}
+        present: StatMap = {}
         attachments: set[str] = set()
         linked_folder = LinkedFolders(root)  # a pass's thousands of paths share a few folders
         for rel in rels:
