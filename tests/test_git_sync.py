@@ -96,21 +96,27 @@ def test_driver_caps_strength_and_counts_from_the_defaults_when_added_on_both_si
     assert parse_frontmatter(split_note(both.text).yaml)["use_count"] == 2 + 3 - 1
 
 
-def test_a_key_changed_differently_on_both_sides_is_a_conflict_for_that_key_alone() -> None:
-    ours = BASE.replace("status: active", "status: active\nsource: human").replace(
-        "use_count: 2", "use_count: 3"
-    )
-    theirs = BASE.replace("status: active", "status: active\nsource: agent").replace(
-        "use_count: 2", "use_count: 4"
+def test_a_value_its_rule_cannot_merge_is_a_conflict_for_that_key_alone() -> None:
+    ours = (
+        BASE.replace("status: active", "status: active\nsource: human")
+        .replace("use_count: 2", "use_count: 3")
+        .replace("strength: 1.0", "strength: high")
+    )  # a person's value of the wrong type
+    theirs = (
+        BASE.replace("status: active", "status: active\nsource: agent")
+        .replace("use_count: 2", "use_count: 4")
+        .replace("strength: 1.0", "strength: 1.1")
     )
     result = merge_note(BASE, ours, theirs, git_merge_lines)
-    assert result.conflicts == ("key 'source'",)
+    assert result.conflicts == ("key 'strength'",)
     assert find_conflict_markers(result.text)
-    block = "<<<<<<< ours\nsource: human\n||||||| base\n=======\nsource: agent\n>>>>>>> theirs\n"
-    assert block in result.text
+    block = "<<<<<<< ours\nstrength: high\n||||||| base\nstrength: 1.0\n=======\nstrength: 1.1\n"
+    assert block + ">>>>>>> theirs\n" in result.text
     ours_side, base_side, theirs_side = conflict_sides(result.text)
-    assert parse_frontmatter(split_note(ours_side).yaml)["use_count"] == 5  # merged all the same
-    assert parse_frontmatter(split_note(theirs_side).yaml)["source"] == "agent"
+    merged = parse_frontmatter(split_note(ours_side).yaml)
+    assert merged["use_count"] == 5  # merged all the same
+    assert merged["source"] == "agent"  # a choice: the first by name when last_used ties
+    assert parse_frontmatter(split_note(theirs_side).yaml)["strength"] == 1.1
     assert base_side is not None
 
 

@@ -16,14 +16,21 @@ def merge_driver_main(args: list[str]) -> int:
 
     base, ours, theirs = args[:3]
     path = args[3] if len(args) > 3 else ours
-    code, result = merge_files(base, ours, theirs, path)
-    if code == 2:
+    code, result, kept_apart = merge_files(base, ours, theirs, path)
+    if kept_apart is not None:
         print(
-            f"vaultmem merge-driver: {path}: not merged by properties (a side is not UTF-8, "
-            "or git merge-file failed); resolve it by hand",
+            f"vaultmem merge-driver: {path}: two different memories (different ids) were added "
+            f"here; kept yours, and theirs as {kept_apart} (new: commit it)",
             file=sys.stderr,
         )
-    elif result is not None and result.conflicts:
+    elif result is None:
+        if code:
+            print(
+                f"vaultmem merge-driver: {path}: not UTF-8, merged as lines: conflict; "
+                "resolve the marked lines by hand",
+                file=sys.stderr,
+            )
+    elif result.conflicts:
         print(
             f"vaultmem merge-driver: {path}: conflict in {', '.join(result.conflicts)}; "
             "resolve the marked lines (vaultmem doctor --fix merges conflicted properties)",

@@ -18,10 +18,12 @@ def merge_driver(base: str, ours: str, theirs: str, path: str | None) -> None:
     """git's merge driver for memory notes: merge BASE, OURS, THEIRS into OURS.
 
     git runs it as `vaultmem merge-driver %O %A %B %P` (registered by `vaultmem init --git`).
-    Properties merge key by key: last_used the latest, use_count base + both sides' uses,
-    strength and confidence base + both sides' changes (capped), created and promoted_at the
-    earliest, tags and related as set merges, a key changed on one side takes that side. The body
-    merges with `git merge-file --diff3`. Exit 0 when merged; 1 when a key or body lines still
-    conflict (marked in the note); 2 when it could not merge (a side is not UTF-8).
+    Properties merge key by key, each by its rule (user guide, "Syncing with git"): use_count
+    base + both sides' uses, use_days both sides' distinct days, last_used the latest, created
+    and promoted_at the earliest, tags and related as set merges, status the later stage, a
+    person's own keys like text lines; a key changed on one side takes that side. The body
+    merges with `git merge-file --diff3`. Two different memories (different ids) added at one
+    path are both kept: yours at the path, theirs beside it as "<title> 2.md". Exit 0 when
+    merged; 1 when body lines (or a value of the wrong type) still conflict, marked in the note.
     """
     sys.exit(merge_driver_main([base, ours, theirs, *([path] if path else [])]))

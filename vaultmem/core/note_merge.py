@@ -3,41 +3,26 @@
 Pure: the body merge (``git merge-file``) is handed in as a function, so this module does no I/O.
 The rules (see "Syncing with git" in ``docs/user-guide.md``):
 
-- frontmatter is merged key by key, three-way: a key changed on one side only takes that side
-  (deleting included); a key changed the same way on both sides takes it (except a counter,
-  ``strength`` and ``confidence``: equal increments on both sides are both added); a key changed
-  differently on both sides is merged by meaning when it has a rule, else it is a conflict for
-  that key alone (conflict markers around that one line, the rest merged);
-- rules (reinforcement, user guide section "Reinforcement"; a use only ever adds):
-  ``use_count``, ``review_count``, ``cross_domain_count`` = base + both sides' increments;
-  ``strength`` (0–2) and ``confidence`` (0–1) = base + both sides' changes, clamped — each
-  reinforcement's +0.1 counts once, as it would had the uses happened one after the other on
-  one machine, and a boost that hit the cap stays at the cap; ``last_used``, ``last_review_at``,
-  ``updated``, ``end`` = the latest; ``created``, ``promoted_at``, ``archived_at``,
-  ``resolved_at``, ``start`` = the earliest; ``tags``, ``related``, ``aliases``, ``topics``,
-  ``members``, ``boxes`` = three-way set merges (ours' order, theirs' additions appended,
-  removals on either side honoured); ``status`` (active < promoted < superseded < archived) and
-  ``layer`` (working < episodic < semantic, procedural) = the later lifecycle stage;
+- frontmatter is merged key by key, three-way, each key by its rule in the property table
+  (:mod:`vaultmem.core.properties`, merged by :mod:`vaultmem.core.property_merge`); a person's
+  own keys merge like text lines; only a value of a type its rule cannot merge is a conflict
+  for that key alone (conflict markers around that one line, the rest merged);
+- two sides holding different memory ids are two memories: nothing is merged, and the caller
+  keeps theirs apart under a new name (:attr:`MergeResult.apart`);
 - the body is merged by the given line merger (``git merge-file``, diff3 style), which never
   drops or reorders a line;
 - the result is written surgically onto "ours": only the lines of keys that change differ.
-
-Without a base (two sides of a conflict already marked in a note, ``doctor --fix``, a note
-both sides added), a key only one side holds is kept, counters take the larger side (a lower
-bound of the uses) and sets the union.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from vaultmem.core.note_text import (
-    DELETE,
     FrontmatterError,
     find_conflict_markers,
     parse_frontmatter,
@@ -45,32 +30,21 @@ from vaultmem.core.note_text import (
     set_fields,
     split_note,
 )
-from vaultmem.core.timestamps import parse_datetime
+from vaultmem.core.properties import PROPERTIES, Merge
+from vaultmem.core.property_merge import MISSING, merge_frontmatter, stage_of
 
 __all__ = [
     "BodyMerger", "MergeResult", "conflict_sides", "merge_frontmatter", "merge_note",
+    "note_identity", "stage_of", "union_lines",
 ]  # fmt: skip
-
-COUNTERS: Final = {"use_count": 1, "review_count": 0, "cross_domain_count": 0}
-"""Counters merged as base + both increments; the value is the default when a side lacks it."""
-BOUNDED: Final = {"strength": (0.0, 2.0, 1.0), "confidence": (0.0, 1.0, 1.0)}
-"""Numbers merged as base + both changes, clamped: (low, high, default)."""
-LATEST: Final = frozenset({"last_used", "last_review_at", "updated", "end"})
-EARLIEST: Final = frozenset({"created", "promoted_at", "archived_at", "resolved_at", "start"})
-SETS: Final = frozenset({"tags", "related", "aliases", "topics", "members", "boxes"})
-STAGES: Final[dict[str, tuple[str | tuple[str, ...], ...]]] = {
-    "status": ("active", "promoted", "superseded", "archived"),
-    "layer": ("working", "episodic", ("semantic", "procedural")),
-}
-"""Keys merged by lifecycle stage: the later stage wins (one pass promoted what another
-archived: archived). Values in one tuple share a stage; two of them are a conflict."""
 
 BodyMerger = Callable[[str, str, str], tuple[str, bool]]
 """``(base, ours, theirs) -> (merged text, clean)``; a conflict leaves markers in the text."""
 
-_MISSING: Final = object()
+_MISSING: Final = MISSING
 _PLACEHOLDER: Final = "vaultmem-merge-conflict-{}"
 _MARKER_LINE: Final = re.compile(r"^(<{7}|\|{7}|={7}|>{7})(?:[ \t].*)?\r?$")
+_IDENTITY: Final = tuple(k for k, p in PROPERTIES.items() if p.merge is Merge.IDENTITY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,95 +52,18 @@ class MergeResult:
     """The merged note text; ``conflicts`` names what could not be merged (``[]`` = clean).
 
     Each conflict is ``"key 'status'"`` or ``"body"`` (or ``"note"`` when the note was merged
-    as plain lines because a side does not parse).
+    as plain lines because a side does not parse). ``apart`` is theirs' text when the two sides
+    are different memories (different ids): ``text`` is then ours, unchanged, and the caller
+    keeps ``apart`` as a note of its own.
     """
 
     text: str
     conflicts: tuple[str, ...]
+    apart: str | None = None
 
     @property
     def clean(self) -> bool:
         return not self.conflicts
-
-
-def _same(a: object, b: object) -> bool:
-    return type(a) is type(b) and a == b or (_is_number(a) and _is_number(b) and a == b)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _time(value: object) -> float | None:
-    if value is _MISSING or value is None:
-        return None
-    try:
-        return parse_datetime(value).timestamp()
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
-def _pick_time(ours: object, theirs: object, *, latest: bool) -> object:
-    a, b = _time(ours), _time(theirs)
-    if a is None or b is None:
-        if a is None and b is None:
-            return _MISSING
-        return ours if b is None else theirs
-    if a == b:
-        return ours
-    return ours if (a > b) == latest else theirs
-
-
-def _items(value: object) -> list[object] | None:
-    if value is _MISSING or value is None:
-        return []
-    if isinstance(value, list):
-        return value
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return [value]
-    return None
-
-
-def _set_merge(base: object, ours: object, theirs: object, *, has_base: bool) -> object:
-    b, o, t = _items(base), _items(ours), _items(theirs)
-    if b is None or o is None or t is None:
-        return _MISSING
-    removed = [x for x in b if x not in t] if has_base else []
-    merged = [x for x in o if x not in removed]
-    merged += [x for x in t if x not in merged and (x not in b or not has_base)]
-    return merged
-
-
-def _counter(base: object, ours: object, theirs: object, default: int, has_base: bool) -> object:
-    values = [default if v is _MISSING or v is None else v for v in (base, ours, theirs)]
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return _MISSING
-    b, o, t = (int(v) for v in values)  # type: ignore[call-overload]
-    return o + t - b if has_base else max(o, t)
-
-
-def _bounded(base: object, ours: object, theirs: object, rule: tuple[float, float, float],
-             has_base: bool) -> object:  # fmt: skip
-    low, high, default = rule
-    values = [default if v is _MISSING or v is None else v for v in (base, ours, theirs)]
-    if not all(_is_number(v) and math.isfinite(float(v)) for v in values):  # type: ignore[arg-type]
-        return _MISSING
-    b, o, t = (float(v) for v in values)  # type: ignore[arg-type]
-    if not has_base:
-        return max(o, t)
-    return round(min(high, max(low, b + (o - b) + (t - b))), 4)
-
-
-FIRST_BY_NAME: Final = frozenset({"trace"})
-"""Keys holding one link where either answer is right: the first by name wins, so that every
-machine picks the same (a box woven into two traces at once stays in the first)."""
-
-
-def _first_by_name(ours: object, theirs: object) -> object:
-    present = [v for v in (ours, theirs) if isinstance(v, str)]
-    if len(present) != 2:
-        return _MISSING
-    return min(present)
 
 
 def union_lines(ours: str, theirs: str) -> str:
@@ -187,69 +84,21 @@ def union_lines(ours: str, theirs: str) -> str:
     return "".join(out)
 
 
-def stage_of(key: str, value: object) -> int | None:
-    """Position of ``value`` in :data:`STAGES` ``[key]`` (``None`` when it is not a stage)."""
-    for n, names in enumerate(STAGES.get(key, ())):
-        if value == names or (isinstance(names, tuple) and value in names):
-            return n
-    return None
+def note_identity(text: str) -> tuple[object, ...] | None:
+    """The identity keys' values (``id``, ``type``) of a note, ``None`` when it does not parse."""
+    parts = _parts(text)
+    if parts is None:
+        return None
+    return tuple(parts[0].get(key) for key in _IDENTITY)
 
 
-def _later_stage(key: str, ours: object, theirs: object) -> object:
-    a, b = stage_of(key, ours), stage_of(key, theirs)
-    if a is None or b is None or a == b:
-        return _MISSING
-    return ours if a > b else theirs
-
-
-def _merge_key(key: str, base: object, ours: object, theirs: object, has_base: bool) -> object:
-    """The merged value of one key changed differently on both sides, or ``_MISSING``."""
-    if key in STAGES:
-        return _later_stage(key, ours, theirs)
-    if key in FIRST_BY_NAME:
-        return _first_by_name(ours, theirs)
-    if key in COUNTERS:
-        return _counter(base, ours, theirs, COUNTERS[key], has_base)
-    if key in BOUNDED:
-        return _bounded(base, ours, theirs, BOUNDED[key], has_base)
-    if key in LATEST or key in EARLIEST:
-        return _pick_time(ours, theirs, latest=key in LATEST)
-    if key in SETS:
-        return _set_merge(base, ours, theirs, has_base=has_base)
-    return _MISSING
-
-
-def merge_frontmatter(
-    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any]
-) -> tuple[dict[str, object], list[str]]:
-    """Key-by-key three-way merge (module docstring rules); ``base=None`` = no common ancestor.
-
-    Returns (changes to apply to ``ours``: key → value or :data:`DELETE`, conflicting keys).
-    """
-    has_base = base is not None
-    old = base or {}
-    changes: dict[str, object] = {}
-    conflicts: list[str] = []
-    for key in list(ours) + [k for k in theirs if k not in ours]:
-        o, t, b = ours.get(key, _MISSING), theirs.get(key, _MISSING), old.get(key, _MISSING)
-        additive = key in COUNTERS or key in BOUNDED
-        if _same(o, t) and not (additive and has_base and not _same(o, b)):
-            continue  # the same value; but two equal increments are two sets of uses
-        if has_base and _same(o, b):
-            changes[key] = DELETE if t is _MISSING else t
-            continue
-        if has_base and _same(t, b):
-            continue
-        if not has_base and (o is _MISSING or t is _MISSING):  # known on one side only: keep it
-            if o is _MISSING:
-                changes[key] = t
-            continue
-        merged = _merge_key(key, b, o, t, has_base)
-        if merged is _MISSING:
-            conflicts.append(key)
-        elif not _same(merged, o):
-            changes[key] = merged
-    return changes, conflicts
+def _different_notes(base: dict[str, Any] | None, ours: dict[str, Any],
+                     theirs: dict[str, Any]) -> bool:  # fmt: skip
+    """Whether both sides hold an id, different ones, neither of them the base's."""
+    o, t = ours.get("id"), theirs.get("id")
+    if not o or not t or o == t:
+        return False
+    return base is None or base.get("id") not in (o, t)
 
 
 def conflict_sides(text: str) -> tuple[str, str | None, str]:
@@ -336,6 +185,7 @@ def merge_note(
     merge_lines: BodyMerger,
     *,
     keep_ours: bool = False,
+    ours_keys: frozenset[str] = frozenset(),
 ) -> MergeResult:
     """Merge three versions of a note (module docstring rules); never raises on bad content.
 
@@ -344,7 +194,10 @@ def merge_note(
     compare with (two copies of one memory, ``doctor --fix``: counters take the larger side,
     sets the union). When a side does not parse (bad YAML, conflict markers already inside) the
     whole texts are merged as lines instead. Without a base the bodies are joined by
-    :func:`union_lines`. ``keep_ours``: a key without a rule keeps ours' value (no markers).
+    :func:`union_lines`. ``keep_ours``: a key that cannot be merged keeps ours' value (no
+    markers); ``ours_keys``: keys that keep ours' value whenever ours holds one (``doctor --fix``
+    keeps the ``box`` of the path it keeps). Sides with different memory ids are not merged
+    (:attr:`MergeResult.apart`).
     """
     if ours == theirs or (base is not None and theirs == base):
         return MergeResult(ours, ())
@@ -357,7 +210,12 @@ def merge_note(
         text, clean = merge_lines(line_base, ours, theirs)
         return MergeResult(text, () if clean else ("note",))
     base_fm = p_base[0] if p_base is not None and base is not None else None
+    if _different_notes(base_fm, p_ours[0], p_theirs[0]):
+        return MergeResult(ours, (), apart=theirs)
     changes, conflicting = merge_frontmatter(base_fm, p_ours[0], p_theirs[0])
+    for key in ours_keys & p_ours[0].keys():
+        changes.pop(key, None)
+        conflicting = [k for k in conflicting if k != key]
     body_base = p_base[1] if p_base is not None else ""
     body_ours, body_theirs = p_ours[1], p_theirs[1]
     if body_ours == body_theirs or (base is not None and body_theirs == body_base):
