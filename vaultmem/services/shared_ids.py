@@ -42,6 +42,7 @@ from vaultmem.core.note_text import (
 )
 from vaultmem.errors import VaultmemError
 from vaultmem.services.git_setup import in_git_repository
+from vaultmem.services.memory_creation import unique_title
 from vaultmem.services.merge_driver import base_from_history, git_merge_lines
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.journal import JournalWriter, recover
@@ -51,8 +52,16 @@ from vaultmem.store.vault_lock import vault_lock
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
 
-_COPY_SUFFIX = re.compile(r"^(?P<name>.+?)(?: \d+| copy(?: \d+)?)$", re.IGNORECASE)
+_COPY_SUFFIX = re.compile(r"^(?P<name>.+?)(?: 1| copy(?: \d+)?)$", re.IGNORECASE)
+_SYNC_COPY_SUFFIX = re.compile(
+    r"^(?P<name>.+?)(?: \([^()]*conflicted copy[^()]*\)|\.sync-conflict-[\w-]*| [2-9]| [1-9]\d+)$",
+    re.IGNORECASE,
+)
+"""A sync tool's copy of a note both sides changed: Dropbox's and vaultmem's ``X (conflicted
+copy …)``, Syncthing's ``X.sync-conflict-…``, iCloud's and Obsidian's ``X 2``."""
 _EXPECTED_STATUS = ("active", "active", "promoted", "archived")
+_PATH_KEYS = frozenset({"box"})
+"""Keys that say where a note is: the kept path's value stays."""
 
 
 def shared_id_groups(db: IndexDB) -> dict[str, list[str]]:
@@ -93,15 +102,26 @@ def stage(vault: VaultContext, path: str) -> int:
     return -1
 
 
-def copies_in(paths: list[str]) -> list[str]:
-    """The paths whose name is another's in ``paths`` plus `` 1``, `` 2``… or `` copy``."""
+def _named_after(paths: list[str], suffix: re.Pattern[str]) -> list[str]:
     titles = {title_of(p).casefold() for p in paths}
     found = []
     for path in paths:
-        match = _COPY_SUFFIX.match(title_of(path))
+        match = suffix.match(title_of(path))
         if match and match.group("name").casefold() in titles:
             found.append(path)
     return found if len(found) < len(paths) else []
+
+
+def copies_in(paths: list[str]) -> list[str]:
+    """The paths whose name is another's in ``paths`` plus `` 1`` or `` copy`` (Obsidian's
+    "Make a copy": a new note)."""
+    return _named_after(paths, _COPY_SUFFIX)
+
+
+def sync_copies_in(paths: list[str]) -> list[str]:
+    """The paths whose name is another's in ``paths`` plus a sync tool's conflict suffix
+    (``(conflicted copy …)``, ``.sync-conflict-…``, `` 2``…): the same memory, to merge back."""
+    return _named_after(paths, _SYNC_COPY_SUFFIX)
 
 
 def plan_text(vault: VaultContext, paths: list[str]) -> str:
@@ -112,14 +132,26 @@ def plan_text(vault: VaultContext, paths: list[str]) -> str:
     if len(same) > 1:
         keep = _winner(vault, same)
         others = ", ".join(p for p in same if p != keep)
-        parts.append(f"keeps {keep} (later lifecycle stage) and merges {others} into it")
+        parts.append(f"keeps {keep} ({_why_kept(vault, keep, same)}) and merges {others} into it")
     if copies:
         parts.append(f"gives the copy {', '.join(copies)} a new id")
     return "`vaultmem doctor --fix` " + "; ".join(parts)
 
 
 def _winner(vault: VaultContext, paths: list[str]) -> str:
-    return sorted(paths, key=lambda p: (-stage(vault, p), p))[0]
+    """The path kept: never a sync tool's conflict copy of another (the name people link to),
+    else the later lifecycle stage; at one stage the first path in sort order."""
+    copies = sync_copies_in(paths)
+    originals = [p for p in paths if p not in copies]
+    return sorted(originals, key=lambda p: (-stage(vault, p), p))[0]
+
+
+def _why_kept(vault: VaultContext, keep: str, paths: list[str]) -> str:
+    if sync_copies_in(paths):
+        return "the original of a sync conflict copy"
+    if all(stage(vault, p) == stage(vault, keep) for p in paths):
+        return "the first path in sort order"
+    return "later lifecycle stage"
 
 
 @dataclass(slots=True)
@@ -210,6 +242,11 @@ class _Fixer:
             self.touched.append(path)
         self.report.fixed.append((path, what))
 
+    def create(self, path: str, text: str, what: str) -> None:
+        self._journal().create(path, text)
+        self.touched.append(path)
+        self.report.fixed.append((path, what))
+
     def delete(self, path: str, what: str) -> None:
         snapshot = read_note(self.vault.root / path)
         self._journal().delete(path, snapshot.text)
@@ -229,7 +266,9 @@ def _merge_group(
     merged = texts[keep]
     for other in (p for p in paths if p != keep):
         if texts[other] != merged:
-            result = merge_note(base, merged, texts[other], git_merge_lines, keep_ours=True)
+            result = merge_note(
+                base, merged, texts[other], git_merge_lines, keep_ours=True, ours_keys=_PATH_KEYS
+            )
             if not result.clean:
                 raise VaultmemError(f"{other}: its body conflicts with {keep}; merge by hand")
             merged = result.text
@@ -237,7 +276,8 @@ def _merge_group(
     fixer.edit(
         keep,
         merged,
-        f"kept (later lifecycle stage); merged {copies} cop{'y' if copies == 1 else 'ies'} in",
+        f"kept ({_why_kept(vault, keep, paths)}); "
+        f"merged {copies} cop{'y' if copies == 1 else 'ies'} in",
     )
     for other in (p for p in paths if p != keep):
         fixer.delete(other, f"merged into {keep} (same memory id {_id_of(texts[other])})")
@@ -316,6 +356,8 @@ def _fix(vault: VaultContext, fixer: _Fixer, report: FixReport) -> None:
         if path in grouped:
             continue
         try:
+            if _split_two_memories(vault, fixer, path):
+                continue
             text, why = resolve_markers(read_note(vault.root / path).text)
         except VaultmemError as err:
             report.left.append((path, str(err)))
@@ -330,6 +372,24 @@ def _fix(vault: VaultContext, fixer: _Fixer, report: FixReport) -> None:
             _fix_group(vault, fixer, paths, base)
         except (VaultmemError, FrontmatterError, OSError) as err:
             report.left.append((paths[0], f"{err} (shared id with {', '.join(paths[1:])})"))
+
+
+def _split_two_memories(vault: VaultContext, fixer: _Fixer, path: str) -> bool:
+    """A note whose conflict sides hold different memory ids (git's add/add merged without the
+    driver): ours stays at ``path``, theirs becomes ``<title> 2.md`` beside it. True if split."""
+    text = read_note(vault.root / path).text
+    ours, _, theirs = conflict_sides(text)
+    o, t = _frontmatter(ours), _frontmatter(theirs)
+    if o is None or t is None or not o.get("id") or not t.get("id") or o["id"] == t["id"]:
+        return False
+    folder, _, name = path.rpartition("/")
+    title = unique_title(vault.index, name.removesuffix(".md"))
+    other = f"{folder}/{title}.md" if folder else f"{title}.md"
+    if (vault.root / other).exists():
+        raise VaultmemError(f"{path}: two memories in one note, and {other} is taken")
+    fixer.edit(path, ours, f"two memories in one note: kept id {o['id']} here")
+    fixer.create(other, theirs, f"two memories in one note: id {t['id']} moved here from {path}")
+    return True
 
 
 def _fix_group(vault: VaultContext, fixer: _Fixer, paths: list[str], base: str | None) -> None:
