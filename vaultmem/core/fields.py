@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from vaultmem.core.properties import PROPERTIES
 from vaultmem.core.timestamps import parse_datetime
 
 MANAGED_TYPES = ("memory", "box", "trace")
@@ -218,8 +219,11 @@ _CONVERTERS: dict[str, Callable[[object], object]] = {
     "previous": lambda v: None if v is None else _text(v),
 }
 
-_LIST_KEYS = frozenset({"tags", "related"})
-"""Keys whose Obsidian type is a list; every other key reads a one-item list as its item."""
+_LIST_KEYS = frozenset(
+    key for key in _CONVERTERS if PROPERTIES[key].obsidian in ("tags", "multitext", "aliases")
+)
+"""Keys whose Obsidian type is a list (the property table); every other key reads a one-item
+list as its item."""
 
 
 def _unwrapped(key: str, value: object) -> object:
