@@ -5,8 +5,10 @@ at two lifecycle stages, same base name) or from Obsidian's "Make a copy" (``X 1
 base name). Passes never move either file; ``doctor`` names both; ``doctor --fix`` resolves
 them by one rule (user guide, "Syncing with git"):
 
-- **a copy** (Obsidian's "Make a copy"): a note whose name is another's plus `` 1``, `` 2``…
-  or `` copy`` is a copy; it gets a new id (one line changed) and the original keeps it;
+- **a copy** (Obsidian's "Make a copy"): a note whose name is another's plus `` 1`` or
+  `` copy`` is a copy; it gets a new id (one line changed) and the original keeps it;
+- **a sync tool's conflict copy** (``X (conflicted copy …)``, ``X.sync-conflict-…``, ``X 2``):
+  merged into the original, never the other way (the original keeps the name people link to);
 - **one memory at several places** (every other case: the same base name at two lifecycle
   stages after a git rename/rename or add/add, or a rename on one machine while a pass moved
   the note on the other): the file at the later lifecycle stage is kept — STM < Boxes < LTM <
@@ -14,9 +16,10 @@ them by one rule (user guide, "Syncing with git"):
   merged into it as the merge driver merges them (no common version: counters take the larger
   value, times the latest or earliest, sets the union), then they are deleted.
 
-Conflict markers inside a memory's frontmatter are resolved by the driver's rules too; conflicts
-in the body are left to the person. Every change goes through one journal, so ``vaultmem undo``
-reverses the fix.
+Conflict markers inside a memory's frontmatter are resolved by the driver's rules too; markers
+around two different memory ids (an add/add merged without the driver) split the note in two,
+theirs as ``<title> 2``; conflicts in the body are left to the person. Every change goes
+through one journal, so ``vaultmem undo`` reverses the fix.
 """
 
 from __future__ import annotations
