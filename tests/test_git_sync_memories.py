@@ -190,3 +190,34 @@ def test_when_nothing_can_merge_both_sides_stay_between_markers(tmp_path: Path) 
     merged = files["ours"].read_bytes()
     assert b"caf\xe9\0\n" in merged and b"ours\n" in merged and b"theirs\n" in merged
     assert b"<<<<<<< ours" in merged and b">>>>>>> theirs" in merged
+
+
+def test_a_note_git_kept_one_side_of_is_flagged_and_merged_by_doctor_fix(tmp_path: Path) -> None:
+    c = make_clones(tmp_path, driver=False)  # B: no driver; git calls the note binary (NUL)
+    a = Vault.open(c.a)
+    x = a.remember("Prefers ramen\n\nA notes:\n\nB notes:\n", title="X", now=MARCH)
+    note_a = c.a / x.path
+    note_a.write_text(note_a.read_text().replace("Prefers ramen", "Prefers\0ramen"))
+    commit_all(c.a, "X")
+    git(c.a, "push", "--quiet")
+    assert pull(c.b)
+    b = Vault.open(c.b)
+    note_b = c.b / x.path
+    a.touch("X", now=MARCH + DAY)
+    note_a.write_text(note_a.read_text().replace("A notes:\n", "A notes:\n- theirs line\n"))
+    b.touch("X", now=MARCH + 2 * DAY)
+    note_b.write_text(note_b.read_text().replace("B notes:\n", "B notes:\n- ours line\n"))
+    commit_all(c.a, "A")
+    commit_all(c.b, "B")
+    git(c.a, "push", "--quiet")
+    assert not pull(c.b)  # binary: git keeps B's side, no markers
+    kept = note_b.read_text(encoding="utf-8")
+    assert "- theirs line" not in kept and not find_conflict_markers(kept)
+    code, out, _ = cli(c.b, "doctor")
+    assert code == 1 and f"[unmerged] {x.path}" in out and "doctor --fix" in out
+    code, out, _ = cli(c.b, "doctor", "--fix")
+    assert code == 0 and f"fixed {x.path}: git kept one side" in out, out
+    text = note_b.read_text(encoding="utf-8")
+    assert "- ours line\n" in text and "- theirs line\n" in text and "Prefers\0ramen" in text
+    assert fields(note_b)["use_count"] == 3  # counted against git's common version
+    assert cli(c.b, "undo")[0] == 0 and note_b.read_text(encoding="utf-8") == kept

@@ -25,6 +25,7 @@ from vaultmem.services.index_stamps import is_pending
 from vaultmem.services.placement import misplaced
 from vaultmem.services.shared_ids import plan_text, shared_id_groups
 from vaultmem.services.template_folders import in_templates, template_folders
+from vaultmem.services.unmerged_notes import unmerged_notes
 from vaultmem.services.vault_walk import scan_vault
 
 if TYPE_CHECKING:
@@ -188,8 +189,19 @@ def _unresolved_links(vault: VaultContext, report: DoctorReport) -> None:
 
 
 def sync_problems(vault: VaultContext) -> list[Finding]:
-    """Notes sharing a memory id (git rename/rename, add/add; Obsidian's "Make a copy")."""
-    findings = []
+    """Notes sharing a memory id (git rename/rename, add/add; Obsidian's "Make a copy"), and
+    notes git left as one side without markers (a binary merge, or no driver)."""
+    f = vault.settings.folders
+    folders = tuple(x.strip("/") for x in (f.stm, f.boxes, f.ltm, f.archive))
+    findings = [
+        Finding(
+            "unmerged",
+            note.path,
+            "git kept only your side (it took the note for binary, or merged without the "
+            "driver); the other side is not in it: `vaultmem doctor --fix` merges both",
+        )
+        for note in unmerged_notes(vault.root, folders)
+    ]
     for note_id, paths in sorted(shared_id_groups(vault.index).items()):
         findings.append(
             Finding(

@@ -47,6 +47,7 @@ from vaultmem.errors import VaultmemError
 from vaultmem.services.git_setup import in_git_repository
 from vaultmem.services.memory_creation import unique_title
 from vaultmem.services.merge_driver import base_from_history, git_merge_lines
+from vaultmem.services.unmerged_notes import merge_unmerged, unmerged_notes
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.note_files import read_note
@@ -343,7 +344,27 @@ def unmerged_bases(vault: VaultContext) -> dict[str, str]:
     return bases
 
 
+def _memory_folders(vault: VaultContext) -> tuple[str, ...]:
+    f = vault.settings.folders
+    return tuple(folder.strip("/") for folder in (f.stm, f.boxes, f.ltm, f.archive))
+
+
+def _fix_unmerged(vault: VaultContext, fixer: _Fixer, report: FixReport) -> None:
+    """Notes git kept one side of (binary, or merged without the driver): both sides merged."""
+    for note in unmerged_notes(vault.root, _memory_folders(vault)):
+        result = merge_unmerged(note)
+        if result.apart is not None:
+            _keep_apart(vault, fixer, note.path, note.ours, result.apart)
+            continue
+        fixer.edit(note.path, result.text, "git kept one side; both sides merged by the rules")
+        if not result.clean:
+            report.left.append(
+                (note.path, f"conflict in {', '.join(result.conflicts)}: resolve the marked lines")
+            )
+
+
 def _fix(vault: VaultContext, fixer: _Fixer, report: FixReport) -> None:
+    _fix_unmerged(vault, fixer, report)
     groups = shared_id_groups(vault.index)
     bases = unmerged_bases(vault) if groups else {}
     grouped = {p for paths in groups.values() for p in paths}
@@ -385,14 +406,19 @@ def _split_two_memories(vault: VaultContext, fixer: _Fixer, path: str) -> bool:
     o, t = _frontmatter(ours), _frontmatter(theirs)
     if o is None or t is None or not o.get("id") or not t.get("id") or o["id"] == t["id"]:
         return False
+    _keep_apart(vault, fixer, path, ours, theirs)
+    return True
+
+
+def _keep_apart(vault: VaultContext, fixer: _Fixer, path: str, ours: str, theirs: str) -> None:
+    """Ours stays at ``path``; theirs, another memory, becomes ``<title> 2.md`` beside it."""
     folder, _, name = path.rpartition("/")
     title = unique_title(vault.index, name.removesuffix(".md"))
     other = f"{folder}/{title}.md" if folder else f"{title}.md"
     if (vault.root / other).exists():
         raise VaultmemError(f"{path}: two memories in one note, and {other} is taken")
-    fixer.edit(path, ours, f"two memories in one note: kept id {o['id']} here")
-    fixer.create(other, theirs, f"two memories in one note: id {t['id']} moved here from {path}")
-    return True
+    fixer.edit(path, ours, f"two memories in one note: kept id {_id_of(ours)} here")
+    fixer.create(other, theirs, f"two memories in one note: id {_id_of(theirs)} moved here")
 
 
 def _fix_group(vault: VaultContext, fixer: _Fixer, paths: list[str], base: str | None) -> None:
