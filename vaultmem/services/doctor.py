@@ -200,7 +200,7 @@ def sync_problems(vault: VaultContext) -> list[Finding]:
             "git kept only your side (it took the note for binary, or merged without the "
             "driver); the other side is not in it: `vaultmem doctor --fix` merges both",
         )
-        for note in unmerged_notes(vault.root, folders)
+        for note in unmerged_notes(vault.root, folders, lambda i: bool(vault.index.paths_by_id(i)))
     ]
     for note_id, paths in sorted(shared_id_groups(vault.index).items()):
         findings.append(

@@ -351,7 +351,9 @@ def _memory_folders(vault: VaultContext) -> tuple[str, ...]:
 
 def _fix_unmerged(vault: VaultContext, fixer: _Fixer, report: FixReport) -> None:
     """Notes git kept one side of (binary, or merged without the driver): both sides merged."""
-    for note in unmerged_notes(vault.root, _memory_folders(vault)):
+    for note in unmerged_notes(
+        vault.root, _memory_folders(vault), lambda i: bool(vault.index.paths_by_id(i))
+    ):
         result = merge_unmerged(note)
         if result.apart is not None:
             _keep_apart(vault, fixer, note.path, note.ours, result.apart)

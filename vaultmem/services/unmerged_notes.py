@@ -12,10 +12,11 @@ rules (user guide, "Syncing with git").
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultmem.core.note_merge import MergeResult, merge_note
+from vaultmem.core.note_merge import MergeResult, merge_note, note_identity
 from vaultmem.core.note_text import find_conflict_markers
 from vaultmem.services.git_setup import in_git_repository
 from vaultmem.services.merge_driver import git_merge_lines
@@ -41,9 +42,15 @@ def _blob(root: Path, sha: str) -> str | None:
     return done.stdout.decode("utf-8", errors="surrogateescape")
 
 
-def unmerged_notes(root: Path, folders: tuple[str, ...]) -> list[UnmergedNote]:
+def unmerged_notes(
+    root: Path, folders: tuple[str, ...], held: Callable[[str], bool] = lambda note_id: False
+) -> list[UnmergedNote]:
     """The notes under ``folders`` (vault-relative) that git lists as unmerged while the file
-    holds ours exactly, without markers (git kept one side). ``[]`` outside a git merge."""
+    holds ours exactly, without markers (git kept one side). ``[]`` outside a git merge.
+
+    ``held(id)`` tells whether a memory id is in the vault: theirs, another memory whose id is
+    held elsewhere (kept apart already), is not lost.
+    """
     if not in_git_repository(root):
         return []
     listing = subprocess.run(
@@ -67,6 +74,9 @@ def unmerged_notes(root: Path, folders: tuple[str, ...]) -> list[UnmergedNote]:
         current = file.read_bytes().decode("utf-8", errors="surrogateescape")
         if current != ours or find_conflict_markers(current):
             continue  # merged with markers (doctor --fix's other work), or edited since
+        ours_id, theirs_id = note_identity(ours), note_identity(theirs)
+        if theirs_id and ours_id and theirs_id[0] != ours_id[0] and held(str(theirs_id[0])):
+            continue  # another memory, kept apart already
         found.append(UnmergedNote(path, texts.get("1") or "", ours, theirs))
     return found
 
