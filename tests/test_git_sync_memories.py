@@ -81,22 +81,31 @@ def _same_title_on_two_machines(tmp_path: Path, *, driver: bool):  # type: ignor
     return c, ramen.fields.id, sushi.fields.id
 
 
-def test_two_memories_with_one_title_are_both_kept_by_the_driver(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["--no-rebase", "--rebase"])
+def test_two_memories_with_one_title_are_both_kept_by_the_driver(tmp_path: Path, how: str) -> None:
     c, ramen, sushi = _same_title_on_two_machines(tmp_path, driver=True)
-    done = git(c.b, "pull", "--quiet", "--no-rebase", "--no-edit", check=False)
+    Vault.open(c.b).touch("Lunch order", now=MARCH + DAY)  # B uses its own, a commit later
+    commit_all(c.b, "B uses it")
+    done = git(c.b, "pull", "--quiet", how, "--no-edit", check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "kept yours, and theirs as STM/Lunch order 2.md" in done.stderr
-    assert fields(c.b / "STM/Lunch order.md")["id"] == sushi  # B's own stays where it was
-    assert fields(c.b / "STM/Lunch order 2.md")["id"] == ramen
-    assert "Lunch order: ramen" in (c.b / "STM/Lunch order 2.md").read_text(encoding="utf-8")
+    assert "at one path; kept yours here and theirs as STM/Lunch order 2.md" in done.stderr
+    # merge: "yours" is B's own; rebase: the upstream's, B's commits replayed onto it
+    here, apart = (sushi, ramen) if how == "--no-rebase" else (ramen, sushi)
+    assert fields(c.b / "STM/Lunch order.md")["id"] == here
+    assert fields(c.b / "STM/Lunch order 2.md")["id"] == apart
+    notes = {fields(c.b / "STM" / n)["id"]: c.b / "STM" / n
+             for n in ("Lunch order.md", "Lunch order 2.md")}  # fmt: skip
+    assert "Lunch order: ramen" in notes[ramen].read_text(encoding="utf-8")
+    assert fields(notes[ramen])["use_count"] == 1
+    assert fields(notes[sushi])["use_count"] == 2  # B's use stays with B's memory
     assert (c.b / "Person.md").read_text(encoding="utf-8") == "Lunch: [[Lunch order]]\n"
     code, out, _ = cli(c.b, "doctor")
     assert "duplicate" not in out and "conflict" not in out
     commit_all(c.b, "both lunch orders")  # the new note is committed with the next commit
     git(c.b, "push", "--quiet")
     assert pull(c.a)
-    assert fields(c.a / "STM/Lunch order 2.md")["id"] == ramen
-    assert fields(c.a / "STM/Lunch order.md")["id"] == sushi
+    assert fields(c.a / "STM/Lunch order 2.md")["id"] == apart
+    assert fields(c.a / "STM/Lunch order.md")["id"] == here
 
 
 def test_two_memories_with_one_title_merged_without_the_driver_are_split(tmp_path: Path) -> None:

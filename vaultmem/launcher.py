@@ -19,8 +19,8 @@ def merge_driver_main(args: list[str]) -> int:
     code, result, kept_apart = merge_files(base, ours, theirs, path)
     if kept_apart is not None:
         print(
-            f"vaultmem merge-driver: {path}: two different memories (different ids) were added "
-            f"here; kept yours, and theirs as {kept_apart} (new: commit it)",
+            f"vaultmem merge-driver: {path}: two different memories (different ids) at one "
+            f"path; kept yours here and theirs as {kept_apart} (untracked: commit it)",
             file=sys.stderr,
         )
     elif result is None:

@@ -171,6 +171,28 @@ def free_name(cwd: Path, path: str) -> str | None:
     return None
 
 
+def _kept_apart_before(
+    cwd: Path, path: str, base: str | None, ours: str, theirs: str
+) -> tuple[str, str] | None:
+    """(path, text) of the note beside ``path`` holding theirs' memory id, when ours holds
+    another id and theirs is the base's: a rebase replaying a change to a memory that an
+    earlier step of the same rebase kept apart as ``<title> 2.md`` (untracked)."""
+    theirs_id, ours_id = _note_id(theirs), _note_id(ours)
+    if not path or not base or not theirs_id or not ours_id or theirs_id == ours_id:
+        return None
+    if _note_id(base) != theirs_id:
+        return None
+    folder, _, name = path.rpartition("/")
+    title = name.removesuffix(".md")
+    for candidate in sorted((cwd / folder).glob("*.md") if (cwd / folder).is_dir() else []):
+        if not candidate.name.startswith(title + " ") or candidate.is_symlink():
+            continue
+        text = _read(str(candidate))
+        if _note_id(text) == theirs_id:
+            return f"{folder}/{candidate.name}" if folder else candidate.name, text
+    return None
+
+
 def merge_files(base: str, ours: str, theirs: str, path: str = "") -> DriverOutcome:
     """Merge the files at ``base``/``ours``/``theirs`` into ``ours`` (git's protocol).
 
@@ -202,6 +224,12 @@ def merge_files(base: str, ours: str, theirs: str, path: str = "") -> DriverOutc
     except OSError:
         _write(Path(ours), _whole_sides(ours_text, theirs_text))
         return DriverOutcome(1, MergeResult(_whole_sides(ours_text, theirs_text), ("note",)))
+    kept = _kept_apart_before(Path.cwd(), path, merge_base, ours_text, theirs_text)
+    if kept is not None:  # theirs changes a memory an earlier step kept apart: merge it there
+        elsewhere, text = kept
+        moved = merge_note(merge_base, text, theirs_text, git_merge_lines)
+        _write(Path.cwd() / elsewhere, moved.text)
+        return DriverOutcome(0 if moved.clean else 1, moved, kept_apart=elsewhere)
     if result.apart is not None:
         name = free_name(Path.cwd(), path) if path else None
         if name is None:
