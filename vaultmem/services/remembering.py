@@ -491,6 +491,7 @@ def _import_lines(
             drafts.append((number, draft))
     last_turn: dict[str, str] = {}
     with vault_lock(vault.sidecar):
+        vault.index.check_writable()
         vault.sync()
         known = _Known(vault)
         batch = NewNotes()

@@ -273,9 +273,9 @@ class Vault:
         """Mnemex's observed use of each memory in a context ("Scores", reinforcement)."""
         when = now or utc_now()
         tags = normalise_tags(list(context_tags))
+        paths = [managed_path(self, ref) for ref in refs]  # every ref found before any write
         return [
-            self.edit(managed_path(self, ref), lambda f: observe_changes(f, when, tags), now=when)
-            for ref in refs
+            self.edit(path, lambda f: observe_changes(f, when, tags), now=when) for path in paths
         ]
 
     def keep(self, ref: str, *, now: dt.datetime | None = None) -> Memory:

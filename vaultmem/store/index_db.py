@@ -14,6 +14,7 @@ its errors are in :mod:`vaultmem.store.index_connection`, a note's row values in
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -219,6 +220,17 @@ class IndexDB(NoteQueries, LinkIndex):
 
     def close(self) -> None:
         self.conn.close()
+
+    def check_writable(self) -> None:
+        """Raise :class:`SidecarError` unless the index can be written: a command that writes a
+        note calls it first, so it never writes a note it then fails to index (and a caller
+        retrying it never counts a use twice)."""
+        problem = "is read-only: nothing was written (vaultmem indexes every note it writes); "
+        if self.read_only:
+            raise SidecarError(self.path.parent, problem + "make it writable")
+        for path in (self.path, self.path.with_name(self.path.name + "-wal")):
+            if path.exists() and not os.access(path, os.W_OK):
+                raise SidecarError(path, problem + "make .vaultmem/ writable")
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -31,6 +31,9 @@ TEMP_SUFFIX = ".vaultmem-tmp"
 """A new text being written: ``.<note name>.<token>.vaultmem-tmp`` beside the note."""
 ASIDE_SUFFIX = ".vaultmem-old"
 """A note owned while it is replaced: ``.<note name>.<token>.vaultmem-old`` beside it."""
+MAX_NAME_BYTES = 255 - len(f"..12345678{TEMP_SUFFIX}")
+"""The longest note name (UTF-8 bytes, 232) vaultmem can write: its temp and aside names
+must fit the file system's 255 bytes. A longer name is refused by every write."""
 
 _NO_LINKS = {
     code
@@ -92,8 +95,11 @@ def _temp_names(path: Path) -> tuple[Path, Path]:
     """
     token = secrets.token_hex(4)
     base = f".{path.name}.{token}"
-    if len((base + TEMP_SUFFIX).encode("utf-8")) > 255:
-        raise NoteError(path, "name too long to write safely (over 232 bytes)")
+    if len(path.name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise NoteError(
+            path,
+            f"name too long to write safely (over {MAX_NAME_BYTES} bytes); rename it shorter",
+        )
     return path.with_name(base + TEMP_SUFFIX), path.with_name(base + ASIDE_SUFFIX)
 
 
