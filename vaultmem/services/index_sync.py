@@ -45,6 +45,7 @@ from vaultmem.store.confinement import (
 )
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
+from vaultmem.store.note_files import held_aside
 from vaultmem.store.raw_reads import read_to_end
 
 if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
@@ -272,6 +273,7 @@ class _Syncer:
         self.written: Mapping[str, WrittenNote] = {}
         """Notes vaultmem has just written, with their text: not read back (see sync_paths)."""
         self._present: StatMap = {}
+        self._asides: dict[Path, frozenset[str]] = {}
 
     def apply(self, present: StatMap, known: StatMap, progress: ProgressCallback | None) -> None:
         """``present`` (on disk) and ``known`` (indexed)."""
@@ -326,8 +328,8 @@ class _Syncer:
             report.added += 1
         for rel in gone:
             # second stat: a note the walk missed but that is still there (and not excluded
-            # since) stays
-            if (
+            # since) stays; so does one a write holds aside (a killed write's is put back)
+            if held_aside(self.root / rel, self.root, self.db.path.parent, self._asides) or (
                 os.path.exists(self.root / rel)
                 and not is_ignored(rel, self.settings)
                 and resolves_inside(self.root, rel)

@@ -126,7 +126,7 @@ class Vault:
         if folder not in self._swept:
             from vaultmem.store.note_files import recover_interrupted_writes
 
-            recover_interrupted_writes(folder)
+            recover_interrupted_writes(folder, search=self.root)
             self._swept.add(folder)
 
     def folders(self) -> list[str]:

@@ -401,7 +401,7 @@ def sweep_interrupted_writes(root: Path, folders: Iterable[str]) -> list[Path]:
         except UnsafePathError:
             continue
         if path.is_dir():
-            restored += recover_interrupted_writes(path, recursive=True)
+            restored += recover_interrupted_writes(path, recursive=True, search=root)
     return restored
 
 
