@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -176,3 +177,48 @@ def test_a_note_held_aside_by_a_write_in_flight_stays_indexed(vault: Path) -> No
     code, out, err = run("list", vault=vault)  # the lock is free again: put back
     assert code == 0 and "STM/Ramen.md" in out
     assert note.exists() and _stray(note.parent) == []
+
+
+@pytest.fixture
+def linked(vault: Path) -> Path:
+    """``LTM/alias.md`` and a person's ``People/mine.md``, both links to ``STM/Ramen.md``."""
+    (vault / "LTM" / "alias.md").symlink_to("../STM/Ramen.md")
+    (vault / "People").mkdir()
+    (vault / "People" / "mine.md").symlink_to("../STM/Ramen.md")
+    return vault
+
+
+def test_a_symlink_and_its_target_are_one_note(linked: Path) -> None:
+    code, out, err = run("list", "--json", vault=linked)
+    assert code == 0 and [m["path"] for m in json.loads(out)] == ["STM/Ramen.md"]
+    code, out, err = run("recall", "ramen", "--json", vault=linked)
+    assert [h["path"] for h in json.loads(out)] == ["STM/Ramen.md"]
+    code, out, err = run("doctor", vault=linked)
+    assert code == 0 and "duplicate-id" not in out, out
+    code, out, err = run("doctor", "--fix", vault=linked)
+    assert code == 0, out + err
+    for link in ("LTM/alias.md", "People/mine.md"):
+        assert (linked / link).is_symlink() and os.readlink(linked / link) == "../STM/Ramen.md"
+    assert (linked / "STM" / "Ramen.md").is_file()
+    code, out, err = run("lifecycle", "--now", "2027-11-20T09:00:00", vault=linked)
+    assert code == 0, err
+    assert (linked / "LTM" / "alias.md").is_symlink()
+    assert (linked / "People" / "mine.md").is_symlink()
+
+
+def test_forget_of_a_link_archives_its_target_and_undo_brings_it_back(linked: Path) -> None:
+    before = (linked / "STM" / "Ramen.md").read_bytes()
+    code, out, err = run("forget", "alias", vault=linked)
+    assert code == 0, err
+    assert "LTM/alias.md is a link to STM/Ramen.md: STM/Ramen.md is the memory" in err
+    assert "status: archived" in (linked / "Archive" / "Ramen.md").read_text(encoding="utf-8")
+    assert not (linked / "STM" / "Ramen.md").exists()
+    assert os.readlink(linked / "LTM" / "alias.md") == "../STM/Ramen.md"  # never replaced
+    code, out, err = run("undo", vault=linked)
+    assert code == 0, err
+    assert (linked / "STM" / "Ramen.md").read_bytes() == before
+    assert (linked / "LTM" / "alias.md").is_symlink()
+    assert (linked / "LTM" / "alias.md").read_bytes() == before
+    code, out, err = run("touch", "mine", vault=linked)
+    assert code == 0 and "touched STM/Ramen.md" in out
+    assert (linked / "People" / "mine.md").is_symlink()
