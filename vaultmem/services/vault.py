@@ -176,7 +176,8 @@ class Vault:
             return self._rebuild(progress)
         if self.index.read_only:
             self.warnings.append(
-                f"{self.sidecar} is read-only: the index is used as it is and may miss recent edits"
+                f"{self.sidecar} {self.index.read_only_reason}: the index is used as it is and "
+                "may miss recent edits"
             )
             return SyncReport()
         return sync_index(
