@@ -200,7 +200,7 @@ def test_a_killed_write_that_had_landed_drops_the_old_copy(note: Path, tmp_path:
     target = tmp_path / "Archive" / "Note.md"
     target.parent.mkdir()
     os.link(temp, target)
-    assert recover_interrupted_writes(note.parent) == []
+    assert recover_interrupted_writes(note.parent, search=tmp_path) == []
     assert not note.exists()
     assert target.read_text(encoding="utf-8") == EDITED
     assert _stray(note.parent) == []

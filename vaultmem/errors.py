@@ -122,6 +122,11 @@ class SidecarError(VaultmemError):
         super().__init__(f"{path}: {problem}")
 
 
+class JournalWriteError(SidecarError, InterruptedRunError):
+    """A journal line could not be written (a full disk): the pass or undo stopped before its
+    next step, as after Ctrl-C; the next command finishes or reverts it."""
+
+
 class IndexDamagedError(SidecarError):
     """``index.db`` is damaged; ``vaultmem index --rebuild`` replaces it (notes are unaffected)."""
 

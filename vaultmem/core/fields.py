@@ -161,13 +161,19 @@ def _number(value: object, low: float, high: float) -> float:
     return float(value)
 
 
+MAX_COUNT = 2**53
+"""The largest count read (``use_count``, ``use_days``, ``review_count``, …): the largest whole
+number Obsidian (JavaScript) keeps exactly, far inside SQLite's 64-bit integers. A larger value
+is a wrong-typed value, so no count overflows the index or a sum."""
+
+
 def _count(value: object, low: int) -> int:
-    if type(value) is int and value >= low:
+    if type(value) is int and low <= value <= MAX_COUNT:
         return value  # the common case
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError("is not a whole number")
-    if float(value) != int(value) or int(value) < low:
-        raise ValueError(f"is not a whole number ≥ {low}")
+    if float(value) != int(value) or not low <= int(value) <= MAX_COUNT:
+        raise ValueError(f"is not a whole number in {low}..2^53")
     return int(value)
 
 

@@ -13,6 +13,8 @@ import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # the parser's modules load on the first parse (_load_parser)
+    from collections.abc import Callable
+
     from vaultmem.core.fields import FieldWarning, MemoryFields, read_fields
     from vaultmem.core.links import Link, extract_links
     from vaultmem.core.note_reading import (
@@ -149,3 +151,17 @@ def parse_note(
         problems=tuple(problems),
         warnings=tuple(warnings),
     )
+
+
+def as_alias(note: ParsedNote, alias_of: str, indexed: Callable[[str], bool]) -> ParsedNote:
+    """``note`` read through a symbolic link to the note at ``alias_of`` ("" when not a link).
+
+    A link to a note the index holds (``indexed(alias_of)``) is only another name for it: no
+    memory fields, text or links of its own, so that note is never counted, found, moved or
+    merged twice. A link to a note the index skips (an excluded folder) stays the note.
+    """
+    if alias_of and indexed(alias_of):
+        from vaultmem.core.fields import MemoryFields
+
+        return note._replace(fields=MemoryFields(), body="", links=(), warnings=())
+    return note

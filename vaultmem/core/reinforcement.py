@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from vaultmem.core.fields import MemoryFields
+from vaultmem.core.fields import MAX_COUNT, MemoryFields
 
 STRENGTH_BOOST = 0.1
 """Strength added by ``touch --boost`` and by a cross-domain ``observe`` (Mnemex)."""
@@ -45,9 +45,12 @@ def touch_changes(
     """
     latest = max((t for t in (fields.last_used, fields.created) if t is not None), default=None)
     when = now if latest is None or now >= latest else latest
-    changes: dict[str, object] = {"last_used": when, "use_count": fields.use_count + 1}
+    changes: dict[str, object] = {
+        "last_used": when,
+        "use_count": min(fields.use_count + 1, MAX_COUNT),
+    }
     if latest is not None and when.date() > latest.date():
-        changes["use_days"] = fields.use_days + 1
+        changes["use_days"] = min(fields.use_days + 1, MAX_COUNT)
     if boost:
         changes["strength"] = _boosted(fields.strength)
     return changes
@@ -71,7 +74,7 @@ def observe_changes(
     ``cross_domain_count += 1`` and ``strength += 0.1`` (cap 2.0).
     """
     changes = touch_changes(fields, now)
-    changes["review_count"] = fields.review_count + 1
+    changes["review_count"] = min(fields.review_count + 1, MAX_COUNT)
     changes["last_review_at"] = now
     if is_cross_domain(fields.tags, context_tags):
         changes["cross_domain_count"] = fields.cross_domain_count + 1
@@ -81,4 +84,4 @@ def observe_changes(
 
 def keep_changes(fields: MemoryFields) -> dict[str, object]:
     """``gc --keep`` (Mnemon's ``gc --keep``): ``use_count += 3``."""
-    return {"use_count": fields.use_count + KEEP_USE_BONUS}
+    return {"use_count": min(fields.use_count + KEEP_USE_BONUS, MAX_COUNT)}

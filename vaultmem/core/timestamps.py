@@ -20,7 +20,8 @@ def parse_datetime(value: object) -> dt.datetime:
     """Return ``value`` as an aware UTC datetime.
 
     Accepts ``datetime`` (naive = UTC), ``date`` (midnight UTC), ``int``/``float`` epoch seconds
-    and ISO 8601 strings. Raises ``ValueError`` for anything else (including booleans).
+    and ISO 8601 strings. Raises ``ValueError`` for anything else (including booleans) and for
+    a time outside the years 1–9999 (``1e20``, ``inf``), which no datetime holds.
     """
     if isinstance(value, bool):
         raise ValueError(f"not a datetime: {value!r}")
@@ -29,17 +30,17 @@ def parse_datetime(value: object) -> dt.datetime:
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day, tzinfo=UTC)
     if isinstance(value, int | float):
-        if not math.isfinite(value):
-            raise ValueError(f"not a datetime: {value!r}")
-        return dt.datetime.fromtimestamp(float(value), tz=UTC)
+        return _from_epoch_checked(value)
     if isinstance(value, str):
         text = value.strip()
         if not text:
             raise ValueError("empty datetime")
         try:
-            return dt.datetime.fromtimestamp(float(text), tz=UTC)
+            seconds = float(text)
         except ValueError:
             pass
+        else:
+            return _from_epoch_checked(seconds)
         if text.endswith(("Z", "z")):
             text = text[:-1] + "+00:00"
         parsed = dt.datetime.fromisoformat(text)
@@ -47,9 +48,22 @@ def parse_datetime(value: object) -> dt.datetime:
     raise ValueError(f"not a datetime: {value!r}")
 
 
+def _from_epoch_checked(seconds: float) -> dt.datetime:
+    """Epoch ``seconds`` as a datetime; ``ValueError`` when not finite or outside years 1–9999."""
+    try:
+        if not math.isfinite(seconds):
+            raise ValueError
+        return dt.datetime.fromtimestamp(float(seconds), tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        raise ValueError(f"not a datetime in the years 1-9999: {seconds!r}") from None
+
+
 def format_datetime(value: dt.datetime) -> str:
     """Format as ``YYYY-MM-DDTHH:MM:SS`` in UTC (Obsidian's datetime property format)."""
-    return parse_datetime(value).strftime(DATETIME_FORMAT)
+    moment = parse_datetime(value)
+    if moment.year >= 1000:
+        return moment.strftime(DATETIME_FORMAT)
+    return moment.replace(microsecond=0, tzinfo=None).isoformat()  # strftime: no zero-padded year
 
 
 def to_epoch(value: dt.datetime) -> float:

@@ -77,6 +77,7 @@ def remember_correction(
     ``correction``. Raises what :func:`superseded_target` and ``make_draft`` raise.
     """
     with vault_lock(vault.sidecar):
+        vault.index.check_writable()
         old = superseded_target(vault, supersedes)
         extra = dict(options.pop("extra", None) or {})
         extra["supersedes"] = f"[[{title_of(old)}]]"

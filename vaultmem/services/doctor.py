@@ -27,6 +27,7 @@ from vaultmem.services.shared_ids import plan_text, shared_id_groups
 from vaultmem.services.template_folders import in_templates, template_folders
 from vaultmem.services.unmerged_notes import unmerged_notes
 from vaultmem.services.vault_walk import scan_vault
+from vaultmem.store.note_files import MAX_NAME_BYTES
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
@@ -141,6 +142,12 @@ def check_vault(vault: VaultContext) -> DoctorReport:
                 report.warnings.append(Finding("wrong-type", path, warning))
         if note_type in ("memory", "box", "trace"):
             managed_names[name_key].append(path)
+            if len(path.rpartition("/")[2].encode("utf-8")) > MAX_NAME_BYTES:
+                report.problems.append(Finding(
+                    "name-too-long", path,
+                    f"its name is over {MAX_NAME_BYTES} bytes: no pass, touch or edit can "
+                    "write it; rename it shorter",
+                ))
     for name_key, paths in sorted(managed_names.items()):
         others = [p for p in vault.index.paths_with_name(name_key) if p not in paths]
         clash = paths + others

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultmem.core.link_resolution import LinkResolver, note_key
+from vaultmem.core.note_parse import as_alias
 from vaultmem.services import index_sync
 from vaultmem.services.index_sync import ProgressCallback, SyncReport, WorkerStart, parse_read
 from vaultmem.store.index_db import IndexDB
@@ -85,6 +86,7 @@ def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
             rows.missing.append(rel)
             continue
         note = parse_read(read, state.templates)
+        note = as_alias(note, read.alias_of, state.nid_of.__contains__)
         links: list[LinkValues] = []
         for link in note.links:
             target = link.target

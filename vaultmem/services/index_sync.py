@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from vaultmem.core.collector import collector_paused
 from vaultmem.core.content_hash import content_hash
 from vaultmem.core.link_resolution import LinkResolver, note_key
-from vaultmem.core.note_parse import ParsedNote, parse_note
+from vaultmem.core.note_parse import ParsedNote, as_alias, parse_note
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import from_epoch
 from vaultmem.errors import NoteError
@@ -97,6 +97,8 @@ class _Read(NamedTuple):  # a named tuple: no dataclass to build when recall imp
     problems: tuple[str, ...]
     racy: bool = False
     """Read within a clock tick of its mtime: its stamp is stored as pending."""
+    alias_of: str = ""
+    """For a symbolic link to a note inside the vault, that note's path (:func:`as_alias`)."""
 
     @property
     def stamp_ns(self) -> int:
@@ -144,6 +146,7 @@ def _stable_read(fd: int) -> tuple[bytes, os.stat_result]:
 def _read(root: Path, rel: str) -> _Read | None:
     """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
     read_at = index_stamps.clock_ns()  # before the read: a later write is caught (is_racy)
+    alias_of = ""
     try:
         try:
             # (an f-string: 0.1 µs where os.path.join takes 0.4, and an absolute rel stays below)
@@ -152,7 +155,9 @@ def _read(root: Path, rel: str) -> _Read | None:
             if err.errno != errno.ELOOP:
                 raise
             # a symbolic link: followed only to a target inside the vault
-            fd = os.open(confined_path(root, rel), os.O_RDONLY | NOFOLLOW)
+            target = confined_path(root, rel)
+            fd = os.open(target, os.O_RDONLY | NOFOLLOW)
+            alias_of = target.relative_to(os.path.realpath(root)).as_posix()
         try:
             data, info = _stable_read(fd)
         finally:
@@ -167,7 +172,8 @@ def _read(root: Path, rel: str) -> _Read | None:
         problems = (f"not UTF-8 (byte {err.start})",)
     mtime = info.st_mtime_ns
     return _Read(
-        rel, len(data), mtime, content_hash(data), text, problems, is_racy(mtime, read_at)
+        rel, len(data), mtime, content_hash(data), text, problems, is_racy(mtime, read_at),
+        alias_of,
     )
 
 
@@ -272,6 +278,7 @@ class _Syncer:
         self.written: Mapping[str, WrittenNote] = {}
         """Notes vaultmem has just written, with their text: not read back (see sync_paths)."""
         self._present: StatMap = {}
+        self._asides: dict[Path, frozenset[str]] = {}
 
     def apply(self, present: StatMap, known: StatMap, progress: ProgressCallback | None) -> None:
         """``present`` (on disk) and ``known`` (indexed)."""
@@ -324,10 +331,12 @@ class _Syncer:
             self._store(note or parse_read(read, self.templates), read, new=True)
             self.dirty_keys.add(note_key(rel))
             report.added += 1
+        if gone:  # (the write path's module: not loaded by a recall that finds nothing gone)
+            from vaultmem.store.note_files import held_aside
         for rel in gone:
             # second stat: a note the walk missed but that is still there (and not excluded
-            # since) stays
-            if (
+            # since) stays; so does one a write holds aside (a killed write's is put back)
+            if held_aside(self.root / rel, self.root, self.db.path.parent, self._asides) or (
                 os.path.exists(self.root / rel)
                 and not is_ignored(rel, self.settings)
                 and resolves_inside(self.root, rel)
@@ -409,6 +418,7 @@ class _Syncer:
     def _store(
         self, note: ParsedNote, read: _Read, *, new: bool, origin: str | None = None
     ) -> None:
+        note = as_alias(note, read.alias_of, lambda to: not is_ignored(to, self.settings))
         nid = self.db.upsert(
             note,
             size=read.size,

@@ -97,6 +97,7 @@ def create_memory(
     if not base:
         base = f"Memory {fields.get('id') or new_id()}"
     with vault_lock(vault.sidecar):
+        vault.index.check_writable()
         name = unique_title(vault.index, base, taken)
         if name != base:
             report_title_clash(

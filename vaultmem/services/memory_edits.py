@@ -51,6 +51,7 @@ def edit_note(
     from vaultmem.store.note_files import read_note, write_note
 
     with vault_lock(vault.sidecar, timeout_seconds=vault.lock_wait_seconds):
+        vault.index.check_writable()
         confined(vault.root, path)
         # a linked memory is edited in its target (inside the vault), so the link stays
         target = confined_path(vault.root, path)

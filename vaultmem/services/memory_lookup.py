@@ -9,12 +9,14 @@ a warning line for each field that could not be read (docs/user-guide.md, "Score
 from __future__ import annotations
 
 import datetime as dt
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultmem.core.naming import close_titles
 from vaultmem.core.note_parse import CONFLICT_PROBLEM, parse_note
 from vaultmem.errors import AmbiguousNoteError, InputError, NoteNotFoundError
-from vaultmem.store.confinement import confined_path
+from vaultmem.store.confinement import confined_path, is_symlinked
 
 if TYPE_CHECKING:
     from vaultmem.services.memory_view import Memory
@@ -49,10 +51,18 @@ def resolve_ref(vault: VaultContext, ref: str) -> str:
 def managed_path(vault: VaultContext, ref: str) -> str:
     """Path of the note ``ref`` names, which must be one vaultmem manages (memory, box, trace).
 
-    Raises what :func:`resolve_ref` raises, or :class:`InputError` for a person's own note.
+    A symbolic link to a memory is one note with it: its target is acted on (a warning says so),
+    never the link. Raises what :func:`resolve_ref` raises, or :class:`InputError` for a
+    person's own note.
     """
     path = resolve_ref(vault, ref)
     row = vault.index.note_row(path)
+    if row is not None and row["type"] is None and is_symlinked(vault.root, path):
+        target = os.path.relpath(confined_path(vault.root, path), os.path.realpath(vault.root))
+        target_row = vault.index.note_row(Path(target).as_posix())
+        if target_row is not None and target_row["type"] in ("memory", "box", "trace"):
+            vault.warnings.append(f"{path} is a link to {target}: {target} is the memory")
+            return Path(target).as_posix()
     if row is None or row["type"] not in ("memory", "box", "trace"):
         raise InputError(
             f"{path} is not a note vaultmem manages (no `type: memory` in its frontmatter)"

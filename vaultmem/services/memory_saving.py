@@ -68,6 +68,7 @@ def remember(
         return load_memory(vault, path, when)
     draft = make_draft(content, **options)
     with vault_lock(vault.sidecar, timeout_seconds=vault.lock_wait_seconds):
+        vault.index.check_writable()
         vault.catch_up()
         if dedup:
             existing = duplicate_of(vault, draft.content)
@@ -114,6 +115,7 @@ def write_draft(
     from vaultmem.services.memory_novelty import merge_related
 
     with vault_lock(vault.sidecar, timeout_seconds=vault.lock_wait_seconds):
+        vault.index.check_writable()
         if not synced:
             vault.catch_up()
         if draft.id is not None:

@@ -113,6 +113,7 @@ class PassSession:
         self._dir_syncs = batched_dir_syncs()
         self._dir_syncs.__enter__()
         try:
+            self.vault.index.check_writable()
             folders = tuple(self.vault.folders())
             self.recovered = [
                 entry.path for entry in recover(self.vault.root, self.vault.sidecar, folders)

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vaultmem.core.collector import collector_paused
-from vaultmem.core.fields import DATETIME_KEYS, LAYERS, SOURCES, normalise_tags
+from vaultmem.core.fields import (
+    DATETIME_KEYS,
+    LAYERS,
+    MAX_COUNT,
+    SOURCES,
+    normalise_tags,
+    read_fields,
+)
 from vaultmem.core.naming import new_id
 from vaultmem.core.note_parse import title_of
 from vaultmem.core.timestamps import parse_datetime
@@ -124,6 +131,8 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
     for name, text in (("content", content), ("title", options.get("title"))):
         if isinstance(text, str) and _SURROGATE.search(text):
             raise InputError(f"{name} holds a lone surrogate (bytes that are not UTF-8)")
+        if isinstance(text, str) and "\0" in text:
+            raise InputError(f"{name} holds a NUL byte (git would take the note for binary)")
     if options.get("title") is not None and not isinstance(options["title"], str):
         raise InputError(f"title must be a string, not {options['title']!r}")
     imp = options.pop("imp", None)
@@ -143,8 +152,8 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
         values["strength"] = _number("strength", values["strength"], 0.0, 2.0)
     if "use_count" in values:
         count = values["use_count"]
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise InputError(f"use_count must be a whole number ≥ 1, not {count!r}")
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+            raise InputError(f"use_count must be a whole number in 1..2^53, not {count!r}")
     if values.get("layer", "working") not in LAYERS:
         raise InputError(f"layer must be one of {', '.join(LAYERS)}, not {values['layer']!r}")
     if values.get("source", "human") not in SOURCES:
@@ -243,6 +252,11 @@ def _property_value(key: str, value: object) -> object:
         raise InputError(f"property {key!r}: {value!r} is not a text, number or list of them")
     if any(isinstance(v, str) and _SURROGATE.search(v) for v in items):
         raise InputError(f"property {key!r} holds a lone surrogate (bytes that are not UTF-8)")
+    if "\0" in key or any(isinstance(v, str) and "\0" in v for v in items):
+        raise InputError(f"property {key!r} holds a NUL byte (git would take the note for binary)")
+    _, wrong = read_fields({key: value})
+    if wrong:  # a memory key of the wrong type (review_count: 1e20): refused, not written
+        raise InputError(f"property {wrong[0].key}: {wrong[0].value!r} {wrong[0].problem}")
     return value
 
 
@@ -477,6 +491,7 @@ def _import_lines(
             drafts.append((number, draft))
     last_turn: dict[str, str] = {}
     with vault_lock(vault.sidecar):
+        vault.index.check_writable()
         vault.sync()
         known = _Known(vault)
         batch = NewNotes()

@@ -54,6 +54,7 @@ def undo_last(vault: VaultContext) -> UndoReport:
         finish_step_on_signal(),
         batched_dir_syncs(),
     ):
+        vault.index.check_writable()
         recover(vault.root, vault.sidecar, folders)
         entry = last_undoable(vault.root, vault.sidecar, folders)
         if entry is None or not entry.operations:

@@ -126,7 +126,7 @@ class Vault:
         if folder not in self._swept:
             from vaultmem.store.note_files import recover_interrupted_writes
 
-            recover_interrupted_writes(folder)
+            recover_interrupted_writes(folder, search=self.root)
             self._swept.add(folder)
 
     def folders(self) -> list[str]:
@@ -176,7 +176,8 @@ class Vault:
             return self._rebuild(progress)
         if self.index.read_only:
             self.warnings.append(
-                f"{self.sidecar} is read-only: the index is used as it is and may miss recent edits"
+                f"{self.sidecar} {self.index.read_only_reason}: the index is used as it is and "
+                "may miss recent edits"
             )
             return SyncReport()
         return sync_index(
@@ -273,9 +274,9 @@ class Vault:
         """Mnemex's observed use of each memory in a context ("Scores", reinforcement)."""
         when = now or utc_now()
         tags = normalise_tags(list(context_tags))
+        paths = [managed_path(self, ref) for ref in refs]  # every ref found before any write
         return [
-            self.edit(managed_path(self, ref), lambda f: observe_changes(f, when, tags), now=when)
-            for ref in refs
+            self.edit(path, lambda f: observe_changes(f, when, tags), now=when) for path in paths
         ]
 
     def keep(self, ref: str, *, now: dt.datetime | None = None) -> Memory:

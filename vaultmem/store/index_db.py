@@ -14,6 +14,7 @@ its errors are in :mod:`vaultmem.store.index_connection`, a note's row values in
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -56,6 +57,19 @@ about 6% off a 10,000-note cold index and 10% off a 1,000-note one, with recall 
 and a one-note sync unchanged (16 KB pages doubled its 95th percentile)."""
 
 
+FULL_DISK_BYTES = 1 << 20
+"""Free space (bytes) under which a disk counts as full: SQLite then cannot open its WAL."""
+
+
+def disk_is_full(folder: Path) -> bool:
+    """Whether the file system of ``folder`` has less than :data:`FULL_DISK_BYTES` free."""
+    try:
+        info = os.statvfs(folder)
+    except OSError:
+        return False
+    return info.f_bavail * info.f_frsize < FULL_DISK_BYTES
+
+
 class IndexDB(NoteQueries, LinkIndex):
     """A connection to one vault's index. Use :meth:`open`; close with :meth:`close`."""
 
@@ -65,7 +79,11 @@ class IndexDB(NoteQueries, LinkIndex):
         self.recreated = recreated
         """True when the file was missing or corrupt and has just been created empty."""
         self.read_only = False
-        """True when the sidecar is read-only: the index is read as it is and never synced."""
+        """True when the sidecar is read-only (or its disk full): the index is read as it is and
+        never synced."""
+        self.read_only_reason = "is read-only"
+        """Why the index is read-only, after the sidecar's path: ``is read-only`` or ``is on a
+        full disk``."""
 
     @classmethod
     def open(cls, sidecar: Path) -> IndexDB:
@@ -85,6 +103,17 @@ class IndexDB(NoteQueries, LinkIndex):
             )
         if not is_writable(sidecar):
             return cls._open_read_only(path)
+        try:
+            return cls._open_writable(sidecar, path)
+        except SidecarError:
+            if not disk_is_full(sidecar) or not path.is_file():
+                raise
+        db = cls._open_read_only(path)  # a full disk: reads still answer from the index
+        db.read_only_reason = "is on a full disk"
+        return db
+
+    @classmethod
+    def _open_writable(cls, sidecar: Path, path: Path) -> IndexDB:
         if path.exists():  # the common case: a current index, opened without any lock
             with contextlib.suppress(sqlite3.DatabaseError, SidecarError):
                 conn = cls._connect(path)
@@ -130,7 +159,7 @@ class IndexDB(NoteQueries, LinkIndex):
         except (sqlite3.DatabaseError, SidecarError) as err:
             if conn is not None:
                 conn.close()
-            if is_busy(err):  # in use, not damaged: deleting it would pull it from under them
+            if is_busy(err) or disk_is_full(sidecar):  # in use, or no room: not damaged
                 raise err if isinstance(err, SidecarError) else index_error(path, err) from None
             discard_index(sidecar)
         try:
@@ -219,6 +248,20 @@ class IndexDB(NoteQueries, LinkIndex):
 
     def close(self) -> None:
         self.conn.close()
+
+    def check_writable(self) -> None:
+        """Raise :class:`SidecarError` unless the index can be written: a command that writes a
+        note calls it first, so it never writes a note it then fails to index (and a caller
+        retrying it never counts a use twice)."""
+        problem = "is read-only: nothing was written (vaultmem indexes every note it writes); "
+        if self.read_only:
+            fix = "free some space" if disk_is_full(self.path.parent) else "make it writable"
+            raise SidecarError(
+                self.path.parent, problem.replace("is read-only", self.read_only_reason) + fix
+            )
+        for path in (self.path, self.path.with_name(self.path.name + "-wal")):
+            if path.exists() and not os.access(path, os.W_OK):
+                raise SidecarError(path, problem + "make .vaultmem/ writable")
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -31,7 +31,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from vaultmem.core.content_hash import content_hash
-from vaultmem.errors import NoteChangedError, NoteError, UnsafePathError, VaultmemError
+from vaultmem.errors import (
+    JournalWriteError,
+    NoteChangedError,
+    NoteError,
+    UnsafePathError,
+    VaultmemError,
+)
 from vaultmem.store.durability import fsync_dir
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
@@ -84,13 +90,36 @@ def _append(
 
     ``held``: left in the buffer, to be written with the next flushed record (a ``done``
     mark: if the process dies first, recovery finds the note as the operation left it and marks
-    it done then).
+    it done then). Raises an error naming the journal when it cannot be written (a
+    full disk) as :class:`JournalWriteError`: a line written in part announces a step that
+    never started.
     """
-    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    if not held:
-        handle.flush()
-    if durable:
-        os.fsync(handle.fileno())
+    try:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        if not held:
+            handle.flush()
+        if durable:
+            os.fsync(handle.fileno())
+    except OSError as err:
+        raise JournalWriteError(
+            getattr(handle, "name", "the journal"),
+            f"cannot write the journal: {err.strerror}; stopped before the next step (once "
+            "there is room, run the command again to finish it, or `vaultmem undo`)",
+        ) from None
+
+
+def _reopen(path: Path) -> IO[str]:
+    """Open a journal to append to it, first cutting off a torn last line (written in part: a
+    kill or a full disk mid-append; the step it announced never started), so the next line
+    starts a line of its own instead of joining the torn one."""
+    with open(path, "rb+") as raw:
+        data = raw.read()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            raw.truncate(end)
+            raw.flush()
+            os.fsync(raw.fileno())
+    return open(path, "a", encoding="utf-8")
 
 
 class _Flush:
@@ -270,11 +299,16 @@ class JournalWriter:
         self._handle.close()
 
     def abandon(self) -> None:
-        """Close without marking complete (an error stopped the pass; recover finishes it)."""
+        """Close without marking complete (an error stopped the pass; recover finishes it).
+
+        A journal that cannot be flushed (a full disk) is closed all the same: its torn last
+        line announces a step that never started."""
         self.discard_staged()
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self._handle.close()
+        with contextlib.suppress(OSError):
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        with contextlib.suppress(OSError):
+            self._handle.close()
 
 
 def apply_operation(
@@ -380,7 +414,10 @@ def recover(root: Path, sidecar: Path, folders: tuple[str, ...]) -> list[Journal
     entries = list(incomplete_journals(root, sidecar, folders))
     sweep_interrupted_writes(root, folders)
     for entry in entries:
-        with open(entry.path, "a", encoding="utf-8") as handle:
+        if not entry.header:  # torn before its header was whole: the pass never started
+            entry.path.unlink(missing_ok=True)
+            continue
+        with _reopen(entry.path) as handle:
             for op in entry.operations:
                 if op.seq in entry.done or op.seq in entry.skipped:
                     continue
@@ -401,7 +438,7 @@ def sweep_interrupted_writes(root: Path, folders: Iterable[str]) -> list[Path]:
         except UnsafePathError:
             continue
         if path.is_dir():
-            restored += recover_interrupted_writes(path, recursive=True)
+            restored += recover_interrupted_writes(path, recursive=True, search=root)
     return restored
 
 
@@ -463,7 +500,7 @@ def undo(root: Path, entry: JournalEntry) -> list[Operation]:
         op for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
     ]
     steps = _undo_steps(root, remaining)
-    with open(entry.path, "a", encoding="utf-8") as handle:
+    with _reopen(entry.path) as handle:
         if not entry.undo_started:
             _append(handle, {"undo": "start"}, durable=True)
         for op in steps:

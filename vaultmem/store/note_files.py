@@ -31,6 +31,9 @@ TEMP_SUFFIX = ".vaultmem-tmp"
 """A new text being written: ``.<note name>.<token>.vaultmem-tmp`` beside the note."""
 ASIDE_SUFFIX = ".vaultmem-old"
 """A note owned while it is replaced: ``.<note name>.<token>.vaultmem-old`` beside it."""
+MAX_NAME_BYTES = 255 - len(f"..12345678{TEMP_SUFFIX}")
+"""The longest note name (UTF-8 bytes, 232) vaultmem can write: its temp and aside names
+must fit the file system's 255 bytes. A longer name is refused by every write."""
 
 _NO_LINKS = {
     code
@@ -92,8 +95,11 @@ def _temp_names(path: Path) -> tuple[Path, Path]:
     """
     token = secrets.token_hex(4)
     base = f".{path.name}.{token}"
-    if len((base + TEMP_SUFFIX).encode("utf-8")) > 255:
-        raise NoteError(path, "name too long to write safely (over 232 bytes)")
+    if len(path.name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise NoteError(
+            path,
+            f"name too long to write safely (over {MAX_NAME_BYTES} bytes); rename it shorter",
+        )
     return path.with_name(base + TEMP_SUFFIX), path.with_name(base + ASIDE_SUFFIX)
 
 
@@ -444,8 +450,8 @@ def _drop_aside(aside: Path, expected_sha256: str) -> bytes | None:
     fd = os.open(aside, os.O_RDONLY)
     deferred = False
     try:
+        before = os.fstat(fd)  # before the read: a write landing in between changes both
         data = read_to_end(fd)
-        before = os.fstat(fd)
         if content_hash(data) != expected_sha256:
             return data
         os.unlink(aside)
@@ -481,14 +487,96 @@ def _listing(folder: Path) -> list[os.DirEntry[str]]:
         return list(entries)
 
 
-def recover_interrupted_writes(folder: Path, *, recursive: bool = False) -> list[Path]:
+def set_aside_names(folder: Path) -> frozenset[str]:
+    """The names of the notes in ``folder`` a write holds aside (killed, or still in flight)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return frozenset()
+    held = set()
+    for name in names:
+        if name.startswith(".") and name.endswith(ASIDE_SUFFIX):
+            note, _, _token = name[1 : -len(ASIDE_SUFFIX)].rpartition(".")
+            if note:
+                held.add(note)
+    return frozenset(held)
+
+
+def held_aside(path: Path, root: Path, sidecar: Path, listings: dict[Path, frozenset[str]]) -> bool:
+    """Whether a write holds the missing note ``path`` aside; a killed write's is put back.
+
+    A read that finds a note missing calls this before it drops the note: if an aside file of
+    it is there and no vaultmem write is in flight (the vault lock is free), the killed write
+    is finished (:func:`recover_interrupted_writes`), so the next command of any kind puts
+    back a note a kill hid. ``listings`` caches :func:`set_aside_names` per folder.
+    """
+    from vaultmem.errors import LockedError, SidecarError
+    from vaultmem.store.vault_lock import vault_lock
+
+    folder = path.parent
+    names = listings.get(folder)
+    if names is None:
+        names = listings[folder] = set_aside_names(folder)
+    if path.name not in names:
+        return False
+    with contextlib.suppress(LockedError, SidecarError), vault_lock(sidecar, timeout_seconds=0):
+        recover_interrupted_writes(folder, search=root)
+    return True
+
+
+def _landed(aside: Path, original: Path, temp: Path, search: Path) -> bool:
+    """Whether the write that set ``aside`` aside had put its new file in place.
+
+    Decided from the new file, never from a link count alone (a ``cp -al`` backup gives the
+    aside a second name outside the vault): an edit landed when ``original`` is its temp file;
+    a move when its new file (the temp, or the aside itself for a move without a new text)
+    has another name below ``search``.
+    """
+    new_file = aside
+    if os.path.lexists(temp):
+        if os.path.lexists(original) and os.path.samefile(temp, original):
+            return True
+        new_file = temp
+    info = os.lstat(new_file)
+    return info.st_nlink > 1 and _other_name(new_file, info, search)
+
+
+def _other_name(aside: Path, info: os.stat_result, search: Path) -> bool:
+    """Whether the file ``aside`` (``info``) has another name below ``search`` (dot-folders,
+    the sidecar and ``.git``, skipped; the inode from the listing, one stat per match)."""
+    folders = [search]
+    while folders:
+        try:
+            entries = _listing(folders.pop())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(Path(entry.path))
+                elif (
+                    entry.inode() == info.st_ino
+                    and entry.path != str(aside)
+                    and entry.stat(follow_symlinks=False).st_dev == info.st_dev
+                ):
+                    return True
+    return False
+
+
+def recover_interrupted_writes(
+    folder: Path, *, recursive: bool = False, search: Path | None = None
+) -> list[Path]:
     """Finish what a killed write left in ``folder``; returns the notes restored or kept aside.
 
     An aside file (``.<name>.<token>.vaultmem-old``) may be the only copy of a person's note:
-    when its write had landed (its temp or itself has a second name), it is dropped; when the
-    note's name is free, it is put back there; when a new file took the name, it is kept as a
-    visible ``(Conflicted copy vaultmem …)`` note unless identical. Temp files are then removed.
-    Call it only while holding the vault lock (no vaultmem write is in flight).
+    when its write had landed (its new file is in place: the note's name is its temp file, or,
+    for a move, its file has another name below ``search``, default ``folder``), it is
+    dropped; when the note's name is free, it is put back there; when a new file took the
+    name, it is kept as a visible ``(Conflicted copy vaultmem …)`` note unless identical. Temp
+    files are then removed. Call it only while holding the vault lock (no vaultmem write is in
+    flight).
     """
     restored: list[Path] = []
     folders = [folder]
@@ -508,10 +596,7 @@ def recover_interrupted_writes(folder: Path, *, recursive: bool = False) -> list
             original = aside.with_name(name)
             temp = aside.with_name(f".{name}.{token}{TEMP_SUFFIX}")
             try:
-                landed = os.lstat(aside).st_nlink > 1 or (
-                    os.path.lexists(temp) and os.lstat(temp).st_nlink > 1
-                )
-                if landed:
+                if _landed(aside, original, temp, search or folder):
                     os.unlink(aside)
                 else:
                     _put_back(aside, original)
