@@ -8,13 +8,16 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from vaultmem.core.timestamps import parse_datetime, utc_now
+from vaultmem.core.user_paths import expand_user_path
 from vaultmem.errors import VaultmemError
 from vaultmem.services.vault import Vault
+from vaultmem.services.vault_setup import require_vault
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,13 +33,36 @@ def _parse_now(ctx: click.Context, param: click.Parameter, value: str | None) ->
         ) from None
 
 
+class UserPath(click.Path):
+    """``click.Path`` with ``~`` and ``$VARIABLES`` expanded first, as a shell would unquoted."""
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Any:
+        if isinstance(value, str):
+            value = expand_user_path(value)
+        return super().convert(value, param, ctx)
+
+
+class UserFile(click.File):
+    """``click.File`` with ``~`` and ``$VARIABLES`` expanded in its path (``-`` stays stdin)."""
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Any:
+        if isinstance(value, str) and value != "-":
+            value = expand_user_path(value)
+        return super().convert(value, param, ctx)
+
+
 vault_option = click.option(
     "--vault",
     "vault_path",
-    type=click.Path(file_okay=False, path_type=str),
+    type=UserPath(file_okay=False, path_type=str),
     envvar="VAULTMEM_VAULT",
     show_envvar=True,
-    help="The vault folder. Default: the nearest folder upward with vaultmem.toml or .obsidian/.",
+    help="The vault folder (~ and $VARIABLES expanded); it must hold vaultmem.toml or .obsidian/ "
+    "(else run `vaultmem init`). Default: the nearest such folder upward.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 now_option = click.option(
@@ -53,11 +79,18 @@ dry_run_option = click.option(
 
 
 def vault_command(func: F) -> F:
-    """Add ``--vault``, turn the library's errors into one-line messages (exit 1)."""
+    """Add ``--vault``, turn the library's errors into one-line messages (exit 1).
+
+    A folder named by ``--vault`` or ``VAULTMEM_VAULT`` must be a vault already (vaultmem.toml
+    or .obsidian/): the error says to run ``vaultmem init``.
+    """
 
     @vault_option
     @functools.wraps(func)
     def wrapper(*args: Any, vault_path: str | None, **kwargs: Any) -> Any:
+        with library_errors():
+            if vault_path is not None:
+                require_vault(Path(expand_user_path(vault_path)))
         with library_errors(), Vault.open(vault_path) as vault:
             result = func(vault, *args, **kwargs)
             for warning in dict.fromkeys(vault.warnings):

@@ -9,6 +9,7 @@ from typing import BinaryIO
 import click
 
 from vaultmem.cli.common import (
+    UserFile,
     fmt_score,
     json_option,
     now_option,
@@ -90,7 +91,7 @@ def remember(
 
 
 @click.command("import")
-@click.argument("file", type=click.File("rb"))
+@click.argument("file", type=UserFile("rb"))
 @json_option
 @now_option
 @vault_command

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from vaultmem.cli.common import (
+    UserPath,
     fmt_score,
     json_option,
     library_errors,
@@ -22,7 +23,7 @@ from vaultmem.services.vault import Vault
 
 
 @click.command()
-@click.argument("path", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("path", default=".", type=UserPath(file_okay=False, path_type=Path))
 @click.option(
     "--git",
     "use_git",

@@ -11,11 +11,27 @@ from vaultmem.errors import VaultNotFoundError
 from vaultmem.store.settings_file import SETTINGS_FILE
 
 
+def is_vault(folder: Path) -> bool:
+    """True when ``folder`` holds ``vaultmem.toml`` or ``.obsidian/`` (a vault or an Obsidian
+    vault)."""
+    return (folder / SETTINGS_FILE).is_file() or (folder / ".obsidian").is_dir()
+
+
+def require_vault(folder: Path) -> None:
+    """Raise :class:`VaultNotFoundError` unless ``folder`` is an existing vault (``--vault``
+    names a folder that ``vaultmem init`` has not made a vault: nothing is written there)."""
+    if folder.is_dir() and not is_vault(folder):
+        raise VaultNotFoundError(
+            f"{folder} is not a vault (no vaultmem.toml or .obsidian/); "
+            f"run `vaultmem init {folder}` first"
+        )
+
+
 def discover_vault(start: Path) -> Path:
     """The vault holding ``start``: nearest folder upward with vaultmem.toml or .obsidian/."""
     here = start.resolve()
     for folder in (here, *here.parents):
-        if (folder / SETTINGS_FILE).is_file() or (folder / ".obsidian").is_dir():
+        if is_vault(folder):
             return folder
     raise VaultNotFoundError(
         f"no vault found from {here} upward (no vaultmem.toml or .obsidian/); "
@@ -62,4 +78,4 @@ def install_template(root: Path) -> tuple[list[str], list[str]]:
     return created, list(types.warnings)
 
 
-__all__ = ["discover_vault", "install_template", "template_root"]
+__all__ = ["discover_vault", "install_template", "is_vault", "require_vault", "template_root"]

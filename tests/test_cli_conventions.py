@@ -1,0 +1,148 @@
+"""What people and machines type: ~ and $VARIABLES in paths, titles looked up as they were saved,
+JSON errors, a closed pipe, a mistyped command, a folder that is not a vault."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vaultmem import Vault
+from vaultmem.cli import main, wants_json
+
+NOW = "2026-11-20T09:00:00"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def home() -> Path:
+    path = Path(os.environ["HOME"])  # tests/conftest.py points HOME into tmp_path
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_tilde_and_variables_are_expanded_in_every_path(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = run("init", "~/Notes")
+    assert code == 0, err
+    assert (home / "Notes" / "vaultmem.toml").is_file() and not Path("~").exists()
+    assert f"vault ready at {home / 'Notes'}" in out
+
+    code, out, err = run("remember", "Tea is best at 80 C", "--vault", "$HOME/Notes")
+    assert code == 0 and "remembered STM/Tea is best at 80 C.md" in out, err
+
+    (home / "more.jsonl").write_text('{"content": "Coffee after lunch only"}\n', "utf-8")
+    code, out, err = run("import", "~/more.jsonl", "--vault", "${HOME}/Notes")
+    assert code == 0 and "imported 1 memories" in out, err
+
+    code, out, err = run("list", "--json", env={"VAULTMEM_VAULT": "~/Notes"})
+    assert code == 0, err
+    assert sorted(row["title"] for row in json.loads(out)) == [
+        "Coffee after lunch only",
+        "Tea is best at 80 C",
+    ]
+
+    with Vault.open("~/Notes") as vault:  # the README's own example
+        assert vault.root == (home / "Notes").resolve()
+    monkeypatch.setenv("VAULTMEM_VAULT", "$HOME/Notes")
+    with Vault.open() as vault:
+        assert vault.root == (home / "Notes").resolve()
+
+
+def test_a_lookup_cleans_a_title_as_remember_saves_it(home: Path) -> None:
+    vault = str(home / "v")
+    assert run("init", vault)[0] == 0
+    code, out, err = run(
+        "remember", "The wifi password is on the fridge", "--title", "Wifi password?",
+        "--vault", vault,
+    )
+    assert code == 0 and "STM/Wifi password.md" in out, err
+    code, out, err = run("show", "Wifi password?", "--vault", vault)
+    assert code == 0 and out.startswith("Wifi password\n  path        STM/Wifi password.md"), err
+    code, out, err = run("show", "STM/Wifi password?.md", "--vault", vault)
+    assert code == 0 and "STM/Wifi password.md" in out, err
+
+    with Vault.open(vault) as v:
+        saved = v.remember("Standup is at 09:30")
+        assert saved.path == "STM/Standup is at 09 30.md"
+        assert v.memory("Standup is at 09:30").path == saved.path
+
+
+def test_default_titles_end_at_a_phrase_boundary(home: Path) -> None:
+    with Vault.init(home / "v")[0] as vault:
+        memory = vault.remember(
+            "Allergic to peanuts: avoid satay and pesto made with pine nuts or peanut oil"
+        )
+        assert memory.path == "STM/Allergic to peanuts.md"
+        memory = vault.remember("Ana prefers short meetings in the morning with a clear agenda")
+        assert memory.path == "STM/Ana prefers short meetings in the morning.md"
+
+
+def test_every_error_is_a_json_object_with_json(home: Path) -> None:
+    vault = str(home / "v")
+    assert run("init", vault)[0] == 0
+    cases = [
+        (("show", "No such memory", "--json", "--vault", vault), 1, "no memory with id or title"),
+        (("list", "--json", "--sort", "nonsense", "--vault", vault), 2, "'nonsense' is not one"),
+        (("list", "--json", "--vault", str(home)), 1, "run `vaultmem init"),
+        (("lst", "--json"), 2, "Did you mean 'list'"),
+        (("remember", "--json", "--vault", vault), 1, "nothing to remember"),
+    ]
+    for args, exit_code, words in cases:
+        code, out, err = run(*args)
+        assert code == exit_code, (args, out, err)
+        data = json.loads(out)
+        assert set(data) == {"error", "exit_code"} and data["exit_code"] == exit_code, args
+        assert words in data["error"], (args, data)
+        assert "Error:" not in err
+
+
+def test_without_json_errors_stay_one_line_on_stderr(home: Path) -> None:
+    code, out, err = run("show", "x", "--vault", str(home))
+    assert code == 1 and out == ""
+    assert err == (
+        f"Error: {home} is not a vault (no vaultmem.toml or .obsidian/); "
+        f"run `vaultmem init {home}` first\n"
+    )
+    assert not (home / ".vaultmem").exists()  # nothing written into a folder that is not a vault
+
+
+def test_json_is_asked_for_only_before_a_double_dash() -> None:
+    assert wants_json(["list", "--json"])
+    assert not wants_json(["remember", "--", "--json"])
+
+
+def test_a_mistyped_command_gets_a_suggestion() -> None:
+    code, out, err = run("remeber", "x")
+    assert code == 2
+    assert "No such command 'remeber'. Did you mean 'remember'?" in err
+    code, out, err = run("zzzz")
+    assert code == 2 and "No such command 'zzzz'." in err and "Did you mean" not in err
+
+
+def test_a_closed_pipe_ends_quietly(home: Path) -> None:
+    vault = home / "v"
+    Vault.init(vault)[0].close()
+    lines = "".join(json.dumps({"content": f"Memory number {n} of many"}) + "\n" for n in range(40))
+    (home / "m.jsonl").write_text(lines, "utf-8")
+    assert run("import", str(home / "m.jsonl"), "--vault", str(vault))[0] == 0
+    for extra in ([], ["--json"]):
+        reader = subprocess.Popen(  # `vaultmem list | head -0`: the reader has gone already
+            [sys.executable, "-m", "vaultmem", "list", "--vault", str(vault), *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert reader.stdout is not None and reader.stderr is not None
+        reader.stdout.close()
+        assert reader.wait(timeout=60) == 1
+        assert reader.stderr.read() == b""
