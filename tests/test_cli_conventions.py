@@ -43,7 +43,7 @@ def test_tilde_and_variables_are_expanded_in_every_path(
 
     (home / "more.jsonl").write_text('{"content": "Coffee after lunch only"}\n', "utf-8")
     code, out, err = run("import", "~/more.jsonl", "--vault", "${HOME}/Notes")
-    assert code == 0 and "imported 1 memories" in out, err
+    assert code == 0 and "imported 1 memory" in out, err
 
     code, out, err = run("list", "--json", env={"VAULTMEM_VAULT": "~/Notes"})
     assert code == 0, err
@@ -146,3 +146,46 @@ def test_a_closed_pipe_ends_quietly(home: Path) -> None:
         reader.stdout.close()
         assert reader.wait(timeout=60) == 1
         assert reader.stderr.read() == b""
+
+
+def _capped_vault(home: Path, cap: int) -> Path:
+    vault = home / "v"
+    Vault.init(vault)[0].close()
+    settings = vault / "vaultmem.toml"
+    text = settings.read_text("utf-8")
+    settings.write_text(text.replace("max_active = 1000", f"max_active = {cap}"), "utf-8")
+    return vault
+
+
+def test_import_warns_over_max_active_and_status_shows_the_next_pass(home: Path) -> None:
+    vault = _capped_vault(home, 5)
+    lines = "".join(
+        json.dumps({"content": f"Imported fact number {n}", "created": "2026-10-01T09:00:00",
+                    "last_used": f"2026-10-{n + 1:02d}T09:00:00"}) + "\n"
+        for n in range(12)
+    )
+    (home / "m.jsonl").write_text(lines, "utf-8")
+    code, out, err = run("import", str(home / "m.jsonl"), "--now", NOW, "--vault", str(vault))
+    assert code == 0 and "imported 12 memories" in out, err
+    assert "warning: the vault now holds 12 active memories, over max_active 5" in err
+    code, out, err = run(
+        "import", str(home / "m.jsonl"), "--json", "--now", NOW, "--vault", str(vault)
+    )
+    assert code == 0 and json.loads(out)["over_max_active"] is None  # nothing new imported
+
+    code, out, err = run("status", "--json", "--now", NOW, "--vault", str(vault))
+    assert code == 0, err
+    preview = json.loads(out)["next_pass"]
+    code, out, err = run("status", "--now", NOW, "--vault", str(vault))
+    assert "the next `vaultmem lifecycle` would" in out and "    prune:    archive 7\n" in out
+    code, out, err = run("lifecycle", "--json", "--now", NOW, "--vault", str(vault))
+    assert code == 0, err
+    applied = {
+        result["pass"]: sorted(m["action"] for m in result["applied"])
+        for result in json.loads(out)["passes"]
+    }
+    assert preview["prune"] == {"archive": 7}  # 12 active, cap 5
+    assert {
+        name: sorted(a for a, n in actions.items() for _ in range(n))
+        for name, actions in preview.items()
+    } == applied

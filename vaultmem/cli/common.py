@@ -109,8 +109,19 @@ def library_errors() -> Iterator[None]:
         raise click.ClickException(str(err)) from None
 
 
+def with_error(data: dict[str, Any], error: str | None, exit_code: int = 1) -> dict[str, Any]:
+    """A command's JSON report with ``error`` and ``exit_code`` added when it failed, so that
+    stdout holds one JSON object either way."""
+    return data if error is None else {**data, "error": error, "exit_code": exit_code}
+
+
 def print_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` with ``noun`` in the right number: ``1 memory``, ``2 memories``, ``0 notes``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def fmt_score(value: float) -> str:

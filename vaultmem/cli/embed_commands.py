@@ -8,6 +8,7 @@ import datetime as dt
 import click
 
 from vaultmem.cli.common import (
+    counted,
     dry_run_option,
     json_option,
     now_option,
@@ -90,7 +91,7 @@ def embed(
         return
     rate = report.embedded / report.seconds if report.seconds > 0 else 0.0
     click.echo(
-        f"embedded {report.embedded} notes with {report.provider} "
+        f"embedded {counted(report.embedded, 'note')} with {report.provider} "
         f"({rate:.0f} notes/s); {report.reused} reused a stored vector, "
         f"{report.unchanged} unchanged"
     )
@@ -117,19 +118,22 @@ def consolidate(vault: Vault, dry_run: bool, as_json: bool, now: dt.datetime) ->
         print_json(report.as_dict())
         return
     if not report.clusters:
-        click.echo(f"no near-duplicates among {report.memories} memories with vectors")
+        click.echo(
+            f"no near-duplicates among {counted(report.memories, 'memory', 'memories')} "
+            "with vectors"
+        )
         return
     for cluster in report.clusters:
         where = f" → {cluster.path}" if cluster.path else ""
         failed = f"  (not merged: {cluster.error})" if cluster.error else ""
         click.echo(
             f"{cluster.action:<6} cohesion {cluster.cohesion:.3f}, "
-            f"{len(cluster.members)} memories{where}{failed}"
+            f"{counted(len(cluster.members), 'memory', 'memories')}{where}{failed}"
         )
         for member in cluster.members:
             click.echo(f"         {member.path}")
     merging = sum(1 for c in report.clusters if c.action == "merge")
     if dry_run:
-        click.echo(f"dry run: {merging} clusters would be merged; nothing changed")
+        click.echo(f"dry run: {counted(merging, 'cluster')} would be merged; nothing changed")
     else:
-        click.echo(f"merged {len(report.merged)} clusters; undo with `vaultmem undo`")
+        click.echo(f"merged {counted(len(report.merged), 'cluster')}; undo with `vaultmem undo`")

@@ -6,7 +6,14 @@ import datetime as dt
 
 import click
 
-from vaultmem.cli.common import dry_run_option, json_option, now_option, print_json, vault_command
+from vaultmem.cli.common import (
+    dry_run_option,
+    json_option,
+    now_option,
+    print_json,
+    vault_command,
+    with_error,
+)
 from vaultmem.core.lifecycle_plan import PASS_ORDER, Move
 from vaultmem.services.lifecycle import LifecycleRun
 from vaultmem.services.pass_session import PassResult
@@ -48,9 +55,9 @@ def print_pass(result: PassResult, as_json: bool, verb: str) -> None:
 def print_run(run: LifecycleRun, as_json: bool) -> None:
     """The run's report, always printed; then a failed ``--commit`` exits 1 saying what to do."""
     if as_json:
-        print_json(run.as_dict())
+        print_json(with_error(run.as_dict(), run.commit_error))
         if run.commit_error:
-            raise click.ClickException(run.commit_error)
+            raise SystemExit(1)
         return
     for name in run.recovered:
         click.echo(f"finished an interrupted pass first ({name})")
@@ -80,7 +87,8 @@ def _confirm_hard(
         return
     for move in doomed:
         click.echo(f"would delete {move.path}  ({move.reason})", err=True)
-    if not click.confirm(f"Delete these {len(doomed)} notes for good?", err=True):
+    these = "this note" if len(doomed) == 1 else f"these {len(doomed)} notes"
+    if not click.confirm(f"Delete {these} for good?", err=True):
         raise click.ClickException("nothing deleted")
 
 

@@ -24,7 +24,11 @@ if TYPE_CHECKING:
 def _as_saved(ref: str) -> str:
     """``ref`` cleaned as ``remember`` cleans a title into a file name, folders kept:
     ``"Wifi password?"`` → ``"Wifi password"``, ``"Standup is at 09:30"`` → ``"Standup is at
-    09 30"``."""
+    09 30"``. A reference that looks like a way out of the vault (``..``, ``\\``, ``/``,
+    ``~`` at the start) is not cleaned: it stays what it is, a name no note has."""
+    parts = ref.split("/")
+    if "\\" in ref or ref.startswith(("/", "~")) or any(p in (".", "..") for p in parts):
+        return ref
     folder, _, name = ref.rstrip("/").rpartition("/")
     title = safe_title(name.removesuffix(".md"))
     return f"{folder}/{title}" if folder and title else title

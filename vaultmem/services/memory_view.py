@@ -10,7 +10,7 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from vaultmem.core.collector import collector_paused
@@ -290,6 +290,9 @@ class VaultStatus:
     would_promote: int
     conflicted: int = 0
     """Memories whose notes hold git conflict markers."""
+    next_pass: dict[str, dict[str, int]] = field(default_factory=dict)
+    """What the next ``lifecycle`` would do: pass name → action (seal, create, promote,
+    archive, edit …) → notes; ``would_forget`` and ``would_promote`` are two of its sums."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -302,6 +305,7 @@ class VaultStatus:
             "danger_zone": self.danger_zone,
             "would_forget": self.would_forget,
             "would_promote": self.would_promote,
+            "next_pass": self.next_pass,
         }
 
 
@@ -320,6 +324,7 @@ def vault_status(
     forget: int,
     promote: int,
     conflicted: int = 0,
+    next_pass: dict[str, dict[str, int]] | None = None,
 ) -> VaultStatus:
     """Summarise ``table`` (all memories); ``forget``/``promote`` are the planned move counts."""
     import numpy as np
@@ -339,4 +344,5 @@ def vault_status(
         would_forget=forget,
         would_promote=promote,
         conflicted=conflicted,
+        next_pass=next_pass or {},
     )

@@ -348,10 +348,27 @@ class Vault:
     ) -> ImportReport:
         """Import one memory per JSONL line, text or raw bytes (see
         :func:`.remembering.import_lines`): bad lines are reported and skipped, lines already
-        in the vault are not imported again."""
+        in the vault are not imported again.
+
+        When the vault then holds more active memories than ``max_active``, ``over_cap`` of the
+        report (and a line in :attr:`warnings`) says how many the next prune archives."""
         from vaultmem.services.remembering import import_lines
 
-        return import_lines(self, lines, now=now or utc_now(), progress=progress)
+        report = import_lines(self, lines, now=now or utc_now(), progress=progress)
+        cap = self.settings.lifecycle.max_active
+        (active,) = self.index.conn.execute(
+            "SELECT COUNT(*) FROM notes WHERE type = 'memory' AND status = 'active'"
+        ).fetchone()
+        if report.imported and active > cap:
+            report.over_cap = (
+                f"the vault now holds {active} active memories, over max_active {cap}: the next "
+                f"`vaultmem lifecycle` prunes (archives) up to {active - cap} of the lowest "
+                "effective importance, never pinned or immune ones nor any younger than the "
+                "grace period (`vaultmem status` shows the plan; [lifecycle] max_active in "
+                "vaultmem.toml sets the cap)"
+            )
+            self.warnings.append(report.over_cap)
+        return report
 
     # ------------------------------------------------------------------ listing
     def table(
