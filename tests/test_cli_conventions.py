@@ -189,3 +189,26 @@ def test_import_warns_over_max_active_and_status_shows_the_next_pass(home: Path)
         name: sorted(a for a, n in actions.items() for _ in range(n))
         for name, actions in preview.items()
     } == applied
+
+
+def test_links_lists_each_neighbour_once(home: Path) -> None:
+    vault = home / "v"
+    Vault.init(vault)[0].close()
+    (vault / "A.md").write_text(
+        '---\nrelated: ["[[B]]"]\n---\nSee [[B]], again [[B|bee]] and [[C]] [[C]].\n', "utf-8"
+    )
+    (vault / "B.md").write_text("Back to [[A]] and [[A#Top]].\n", "utf-8")
+    code, out, err = run("links", "A", "--vault", str(vault))
+    assert code == 0, err
+    assert out == (
+        "A.md\n  outgoing:\n    → B.md  ([[B]]: frontmatter, wikilink ×2)\n"
+        "  backlinks:\n    ← B.md  (wikilink ×2)\n"
+        "  unresolved:\n    ? [[C]]  (wikilink ×2)\n"
+    )
+    code, out, err = run("links", "A", "--json", "--vault", str(vault))
+    data = json.loads(out)
+    assert [(o["resolved"], o["kinds"]) for o in data["outgoing"]] == [
+        ("B.md", {"frontmatter": 1, "wikilink": 2})
+    ]
+    assert [b["source"] for b in data["backlinks"]] == ["B.md"]
+    assert [u["target"] for u in data["unresolved"]] == ["C"]

@@ -53,23 +53,26 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
 @json_option
 @vault_command
 def links(vault: Vault, ref: str, as_json: bool) -> None:
-    """Links of NOTE (id, title or path): outgoing, backlinks, and unresolved."""
+    """Links of NOTE (id, title or path): outgoing, backlinks, and unresolved.
+
+    Each neighbour is listed once, with its links counted by kind ("wikilink ×2, frontmatter").
+    """
     found = vault.links(ref)
     if as_json:
         print_json(found.as_dict())
         return
+    outgoing, backlinks, unresolved = found.neighbours()
     click.echo(found.path)
     click.echo("  outgoing:")
-    for r in found.resolved:
-        click.echo(f"    → {r.resolved}  ({r.kind} [[{r.target}]])")
+    for g in outgoing:
+        click.echo(f"    → {g.first.resolved}  ([[{g.first.target}]]: {g.describe_kinds()})")
     click.echo("  backlinks:")
-    for r in found.backlinks:
-        click.echo(f"    ← {r.source}  ({r.kind})")
-    unresolved = found.unresolved
+    for g in backlinks:
+        click.echo(f"    ← {g.first.source}  ({g.describe_kinds()})")
     if unresolved:
         click.echo("  unresolved:")
-        for r in unresolved:
-            click.echo(f"    ? [[{r.target}]]  ({r.kind})")
+        for g in unresolved:
+            click.echo(f"    ? [[{g.first.target}]]  ({g.describe_kinds()})")
 
 
 def _dot_quote(text: str) -> str:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.collector import collector_paused
 from vaultmem.core.excerpts import SHOW_TEXT_CHARS, capped_text
@@ -53,6 +53,13 @@ class Memory:
     edges: int
     conflicted: bool = False
     """The note holds git conflict markers; ``fields`` and ``body`` are its "ours" side."""
+    properties: dict[str, Any] = field(default_factory=dict)
+    """The note's frontmatter as written (what :meth:`as_dict` shows of a person's own note)."""
+
+    @property
+    def managed(self) -> bool:
+        """A note vaultmem manages (``type`` memory, box or trace), not a person's own."""
+        return self.fields.type in ("memory", "box", "trace")
 
     @property
     def importance_level(self) -> int:
@@ -64,8 +71,21 @@ class Memory:
         """JSON-ready: path, title, text (the body, capped), every field, score and its factors.
 
         Datetimes are strings; ``text`` is cut past
-        :data:`~vaultmem.core.excerpts.SHOW_TEXT_CHARS` characters with a marker.
+        :data:`~vaultmem.core.excerpts.SHOW_TEXT_CHARS` characters with a marker. A person's own
+        note (not :attr:`managed`) gets no memory fields or scores, which would be defaults it
+        does not have: path, title, conflicted, text, ``"memory": false``, its ``properties``
+        as written, and ``edges``.
         """
+        if not self.managed:
+            return {
+                "path": self.path,
+                "title": self.title,
+                "conflicted": self.conflicted,
+                "text": capped_text(self.body, SHOW_TEXT_CHARS),
+                "memory": False,
+                "properties": _plain_json(self.properties),
+                "edges": self.edges,
+            }
         fields: dict[str, object] = {}
         for name in MemoryFields._fields:
             value = getattr(self.fields, name)
@@ -97,6 +117,19 @@ class Memory:
         }
 
 
+def _plain_json(value: Any) -> Any:
+    """A frontmatter value as JSON has it: dates and times as ISO strings, tuples as lists."""
+    if isinstance(value, dict):
+        return {str(k): _plain_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
 def _finite(value: float) -> float | None:
     """JSON has no infinity: ``inf`` half-lives become ``None`` (no decay)."""
     return None if math.isinf(value) or math.isnan(value) else round(float(value), 6)
@@ -119,6 +152,7 @@ def memory_from_note(note: ParsedNote, scores: Scores, edges: int) -> Memory:
         review_priority=float(scores.review_priority[0]),
         edges=edges,
         conflicted=any(p.startswith(CONFLICT_PROBLEM) for p in note.problems),
+        properties=dict(note.frontmatter),
     )
 
 
