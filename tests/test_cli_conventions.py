@@ -212,3 +212,21 @@ def test_links_lists_each_neighbour_once(home: Path) -> None:
     ]
     assert [b["source"] for b in data["backlinks"]] == ["B.md"]
     assert [u["target"] for u in data["unresolved"]] == ["C"]
+
+
+def test_init_declares_no_type_the_notes_use_otherwise(home: Path) -> None:
+    vault = home / "Existing"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / "Trip.md").write_text("---\ntype: [travel]\npinned: yes please\n---\nKyoto\n", "utf-8")
+    (vault / "Plain.md").write_text("---\ntype: journal\n---\nA day.\n", "utf-8")
+    (vault / "Templates").mkdir()
+    (vault / "Templates" / "T.md").write_text("---\nuse_count: {{n}}\n---\n", "utf-8")
+    code, out, err = run("init", str(vault))
+    assert code == 0, err
+    assert "  + .obsidian/types.json\n" in out
+    types = json.loads((vault / ".obsidian" / "types.json").read_text("utf-8"))["types"]
+    assert "type" not in types and "pinned" not in types
+    assert types["use_count"] == "number"  # a template's placeholder is not a use
+    assert "warning: 1 note uses type as list (e.g. Trip.md), vaultmem writes text" in err
+    assert "warning: 1 note uses pinned as text (e.g. Trip.md), vaultmem writes checkbox" in err
+    assert (vault / "Trip.md").read_text("utf-8").startswith("---\ntype: [travel]\n")

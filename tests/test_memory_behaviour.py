@@ -274,6 +274,11 @@ def test_init_adds_vaultmem_types_and_warns_where_the_vault_declares_others(
     assert types["use_count"] == "number" and types["superseded_by"] == "text"  # ours added
     assert "declares status as multitext, vaultmem writes text" in result.stderr
     assert "declares created as date, vaultmem writes datetime" in result.stderr
+    # notes use `type` as a list (templates aside): not declared, and said so
+    assert "type" not in types
+    assert "8 notes use type as list (e.g. Notes/Minimal Theme.md), vaultmem writes text" in (
+        result.stderr
+    )
 
 
 def test_a_one_item_list_is_its_item_and_wrong_types_warn_once_per_note_and_key(

@@ -46,14 +46,17 @@ def template_root() -> Path:
     return Path(str(resources.files("vaultmem") / "template"))
 
 
-def _copy_missing(template: Path, root: Path) -> list[str]:
-    """Copy the template's files that ``root`` lacks; never touches an existing file."""
+def _copy_missing(template: Path, root: Path, skip: str) -> list[str]:
+    """Copy the template's files that ``root`` lacks, but ``skip`` (vault-relative); never
+    touches an existing file."""
     import shutil
 
     created: list[str] = []
     for source in sorted(template.rglob("*")):
         target = root / source.relative_to(template)
         if source.is_dir() or target.exists() or source.name == "__init__.py":
+            continue
+        if source.relative_to(template).as_posix() == skip:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
@@ -66,14 +69,19 @@ def install_template(root: Path) -> tuple[list[str], list[str]]:
     types missing from ``.obsidian/types.json``; returns (created, warnings).
 
     No existing file is changed except ``.obsidian/types.json``, which only gains entries; a
-    type the vault declares otherwise is kept and named in a warning.
+    type the vault declares otherwise is kept, and a key its notes use with another kind of
+    value is not declared — each named in a warning
+    (:func:`~vaultmem.services.obsidian_types.merge_property_types`).
     """
     from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
 
     root.mkdir(parents=True, exist_ok=True)
-    created = _copy_missing(template_root(), root)
+    had_types = (root / TYPES_FILE).is_file()
+    created = _copy_missing(template_root(), root, skip=TYPES_FILE)
     types = merge_property_types(root, template_types(template_root()))
-    if types.added:
+    if not had_types and (root / TYPES_FILE).is_file():
+        created.append(TYPES_FILE)
+    elif types.added:
         created.append(f"{TYPES_FILE}: {', '.join(types.added)}")
     return created, list(types.warnings)
 
