@@ -3,6 +3,7 @@ JSON errors, a closed pipe, a mistyped command, a folder that is not a vault."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -230,3 +231,58 @@ def test_init_declares_no_type_the_notes_use_otherwise(home: Path) -> None:
     assert "warning: 1 note uses type as list (e.g. Trip.md), vaultmem writes text" in err
     assert "warning: 1 note uses pinned as text (e.g. Trip.md), vaultmem writes checkbox" in err
     assert (vault / "Trip.md").read_text("utf-8").startswith("---\ntype: [travel]\n")
+
+
+def _faded_vault(home: Path, count: int) -> Path:
+    vault = home / "v"
+    Vault.init(vault)[0].close()
+    lines = "".join(
+        json.dumps({"content": f"Faded fact number {n}", "created": "2026-01-05T09:00:00",
+                    "last_used": "2026-01-05T09:00:00", "layer": "working"}) + "\n"
+        for n in range(count)
+    )
+    (home / "m.jsonl").write_text(lines, "utf-8")
+    assert run("import", str(home / "m.jsonl"), "--now", NOW, "--vault", str(vault))[0] == 0
+    return vault
+
+
+def test_passes_report_progress_to_a_listener(home: Path) -> None:
+    from vaultmem.services.progress import progress_to
+
+    vault = _faded_vault(home, 12)
+    reports: list[tuple[str, int, int]] = []
+    with Vault.open(vault) as v, progress_to(lambda *step: reports.append(step)):
+        run = v.lifecycle(now=dt.datetime(2026, 11, 20, tzinfo=dt.UTC))
+    # sealed into one box first, then the 12 members and their emptied box are archived
+    forgotten = next(r for r in run.results if r.name == "forget")
+    assert len(forgotten.applied) == 13
+    assert [step for step in reports if step[0] == "seal"] == [("seal", 0, 1), ("seal", 1, 1)]
+    steps = [done for label, done, total in reports if label == "forget" and total == 13]
+    assert steps == list(range(14))  # before each note, and once at the end
+
+
+def test_progress_bars_on_a_terminal_and_none_when_piped(home: Path) -> None:
+    import pty
+
+    vault = _faded_vault(home, 12)
+    command = [sys.executable, "-m", "vaultmem", "gc", "--now", NOW, "--vault", str(vault)]
+    piped = subprocess.run(command + ["--dry-run"], capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0 and piped.stderr == ""
+    controller, terminal = pty.openpty()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=terminal) as shown:
+        os.close(terminal)
+        assert shown.stdout is not None
+        out = shown.stdout.read().decode()
+        assert shown.wait(timeout=60) == 0
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the terminal's other end is closed: all read
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(controller)
+    assert out.count("archived STM/Faded fact number") == 12
+    assert b"forget" in drawn and b"100%" in drawn

@@ -128,6 +128,37 @@ def fmt_score(value: float) -> str:
     return "∞" if value == float("inf") else f"{value:.3f}"
 
 
+@contextmanager
+def progress_shown(as_json: bool) -> Iterator[None]:
+    """Show the services' progress reports made inside the block as click progress bars on
+    stderr, one per step (a pass, consolidation); nothing for ``--json`` or when stderr is not
+    a terminal (piped, redirected, a test)."""
+    if as_json or not sys.stderr.isatty():
+        yield
+        return
+    from vaultmem.services.progress import progress_to
+
+    shown: dict[str, Any] = {}  # label → its entered bar; one at a time
+
+    def close() -> None:
+        for bar in shown.values():
+            bar.__exit__(None, None, None)
+        shown.clear()
+
+    def listener(label: str, done: int, total: int) -> None:
+        if label not in shown:
+            close()
+            shown[label] = progress_bar(total, label, as_json=False).__enter__()
+        bar = shown[label]
+        bar.update(done - bar.pos)
+
+    with progress_to(listener):
+        try:
+            yield
+        finally:
+            close()
+
+
 def progress_bar(length: int, label: str, *, as_json: bool) -> Any:
     """click's progress bar on stderr, hidden for ``--json`` and when stderr is not a terminal."""
     return click.progressbar(

@@ -14,6 +14,7 @@ from vaultmem.cli.common import (
     now_option,
     print_json,
     progress_bar,
+    progress_shown,
     vault_command,
 )
 from vaultmem.services.consolidation import consolidate as run_consolidation
@@ -113,7 +114,8 @@ def consolidate(vault: Vault, dry_run: bool, as_json: bool, now: dt.datetime) ->
     Clusters of cohesion 0.75–0.9 are listed for review, looser ones kept apart. Nothing is
     deleted; the run is journaled, and `vaultmem undo` restores every byte.
     """
-    report = run_consolidation(vault, now=now, dry_run=dry_run)
+    with progress_shown(as_json):
+        report = run_consolidation(vault, now=now, dry_run=dry_run)
     if as_json:
         print_json(report.as_dict())
         return
