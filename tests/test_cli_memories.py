@@ -280,7 +280,11 @@ def test_status_counts_and_predictions(vault: Path) -> None:
     report = json.loads(out)
     assert report["memories"] == 2
     assert report["by_folder"] == {"STM/": 2}
-    assert report["would_forget"] == 1
+    # the next lifecycle seals the two into a box before forget runs: nothing is forgotten
+    assert report["next_pass"]["seal"] == {"create": 1, "seal": 2}
+    assert report["would_forget"] == report["would_promote"] == 0
+    code, out, err = run("lifecycle", "--json", "--now", "2027-01-20T00:00:00", vault=vault)
+    assert [len(p["applied"]) for p in json.loads(out)["passes"]] == [3, 0, 0, 0, 0]
 
 
 def test_gc_dry_run_archive_keep_and_hard(vault: Path) -> None:

@@ -99,7 +99,7 @@ def test_apply_merges_without_deleting_and_undo_restores_every_byte(tmp_path: Pa
         main, ["consolidate", "--vault", str(root), "--now", "2026-11-20T12:00:00"]
     )
     assert result.exit_code == 0, result.output
-    assert "merged 1 clusters" in result.output
+    assert "merged 1 cluster" in result.output
     after = snapshot(root)
     new = sorted(set(after) - set(before))
     assert len(new) == 1 and new[0].startswith("STM/") and "(consolidated)" in new[0]

@@ -38,7 +38,7 @@ def test_fresh_init_passes_doctor_strict(tmp_path: Path) -> None:
 def test_kepano_after_init(copy_vault: Callable[[str], Path]) -> None:
     root = copy_vault("kepano-obsidian")
     assert _run("init", str(root))[0] == 0
-    code, output = _run("doctor", "--vault", str(root))
+    code, output = _run("doctor", "--vault", str(root), "--all")
     assert code == 0, output
     lines = [line for line in output.splitlines() if line.startswith("warning")]
     assert len(lines) == len(set(lines))  # nothing printed twice
@@ -111,3 +111,25 @@ def test_doctor_warns_of_notes_and_folders_whose_names_are_not_utf8(tmp_path: Pa
     text = CliRunner().invoke(main, ["doctor", "--vault", str(root)])
     assert "STM/caf\\xe9.md" in text.output and "not UTF-8" in text.output
     assert "Traceback" not in text.output
+
+
+def test_doctor_summarises_by_kind_and_lists_every_finding_with_all(
+    copy_vault: Callable[[str], Path],
+) -> None:
+    root = copy_vault("kepano-obsidian")
+    assert _run("init", str(root))[0] == 0
+    (root / "Broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    code, full = _run("doctor", "--vault", str(root), "--all")
+    assert code == 1
+    code, short = _run("doctor", "--vault", str(root))
+    assert code == 1
+    every = [line for line in full.splitlines() if line.startswith("warning [unresolved-link]")]
+    shown = [line for line in short.splitlines() if line.startswith("warning [unresolved-link]")]
+    assert len(every) == 18 and shown == every[:10]  # templates' links to notes-to-be left out
+    assert "  … 8 more [unresolved-link] (--all lists every one)" in short.splitlines()
+    assert "problem [unparsable] Broken.md: " in short
+    assert short.splitlines()[-2:] == [
+        "by kind: unparsable 1 problem, unresolved-link 18 warnings",
+        "106 notes checked: 1 problem, 18 warnings",
+    ]
+    assert not any("Templates/" in line for line in full.splitlines())

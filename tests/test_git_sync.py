@@ -253,7 +253,7 @@ def test_a_note_merged_without_the_driver_stays_visible_and_is_fixed(tmp_path: P
     (row,) = json.loads(out)
     assert row["conflicted"] is True and row["use_count"] == 3  # read from its "ours" side
     code, out, _ = cli(c.b, "status")
-    assert "1 memories" in out and "conflicted" in out
+    assert "1 memory among" in out and "conflicted" in out
     code, out, err = cli(c.b, "show", "X", "--json")
     shown = json.loads(out)
     assert code == 0 and shown["id"] == x.fields.id and shown["conflicted"] is True

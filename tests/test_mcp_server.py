@@ -191,7 +191,7 @@ def test_links_review_status_doctor(served: Client) -> None:
     around = served.ok("links", id_or_title="Heater fuel")
     # the body's wikilink (and the auto-link in `related:`, when the words overlap enough)
     assert {b["title"] for b in around["backlinks"]} == {"Frost plan"}
-    assert "wikilink" in {b["kind"] for b in around["backlinks"]}
+    assert "wikilink" in {kind for b in around["backlinks"] for kind in b["kinds"]}
     assert served.ok("links", id_or_title="Frost plan")["outgoing"][0]["title"] == "Heater fuel"
     assert isinstance(served.ok("review", k=5)["memories"], list)
     status = served.ok("status")

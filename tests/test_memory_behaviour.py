@@ -274,6 +274,11 @@ def test_init_adds_vaultmem_types_and_warns_where_the_vault_declares_others(
     assert types["use_count"] == "number" and types["superseded_by"] == "text"  # ours added
     assert "declares status as multitext, vaultmem writes text" in result.stderr
     assert "declares created as date, vaultmem writes datetime" in result.stderr
+    # notes use `type` as a list (templates aside): not declared, and said so
+    assert "type" not in types
+    assert "8 notes use type as list (e.g. Notes/Minimal Theme.md), vaultmem writes text" in (
+        result.stderr
+    )
 
 
 def test_a_one_item_list_is_its_item_and_wrong_types_warn_once_per_note_and_key(
@@ -297,11 +302,21 @@ def test_a_one_item_list_is_its_item_and_wrong_types_warn_once_per_note_and_key(
 
 # ------------------------------------------------------------------------------ 7. smaller ones
 def test_show_of_a_plain_note_says_it_is_not_a_memory(vault: Vault) -> None:
-    (vault.root / "Kyoto.md").write_text("My own notes on Kyoto.\n")
+    (vault.root / "Kyoto.md").write_text(
+        "---\ntags: [travel]\nvisited: 2024-04-02\n---\nMy own notes on Kyoto.\n"
+    )
     code, out, _ = cli(vault.root, "show", "Kyoto")
     assert code == 0 and "not a memory" in out and "id " not in out
     code, out, _ = cli(vault.root, "show", "Kyoto", "--json")
-    assert json.loads(out)["memory"] is False
+    assert json.loads(out) == {  # its own properties, no memory defaults it does not have
+        "path": "Kyoto.md",
+        "title": "Kyoto",
+        "conflicted": False,
+        "text": "My own notes on Kyoto.",
+        "memory": False,
+        "properties": {"tags": ["travel"], "visited": "2024-04-02"},
+        "edges": 0,
+    }
     made = vault.remember("a memory", now=T0)
     code, out, _ = cli(vault.root, "show", made.path, "--json")
     assert json.loads(out)["memory"] is True

@@ -359,7 +359,7 @@ def test_cli_touch_reinforces_the_first_memory_only(garden: Path) -> None:
     assert len(memories) == 2  # two memories are returned …
     code, out, err = cli("recall", "basil", "--touch", root=garden)
     assert code == 0, err
-    assert "reinforced 1 memories: " in err  # … only the first is the one used
+    assert "reinforced 1 memory: " in err  # … only the first is the one used
     with Vault.open(garden) as vault:
         counts = {p: vault.memory(p, now=NOW).fields.use_count for p in memories}
         assert counts == {memories[0]: 2, memories[1]: 1}
@@ -372,7 +372,7 @@ def test_cli_touch_reinforces_the_first_memory_only(garden: Path) -> None:
 
 def test_cli_touch_hit_names_the_hits_and_refuses_others(garden: Path) -> None:
     code, out, err = cli("recall", "basil", "--touch-hit", "Basil B", root=garden)
-    assert code == 0, err and "reinforced 1 memories: Basil B" in err
+    assert code == 0, err and "reinforced 1 memory: Basil B" in err
     with Vault.open(garden) as vault:
         assert vault.memory("LTM/Basil B.md", now=NOW).fields.use_count == 2
         assert vault.memory("STM/Basil A.md", now=NOW).fields.use_count == 1

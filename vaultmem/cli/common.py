@@ -8,13 +8,16 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from vaultmem.core.timestamps import parse_datetime, utc_now
+from vaultmem.core.user_paths import expand_user_path
 from vaultmem.errors import VaultmemError
 from vaultmem.services.vault import Vault
+from vaultmem.services.vault_setup import require_vault
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,13 +33,36 @@ def _parse_now(ctx: click.Context, param: click.Parameter, value: str | None) ->
         ) from None
 
 
+class UserPath(click.Path):
+    """``click.Path`` with ``~`` and ``$VARIABLES`` expanded first, as a shell would unquoted."""
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Any:
+        if isinstance(value, str):
+            value = expand_user_path(value)
+        return super().convert(value, param, ctx)
+
+
+class UserFile(click.File):
+    """``click.File`` with ``~`` and ``$VARIABLES`` expanded in its path (``-`` stays stdin)."""
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Any:
+        if isinstance(value, str) and value != "-":
+            value = expand_user_path(value)
+        return super().convert(value, param, ctx)
+
+
 vault_option = click.option(
     "--vault",
     "vault_path",
-    type=click.Path(file_okay=False, path_type=str),
+    type=UserPath(file_okay=False, path_type=str),
     envvar="VAULTMEM_VAULT",
     show_envvar=True,
-    help="The vault folder. Default: the nearest folder upward with vaultmem.toml or .obsidian/.",
+    help="The vault folder (~ and $VARIABLES expanded); it must hold vaultmem.toml or .obsidian/ "
+    "(else run `vaultmem init`). Default: the nearest such folder upward.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 now_option = click.option(
@@ -53,11 +79,18 @@ dry_run_option = click.option(
 
 
 def vault_command(func: F) -> F:
-    """Add ``--vault``, turn the library's errors into one-line messages (exit 1)."""
+    """Add ``--vault``, turn the library's errors into one-line messages (exit 1).
+
+    A folder named by ``--vault`` or ``VAULTMEM_VAULT`` must be a vault already (vaultmem.toml
+    or .obsidian/): the error says to run ``vaultmem init``.
+    """
 
     @vault_option
     @functools.wraps(func)
     def wrapper(*args: Any, vault_path: str | None, **kwargs: Any) -> Any:
+        with library_errors():
+            if vault_path is not None:
+                require_vault(Path(expand_user_path(vault_path)))
         with library_errors(), Vault.open(vault_path) as vault:
             result = func(vault, *args, **kwargs)
             for warning in dict.fromkeys(vault.warnings):
@@ -76,12 +109,54 @@ def library_errors() -> Iterator[None]:
         raise click.ClickException(str(err)) from None
 
 
+def with_error(data: dict[str, Any], error: str | None, exit_code: int = 1) -> dict[str, Any]:
+    """A command's JSON report with ``error`` and ``exit_code`` added when it failed, so that
+    stdout holds one JSON object either way."""
+    return data if error is None else {**data, "error": error, "exit_code": exit_code}
+
+
 def print_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` with ``noun`` in the right number: ``1 memory``, ``2 memories``, ``0 notes``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def fmt_score(value: float) -> str:
     return "∞" if value == float("inf") else f"{value:.3f}"
+
+
+@contextmanager
+def progress_shown(as_json: bool) -> Iterator[None]:
+    """Show the services' progress reports made inside the block as click progress bars on
+    stderr, one per step (a pass, consolidation); nothing for ``--json`` or when stderr is not
+    a terminal (piped, redirected, a test)."""
+    if as_json or not sys.stderr.isatty():
+        yield
+        return
+    from vaultmem.services.progress import progress_to
+
+    shown: dict[str, Any] = {}  # label → its entered bar; one at a time
+
+    def close() -> None:
+        for bar in shown.values():
+            bar.__exit__(None, None, None)
+        shown.clear()
+
+    def listener(label: str, done: int, total: int) -> None:
+        if label not in shown:
+            close()
+            shown[label] = progress_bar(total, label, as_json=False).__enter__()
+        bar = shown[label]
+        bar.update(done - bar.pos)
+
+    with progress_to(listener):
+        try:
+            yield
+        finally:
+            close()
 
 
 def progress_bar(length: int, label: str, *, as_json: bool) -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from vaultmem.cli.common import library_errors, now_option
+from vaultmem.cli.common import UserPath, library_errors, now_option
 from vaultmem.services.demo import DemoVault, run_demo
 from vaultmem.services.vault import Vault
 
@@ -17,7 +17,7 @@ from vaultmem.services.vault import Vault
 @click.option(
     "--dir",
     "target",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False, path_type=Path),
     help="Folder for the demo vault (new or empty). Default: a new temporary folder.",
 )
 @now_option

@@ -8,11 +8,13 @@ import datetime as dt
 import click
 
 from vaultmem.cli.common import (
+    counted,
     dry_run_option,
     json_option,
     now_option,
     print_json,
     progress_bar,
+    progress_shown,
     vault_command,
 )
 from vaultmem.services.consolidation import consolidate as run_consolidation
@@ -90,7 +92,7 @@ def embed(
         return
     rate = report.embedded / report.seconds if report.seconds > 0 else 0.0
     click.echo(
-        f"embedded {report.embedded} notes with {report.provider} "
+        f"embedded {counted(report.embedded, 'note')} with {report.provider} "
         f"({rate:.0f} notes/s); {report.reused} reused a stored vector, "
         f"{report.unchanged} unchanged"
     )
@@ -112,24 +114,28 @@ def consolidate(vault: Vault, dry_run: bool, as_json: bool, now: dt.datetime) ->
     Clusters of cohesion 0.75–0.9 are listed for review, looser ones kept apart. Nothing is
     deleted; the run is journaled, and `vaultmem undo` restores every byte.
     """
-    report = run_consolidation(vault, now=now, dry_run=dry_run)
+    with progress_shown(as_json):
+        report = run_consolidation(vault, now=now, dry_run=dry_run)
     if as_json:
         print_json(report.as_dict())
         return
     if not report.clusters:
-        click.echo(f"no near-duplicates among {report.memories} memories with vectors")
+        click.echo(
+            f"no near-duplicates among {counted(report.memories, 'memory', 'memories')} "
+            "with vectors"
+        )
         return
     for cluster in report.clusters:
         where = f" → {cluster.path}" if cluster.path else ""
         failed = f"  (not merged: {cluster.error})" if cluster.error else ""
         click.echo(
             f"{cluster.action:<6} cohesion {cluster.cohesion:.3f}, "
-            f"{len(cluster.members)} memories{where}{failed}"
+            f"{counted(len(cluster.members), 'memory', 'memories')}{where}{failed}"
         )
         for member in cluster.members:
             click.echo(f"         {member.path}")
     merging = sum(1 for c in report.clusters if c.action == "merge")
     if dry_run:
-        click.echo(f"dry run: {merging} clusters would be merged; nothing changed")
+        click.echo(f"dry run: {counted(merging, 'cluster')} would be merged; nothing changed")
     else:
-        click.echo(f"merged {len(report.merged)} clusters; undo with `vaultmem undo`")
+        click.echo(f"merged {counted(len(report.merged), 'cluster')}; undo with `vaultmem undo`")

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from vaultmem.cli.common import json_option, now_option, print_json, progress_bar, vault_command
+from vaultmem.cli.common import (
+    counted,
+    json_option,
+    now_option,
+    print_json,
+    progress_bar,
+    vault_command,
+)
 from vaultmem.services.vault import Vault
+
+if TYPE_CHECKING:
+    from vaultmem.services.doctor import DoctorReport
 
 
 @click.command()
@@ -53,23 +63,26 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
 @json_option
 @vault_command
 def links(vault: Vault, ref: str, as_json: bool) -> None:
-    """Links of NOTE (id, title or path): outgoing, backlinks, and unresolved."""
+    """Links of NOTE (id, title or path): outgoing, backlinks, and unresolved.
+
+    Each neighbour is listed once, with its links counted by kind ("wikilink ×2, frontmatter").
+    """
     found = vault.links(ref)
     if as_json:
         print_json(found.as_dict())
         return
+    outgoing, backlinks, unresolved = found.neighbours()
     click.echo(found.path)
     click.echo("  outgoing:")
-    for r in found.resolved:
-        click.echo(f"    → {r.resolved}  ({r.kind} [[{r.target}]])")
+    for g in outgoing:
+        click.echo(f"    → {g.first.resolved}  ([[{g.first.target}]]: {g.describe_kinds()})")
     click.echo("  backlinks:")
-    for r in found.backlinks:
-        click.echo(f"    ← {r.source}  ({r.kind})")
-    unresolved = found.unresolved
+    for g in backlinks:
+        click.echo(f"    ← {g.first.source}  ({g.describe_kinds()})")
     if unresolved:
         click.echo("  unresolved:")
-        for r in unresolved:
-            click.echo(f"    ? [[{r.target}]]  ({r.kind})")
+        for g in unresolved:
+            click.echo(f"    ? [[{g.first.target}]]  ({g.describe_kinds()})")
 
 
 def _dot_quote(text: str) -> str:
@@ -115,12 +128,48 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
     click.echo("}")
 
 
+DETAILS_PER_KIND = 10
+"""Findings of one kind ``doctor`` lists before "… N more" (``--all`` lists every one)."""
+
+
+def _print_findings(lines: list[tuple[str, str]], show_all: bool) -> None:
+    """(kind, line) pairs, at most :data:`DETAILS_PER_KIND` per kind unless ``show_all``."""
+    shown: dict[str, int] = {}
+    for kind, line in lines:
+        shown[kind] = shown.get(kind, 0) + 1
+        if show_all or shown[kind] <= DETAILS_PER_KIND:
+            click.echo(line)
+    for kind, count in shown.items():
+        if not show_all and count > DETAILS_PER_KIND:
+            click.echo(f"  … {count - DETAILS_PER_KIND} more [{kind}] (--all lists every one)")
+
+
+def _by_kind(report: DoctorReport) -> str:
+    """``"unresolved-link 27 warnings, conflict-markers 1 problem"``, most frequent first."""
+    counts: dict[tuple[str, str], int] = {}
+    for noun, findings in (("problem", report.problems), ("warning", report.warnings)):
+        for finding in findings:
+            counts[finding.kind, noun] = counts.get((finding.kind, noun), 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (item[0][1] != "problem", -item[1]))
+    return ", ".join(f"{kind} {counted(n, noun)}" for (kind, noun), n in ranked)
+
+
 @click.command()
 @click.option(
     "--strict", is_flag=True, help="Also fail on warnings (unresolved links, wrong types)."
 )
 @click.option(
-    "--verbose", "-v", is_flag=True, help="List every unresolved link on a line of its own."
+    "--all",
+    "show_all",
+    is_flag=True,
+    help=f"List every finding (default: a count per kind and the first {DETAILS_PER_KIND} of "
+    "each).",
+)
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="List every unresolved link on a line of its own (implies --all).",
 )
 @click.option(
     "--fix",
@@ -132,18 +181,28 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
 @now_option
 @vault_command
 def doctor(
-    vault: Vault, strict: bool, verbose: bool, fix: bool, as_json: bool, now: dt.datetime
+    vault: Vault,
+    strict: bool,
+    show_all: bool,
+    verbose: bool,
+    fix: bool,
+    as_json: bool,
+    now: dt.datetime,
 ) -> None:
     """Check the vault and its index; exit 1 when something needs a person's attention.
+
+    Prints the first findings of each kind, a count per kind and the totals; --all lists every
+    finding, --json gives them all as data. Notes in template folders (Obsidian's Templates
+    plugin folder and Templates/) are not checked: their {{placeholders}} and links to notes
+    yet to be written are not findings.
 
     Problems (exit 1): notes whose YAML does not parse, git conflict markers, bytes that are not
     UTF-8, sync conflict copies, duplicate base names among managed notes, notes sharing a
     memory id. Warnings: values of the wrong type, unresolved links (to notes or to attachments
     that are not there), one line per note (--verbose: one per link), a merge driver named in
     .gitattributes but not registered in this clone, notes and folders whose names are not
-    UTF-8 (not indexed; odd bytes shown as \\xNN). Templates are not checked for YAML or
-    field values. A stale index is reported and repaired. --json lists every unresolved link
-    under "unresolved_links".
+    UTF-8 (not indexed; odd bytes shown as \\xNN). A stale index is reported and repaired.
+    --json lists every unresolved link under "unresolved_links".
 
     --fix: one memory at two paths with the same name (a git rename/rename or add/add) is kept
     at the later lifecycle stage (STM < Boxes < LTM < Archive) with the other copy's fields
@@ -167,23 +226,29 @@ def doctor(
     if as_json:
         print_json(report.as_dict())
     elif not quiet:
+        lines: list[tuple[str, str]] = []
         for finding in report.stale_index:
             where = f"{finding.path}: " if finding.path else ""
-            click.echo(f"index: {where}{finding.detail} (repaired)")
+            lines.append(("stale index rows", f"index: {where}{finding.detail} (repaired)"))
         for finding in report.problems:
-            click.echo(f"problem [{finding.kind}] {finding.path}: {finding.detail}")
+            line = f"problem [{finding.kind}] {finding.path}: {finding.detail}"
+            lines.append((finding.kind, line))
         for finding in report.warnings:
-            if verbose and finding.kind == "unresolved-link":
-                continue
-            click.echo(f"warning [{finding.kind}] {finding.path}: {finding.detail}")
+            if not (verbose and finding.kind == "unresolved-link"):
+                line = f"warning [{finding.kind}] {finding.path}: {finding.detail}"
+                lines.append((finding.kind, line))
         if verbose:
             for link in report.unresolved:
-                click.echo(
+                line = (
                     f"warning [unresolved-link] {link.path}: {link.describe()} resolves to nothing"
                 )
+                lines.append(("unresolved-link", line))
+        _print_findings(lines, show_all or verbose)
+        if report.problems or report.warnings:
+            click.echo(f"by kind: {_by_kind(report)}")
         click.echo(
-            f"{report.notes} notes checked: {len(report.problems)} problems, "
-            f"{len(report.warnings)} warnings"
+            f"{counted(report.notes, 'note')} checked: {counted(len(report.problems), 'problem')}, "
+            f"{counted(len(report.warnings), 'warning')}"
         )
     if report.problems or (strict and report.warnings):
         raise SystemExit(1)

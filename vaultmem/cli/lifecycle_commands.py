@@ -6,7 +6,15 @@ import datetime as dt
 
 import click
 
-from vaultmem.cli.common import dry_run_option, json_option, now_option, print_json, vault_command
+from vaultmem.cli.common import (
+    dry_run_option,
+    json_option,
+    now_option,
+    print_json,
+    progress_shown,
+    vault_command,
+    with_error,
+)
 from vaultmem.core.lifecycle_plan import PASS_ORDER, Move
 from vaultmem.services.lifecycle import LifecycleRun
 from vaultmem.services.pass_session import PassResult
@@ -48,9 +56,9 @@ def print_pass(result: PassResult, as_json: bool, verb: str) -> None:
 def print_run(run: LifecycleRun, as_json: bool) -> None:
     """The run's report, always printed; then a failed ``--commit`` exits 1 saying what to do."""
     if as_json:
-        print_json(run.as_dict())
+        print_json(with_error(run.as_dict(), run.commit_error))
         if run.commit_error:
-            raise click.ClickException(run.commit_error)
+            raise SystemExit(1)
         return
     for name in run.recovered:
         click.echo(f"finished an interrupted pass first ({name})")
@@ -80,7 +88,8 @@ def _confirm_hard(
         return
     for move in doomed:
         click.echo(f"would delete {move.path}  ({move.reason})", err=True)
-    if not click.confirm(f"Delete these {len(doomed)} notes for good?", err=True):
+    these = "this note" if len(doomed) == 1 else f"these {len(doomed)} notes"
+    if not click.confirm(f"Delete {these} for good?", err=True):
         raise click.ClickException("nothing deleted")
 
 
@@ -115,12 +124,11 @@ def lifecycle(
     """
     if hard and not dry_run and not yes:
         _confirm_hard(vault, PASS_ORDER, now)
-    print_run(
-        vault.lifecycle(
+    with progress_shown(as_json):
+        run = vault.lifecycle(
             PASS_ORDER, dry_run=dry_run, now=now, hard=hard, commit=commit, command="lifecycle"
-        ),
-        as_json,
-    )
+        )
+    print_run(run, as_json)
 
 
 def _single_pass(name: str, doc: str) -> click.Command:
@@ -131,7 +139,8 @@ def _single_pass(name: str, doc: str) -> click.Command:
     @now_option
     @vault_command
     def command(vault: Vault, commit: bool, dry_run: bool, as_json: bool, now: dt.datetime) -> None:
-        run = vault.lifecycle((name,), dry_run=dry_run, now=now, commit=commit)
+        with progress_shown(as_json):
+            run = vault.lifecycle((name,), dry_run=dry_run, now=now, commit=commit)
         if as_json or run.commit or run.commit_error:
             print_run(run, as_json)
         else:
@@ -199,7 +208,8 @@ def gc(
     """
     if hard and not dry_run and not yes:
         _confirm_hard(vault, ("forget",), now, threshold=threshold)
-    result = vault.gc(threshold=threshold, keep=keep, dry_run=dry_run, hard=hard, now=now)
+    with progress_shown(as_json):
+        result = vault.gc(threshold=threshold, keep=keep, dry_run=dry_run, hard=hard, now=now)
     print_pass(result, as_json, "delete" if hard else "archive")
 
 
@@ -215,7 +225,9 @@ def promote(vault: Vault, ref: str | None, dry_run: bool, as_json: bool, now: dt
     A candidate scores ≥ 0.65 and is at least 3 days old, or was used 5 times within 14 days of
     its creation, or is episodic with importance ≥ 0.7 and 5 accesses.
     """
-    print_pass(vault.promote(ref, dry_run=dry_run, now=now), as_json, "promote")
+    with progress_shown(as_json):
+        result = vault.promote(ref, dry_run=dry_run, now=now)
+    print_pass(result, as_json, "promote")
 
 
 @click.command()

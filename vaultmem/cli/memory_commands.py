@@ -9,12 +9,15 @@ from typing import BinaryIO
 import click
 
 from vaultmem.cli.common import (
+    UserFile,
+    counted,
     fmt_score,
     json_option,
     now_option,
     print_json,
     progress_bar,
     vault_command,
+    with_error,
 )
 from vaultmem.core.fields import LAYERS, SOURCES
 from vaultmem.core.timestamps import format_datetime
@@ -90,7 +93,7 @@ def remember(
 
 
 @click.command("import")
-@click.argument("file", type=click.File("rb"))
+@click.argument("file", type=UserFile("rb"))
 @json_option
 @now_option
 @vault_command
@@ -108,18 +111,22 @@ def import_(vault: Vault, file: BinaryIO, as_json: bool, now: dt.datetime) -> No
     lines = file.readlines()
     with progress_bar(len(lines), "importing", as_json=as_json) as bar:
         report = vault.import_jsonl(lines, now=now, progress=lambda n: bar.update(1))
+    failed = bool(report.errors) and not report.imported and not report.duplicates
+    error = f"no line of {file.name} could be imported" if failed else None
     if as_json:
-        print_json(report.as_dict())
+        print_json(with_error(report.as_dict(), error))
     else:
         click.echo(
-            f"imported {len(report.imported)} memories"
+            f"imported {counted(len(report.imported), 'memory', 'memories')}"
             + (f"; {len(report.duplicates)} already there" if report.duplicates else "")
-            + (f"; {len(report.errors)} bad lines skipped" if report.errors else "")
+            + (f"; {counted(len(report.errors), 'bad line')} skipped" if report.errors else "")
         )
-    for number, error in report.errors:
-        click.echo(f"line {number}: {error}", err=True)
-    if report.errors and not report.imported and not report.duplicates:
-        raise click.ClickException(f"no line of {file.name} could be imported")
+    for number, problem in report.errors:
+        click.echo(f"line {number}: {problem}", err=True)
+    if error is not None:
+        if as_json:
+            raise SystemExit(1)
+        raise click.ClickException(error)
 
 
 def _describe(memory: Memory) -> str:

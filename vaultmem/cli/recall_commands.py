@@ -9,7 +9,14 @@ import datetime as dt
 
 import click
 
-from vaultmem.cli.common import fmt_score, json_option, now_option, print_json, vault_command
+from vaultmem.cli.common import (
+    counted,
+    fmt_score,
+    json_option,
+    now_option,
+    print_json,
+    vault_command,
+)
 from vaultmem.core.excerpts import excerpt
 from vaultmem.core.fields import LAYERS, STATUSES
 from vaultmem.core.recall_fusion import UNRANKED_BM25, FusionWeights, review_period
@@ -90,7 +97,7 @@ def recall(vault: Vault, query: tuple[str, ...], k: int | None, explain: bool, t
     if chosen:
         touched = touched_hits(hits, chosen)
         names = ", ".join(hit.title for hit in touched) or "none"
-        click.echo(f"reinforced {len(touched)} memories: {names}", err=True)
+        click.echo(f"reinforced {counted(len(touched), 'memory', 'memories')}: {names}", err=True)
 
 
 def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 from vaultmem.cli.common import (
+    UserPath,
+    counted,
     fmt_score,
     json_option,
     library_errors,
@@ -22,7 +24,7 @@ from vaultmem.services.vault import Vault
 
 
 @click.command()
-@click.argument("path", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("path", default=".", type=UserPath(file_okay=False, path_type=Path))
 @click.option(
     "--git",
     "use_git",
@@ -97,17 +99,36 @@ def list_(vault: Vault, as_json: bool, now: dt.datetime, **filters: object) -> N
         )
 
 
+ACTION_WORDS = {
+    "create": "create",
+    "seal": "box",
+    "promote": "promote",
+    "archive": "archive",
+    "delete": "delete",
+    "edit": "edit",
+}
+"""How ``status`` names a planned action (a seal's member moves are "box")."""
+
+
 @click.command()
 @json_option
 @now_option
 @vault_command
 def status(vault: Vault, as_json: bool, now: dt.datetime) -> None:
-    """Counts per folder and status, the danger zone, and what gc and promote would move now."""
+    """Counts per folder and status, the danger zone, and what the next lifecycle would do.
+
+    The plan is `vaultmem lifecycle --dry-run`'s, counted per pass and action: boxes sealed
+    (box = a memory moved into one, create = a new box or trace note), memories promoted,
+    expired, forgotten and pruned (archive) under the max_active cap. Nothing is written.
+    """
     report = vault.status(now=now)
     if as_json:
         print_json(report.as_dict())
         return
-    click.echo(f"{report.memories} memories among {report.notes} notes in {vault.root}")
+    click.echo(
+        f"{counted(report.memories, 'memory', 'memories')} among "
+        f"{counted(report.notes, 'note')} in {vault.root}"
+    )
     for title, counts in (
         ("folder", report.by_folder),
         ("status", report.by_status),
@@ -115,8 +136,12 @@ def status(vault: Vault, as_json: bool, now: dt.datetime) -> None:
     ):
         click.echo(f"  by {title}: " + (", ".join(f"{k} {v}" for k, v in counts.items()) or "—"))
     click.echo(f"  danger zone (review soon): {report.danger_zone}")
-    click.echo(f"  would be forgotten now: {report.would_forget}")
-    click.echo(f"  would be promoted now: {report.would_promote}")
+    click.echo("  the next `vaultmem lifecycle` would (its --dry-run lists each note):")
+    for name, actions in report.next_pass.items():
+        done = ", ".join(
+            f"{ACTION_WORDS.get(action, action)} {count}" for action, count in actions.items()
+        )
+        click.echo(f"    {name + ':':<9} {done or 'nothing'}")
     if report.conflicted:
         click.echo(
             f"  conflicted (git conflict markers, read from their 'ours' side): "

@@ -96,20 +96,66 @@ def _outside_brackets(text: str) -> str:
     return text[: stack[0][1]] if stack else text
 
 
+_CLAUSE_END = tuple(",;:.!?…")
+_DASHES = frozenset({"-", "–", "—", "--"})
+_PHRASE_STARTS = frozenset(
+    {
+    "and", "or", "but", "nor", "so", "yet", "because", "although", "though", "while", "whereas",
+    "unless", "until", "since", "that", "which", "who", "whom", "whose", "where", "when", "if",
+    "than", "then", "as", "with", "without", "of", "to", "for", "from", "by", "at", "in", "on",
+    "into", "onto", "about", "after", "before", "over", "under", "between", "during", "through",
+    "via", "per", "the", "a", "an", "we", "i", "you", "he", "she", "they", "it",
+    }
+)
+"""Words a phrase starts with (English conjunctions, prepositions, articles, pronouns): a
+default title cut short ends before one of these rather than just after it."""
+MIN_TITLE_WORDS = 3
+"""A default title cut at a phrase boundary keeps at least this many words."""
+
+
+def _phrase_end(words: Sequence[str], max_words: int) -> int:
+    """How many of ``words`` (more than ``max_words``) a default title keeps: up to the last
+    clause end (``,`` ``;`` ``:`` ``.`` ``!`` ``?`` or a dash) within ``max_words``, else up to
+    the last word that starts a phrase ("and", "with", "the" …), else ``max_words`` — never
+    fewer than :data:`MIN_TITLE_WORDS`."""
+    window = list(words[: max_words + 1])
+    for end in range(max_words, MIN_TITLE_WORDS - 1, -1):
+        if window[end - 1].endswith(_CLAUSE_END) or window[end] in _DASHES:
+            return end
+    for end in range(max_words, MIN_TITLE_WORDS - 1, -1):
+        if _starts_phrase(window[end]):
+            while end > MIN_TITLE_WORDS and _starts_phrase(window[end - 1]):
+                end -= 1  # "… today and | we talked": not "… today and"
+            return end
+    return max_words
+
+
+def _starts_phrase(word: str) -> bool:
+    return word.lower().strip(",;:.!?\"'()[]") in _PHRASE_STARTS
+
+
 def title_from_content(content: str, *, max_words: int = 8) -> str:
     """A title from the first words of the first non-empty line of ``content``.
 
-    It ends at a word boundary, never inside brackets or parentheses, and never on a dangling
-    comma, dash or opening bracket: "Promised to send Bob the tart recipe (the one with pears)"
-    gives "Promised to send Bob the tart recipe".
+    A line of more than ``max_words`` words is cut at a phrase boundary: after the last clause
+    punctuation, else before the last word that starts a phrase ("and", "with", "the" …),
+    keeping at least three words. The title never ends inside brackets or parentheses, nor on a
+    dangling comma, dash or opening bracket: "Promised to send Bob the tart recipe (the one
+    with pears)" gives "Promised to send Bob the tart recipe"; "Allergic to peanuts: avoid
+    satay and pesto made with pine nuts" gives "Allergic to peanuts".
     """
     for line in content.splitlines():
-        words = safe_title(line[:2000].lstrip("#>-*+ \t"), max_chars=2000).split()
-        if not words:
+        words = [
+            w for w in line[:2000].lstrip("#>-*+ \t").split() if safe_title(w) or w in _DASHES
+        ]
+        if not any(w not in _DASHES for w in words):
             continue
-        text = " ".join(words[:max_words])
+        cut = len(words) > max_words
+        text = " ".join(words[: _phrase_end(words, max_words)] if cut else words)
         title = safe_title(text)
-        if len(words) > max_words or len(title) < len(text):  # the line was cut
+        if not title:
+            continue
+        if cut or len(title) < len(safe_title(text, max_chars=2000, max_bytes=8000)):
             trimmed = _outside_brackets(title).rstrip(_TRAILING)
             title = safe_title(trimmed) if trimmed else title
         return title

@@ -24,6 +24,7 @@ from vaultmem.core.note_text import render_note
 from vaultmem.core.timestamps import from_epoch, parse_datetime
 from vaultmem.errors import InterruptedRunError, VaultmemError
 from vaultmem.services.placement import HANDS_OFF_SQL
+from vaultmem.services.progress import report_progress
 from vaultmem.services.shared_ids import hold_shared, shared_id_paths
 from vaultmem.store.confinement import left_in_place_warning, linked_notes
 
@@ -266,6 +267,7 @@ def _apply_seal(
             if prepared_to < len(boxes):
                 prepared_to = _prepare_boxes(session, boxes, prepared_to, planned, now, texts)
         session.index_ahead()  # what is written so far, re-indexed meanwhile
+        report_progress("seal", at, len(boxes))
         moved: list[str] = []
         for member in box.members:
             move = planned[("seal", member)]
@@ -280,6 +282,7 @@ def _apply_seal(
         if len(moved) != len(box.members) or text is None:
             text = box_note(replace(box, members=tuple(moved)), now)
         _try(partial(_create, session, text), box_move, result)
+    report_progress("seal", len(boxes), len(boxes))
     for trace in traces:
         titles = [b for b in trace.boxes if b not in unwritten]
         move = planned[("create" if trace.new else "edit", trace.path)]

@@ -40,6 +40,7 @@ from vaultmem.core.note_text import render_note
 from vaultmem.errors import InputError, NoteError, VaultmemError
 from vaultmem.services.embeddings import required_provider, vector_store
 from vaultmem.services.pass_session import PassSession
+from vaultmem.services.progress import report_progress
 from vaultmem.store.note_files import read_note
 
 if TYPE_CHECKING:
@@ -225,8 +226,10 @@ def consolidate(vault: VaultContext, *, now: dt.datetime, dry_run: bool) -> Cons
     if dry_run:
         return report
     with PassSession(vault, "consolidate", now, dry_run=False) as session:
-        for cluster in clusters:
-            if cluster.action != "merge" or cluster.path is None or cluster.text is None:
+        merging = [c for c in clusters if c.action == "merge"]
+        for done, cluster in enumerate(merging):
+            report_progress("consolidate", done, len(merging))
+            if cluster.path is None or cluster.text is None:
                 continue
             try:
                 _check_unchanged(vault, cluster)
@@ -237,6 +240,7 @@ def consolidate(vault: VaultContext, *, now: dt.datetime, dry_run: bool) -> Cons
                 cluster.error = str(err)
                 continue
             report.merged.append(cluster)
+        report_progress("consolidate", len(merging), len(merging))
         report.journal = session.journal_path.name if session.journal_path else None
     return report
 

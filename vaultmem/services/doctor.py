@@ -9,7 +9,8 @@ contradicts, and unresolved links (to notes and to attachments that are not ther
 finding per note.
 
 Templates (the Templates plugin's folder and vaultmem's own ``Templates/``) hold
-``{{placeholders}}`` until filled in: their YAML and field values are not checked.
+``{{placeholders}}`` until filled in: their YAML, field values and unresolved links are not
+checked.
 """
 
 from __future__ import annotations
@@ -163,7 +164,7 @@ def check_vault(vault: VaultContext) -> DoctorReport:
         report.problems.append(Finding("misplaced", item.path, item.detail))
     report.problems += sync_problems(vault)
     report.warnings += sync_warnings(vault)
-    _unresolved_links(vault, report)
+    _unresolved_links(vault, report, templates)
     return report
 
 
@@ -171,13 +172,18 @@ SUMMARY_TARGETS = 5
 """How many unresolved targets one note's summary names before "and N more"."""
 
 
-def _unresolved_links(vault: VaultContext, report: DoctorReport) -> None:
-    """One ``unresolved-link`` warning per note; every distinct link in ``report.unresolved``."""
+def _unresolved_links(
+    vault: VaultContext, report: DoctorReport, templates: tuple[str, ...]
+) -> None:
+    """One ``unresolved-link`` warning per note; every distinct link in ``report.unresolved``.
+    Links in templates (to notes each use of the template is meant to make) are left out."""
     counts: dict[tuple[str, str, str], int] = {}
     for path, target, kind in vault.index.conn.execute(
         "SELECT n.path, l.target, l.kind FROM links l JOIN notes n ON n.nid = l.nid "
         "WHERE l.resolved IS NULL ORDER BY n.path, l.lid"
     ):
+        if in_templates(path, templates):
+            continue
         key = (path, target, "wikilink" if kind == "frontmatter" else kind)
         counts[key] = counts.get(key, 0) + 1
     by_note: dict[str, list[UnresolvedLink]] = defaultdict(list)

@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from vaultmem.core.quantisation import unit
 from vaultmem.core.settings import EmbeddingSettings
+from vaultmem.core.user_paths import expand_user_path
 from vaultmem.errors import VaultmemError
 
 Vectors = npt.NDArray[np.float32]
@@ -85,7 +86,7 @@ class LocalOnnxProvider:
                     f"the bundled embedding model is not installed: {ENABLE_HINT}"
                 ) from None
             return Path(model_path()), BUNDLED_DIR / "vocab.txt"
-        folder = Path(self.model).expanduser()
+        folder = Path(expand_user_path(self.model))
         onnx = folder / "model.onnx"
         tokenizer = folder / "tokenizer.json"
         if not tokenizer.is_file():

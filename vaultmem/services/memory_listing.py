@@ -104,24 +104,30 @@ def filtered_memories(
 
 
 def current_status(vault: VaultContext, *, now: dt.datetime | None = None) -> VaultStatus:
-    """Counts per folder and status, danger zone, and what a pass would do now."""
-    from vaultmem.services.lifecycle import plan_pass
+    """Counts per folder and status, danger zone, and what the next ``lifecycle`` would do:
+    the dry run of every pass (repair, seal, promote, expire, forget, prune), counted per pass
+    and action — the same plan ``vaultmem lifecycle --dry-run`` prints. Writes nothing."""
+    from vaultmem.core.lifecycle_plan import PASS_ORDER
+    from vaultmem.services.lifecycle import run_passes
     from vaultmem.services.memory_view import vault_status
 
     when = now or utc_now()
+    preview = run_passes(vault, PASS_ORDER, when, dry_run=True, command="lifecycle")
+    next_pass: dict[str, dict[str, int]] = {}
+    for result in preview.results:
+        actions = next_pass.setdefault(result.name, {})
+        for move in result.planned:
+            actions[move.action] = actions.get(move.action, 0) + 1
     table = vault.table(now=when)
-    would_promote = plan_pass(vault, "promote", when, table=table).planned
-    would_forget = plan_pass(
-        vault, "forget", when, table=table, skip=frozenset(m.path for m in would_promote)
-    ).planned
     conflicted = conflicted_paths(vault.index)
     return vault_status(
         table,
         vault.settings,
         vault.index.note_count(),
-        forget=len(would_forget),
-        promote=len(would_promote),
+        forget=sum(next_pass.get("forget", {}).values()),
+        promote=sum(next_pass.get("promote", {}).values()),
         conflicted=sum(1 for path in table.columns.path if path in conflicted),
+        next_pass=next_pass,
     )
 
 

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vaultmem.core.naming import close_titles
+from vaultmem.core.naming import close_titles, safe_title
 from vaultmem.core.note_parse import CONFLICT_PROBLEM, parse_note
 from vaultmem.errors import AmbiguousNoteError, InputError, NoteNotFoundError
 from vaultmem.store.confinement import confined_path, is_symlinked
@@ -23,19 +23,36 @@ if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
 
 
+def _as_saved(ref: str) -> str:
+    """``ref`` cleaned as ``remember`` cleans a title into a file name, folders kept:
+    ``"Wifi password?"`` → ``"Wifi password"``, ``"Standup is at 09:30"`` → ``"Standup is at
+    09 30"``. A reference that looks like a way out of the vault (``..``, ``\\``, ``/``,
+    ``~`` at the start) is not cleaned: it stays what it is, a name no note has."""
+    parts = ref.split("/")
+    if "\\" in ref or ref.startswith(("/", "~")) or any(p in (".", "..") for p in parts):
+        return ref
+    folder, _, name = ref.rstrip("/").rpartition("/")
+    title = safe_title(name.removesuffix(".md"))
+    return f"{folder}/{title}" if folder and title else title
+
+
 def resolve_ref(vault: VaultContext, ref: str) -> str:
-    """Vault-relative path of the note with id ``ref``, or title / path ``ref``.
+    """Vault-relative path of the note with id ``ref``, or title / path ``ref``; a title or path
+    that names no note is looked up again cleaned as ``remember`` saves titles (``"Wifi
+    password?"`` finds ``Wifi password.md``).
 
     Raises :class:`NoteNotFoundError`, or :class:`AmbiguousNoteError` listing the candidates.
     """
     vault.catch_up()
     ref = ref.strip()
     paths = vault.index.paths_by_id(ref)
-    if not paths:
-        as_path = ref if ref.lower().endswith(".md") else ref + ".md"
+    for candidate in dict.fromkeys((ref, _as_saved(ref))):
+        if paths or not candidate:
+            break
+        as_path = candidate if candidate.lower().endswith(".md") else candidate + ".md"
         if vault.index.note_row(as_path) is not None:
             return as_path
-        paths = vault.index.paths_by_title(ref.removesuffix(".md"))
+        paths = vault.index.paths_by_title(candidate.removesuffix(".md"))
     if not paths:
         raise NoteNotFoundError(
             ref,

@@ -10,8 +10,8 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.collector import collector_paused
 from vaultmem.core.excerpts import SHOW_TEXT_CHARS, capped_text
@@ -53,6 +53,13 @@ class Memory:
     edges: int
     conflicted: bool = False
     """The note holds git conflict markers; ``fields`` and ``body`` are its "ours" side."""
+    properties: dict[str, Any] = field(default_factory=dict)
+    """The note's frontmatter as written (what :meth:`as_dict` shows of a person's own note)."""
+
+    @property
+    def managed(self) -> bool:
+        """A note vaultmem manages (``type`` memory, box or trace), not a person's own."""
+        return self.fields.type in ("memory", "box", "trace")
 
     @property
     def importance_level(self) -> int:
@@ -64,8 +71,21 @@ class Memory:
         """JSON-ready: path, title, text (the body, capped), every field, score and its factors.
 
         Datetimes are strings; ``text`` is cut past
-        :data:`~vaultmem.core.excerpts.SHOW_TEXT_CHARS` characters with a marker.
+        :data:`~vaultmem.core.excerpts.SHOW_TEXT_CHARS` characters with a marker. A person's own
+        note (not :attr:`managed`) gets no memory fields or scores, which would be defaults it
+        does not have: path, title, conflicted, text, ``"memory": false``, its ``properties``
+        as written, and ``edges``.
         """
+        if not self.managed:
+            return {
+                "path": self.path,
+                "title": self.title,
+                "conflicted": self.conflicted,
+                "text": capped_text(self.body, SHOW_TEXT_CHARS),
+                "memory": False,
+                "properties": _plain_json(self.properties),
+                "edges": self.edges,
+            }
         fields: dict[str, object] = {}
         for name in MemoryFields._fields:
             value = getattr(self.fields, name)
@@ -97,6 +117,19 @@ class Memory:
         }
 
 
+def _plain_json(value: Any) -> Any:
+    """A frontmatter value as JSON has it: dates and times as ISO strings, tuples as lists."""
+    if isinstance(value, dict):
+        return {str(k): _plain_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
 def _finite(value: float) -> float | None:
     """JSON has no infinity: ``inf`` half-lives become ``None`` (no decay)."""
     return None if math.isinf(value) or math.isnan(value) else round(float(value), 6)
@@ -119,6 +152,7 @@ def memory_from_note(note: ParsedNote, scores: Scores, edges: int) -> Memory:
         review_priority=float(scores.review_priority[0]),
         edges=edges,
         conflicted=any(p.startswith(CONFLICT_PROBLEM) for p in note.problems),
+        properties=dict(note.frontmatter),
     )
 
 
@@ -290,6 +324,9 @@ class VaultStatus:
     would_promote: int
     conflicted: int = 0
     """Memories whose notes hold git conflict markers."""
+    next_pass: dict[str, dict[str, int]] = field(default_factory=dict)
+    """What the next ``lifecycle`` would do: pass name → action (seal, create, promote,
+    archive, edit …) → notes; ``would_forget`` and ``would_promote`` are two of its sums."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -302,6 +339,7 @@ class VaultStatus:
             "danger_zone": self.danger_zone,
             "would_forget": self.would_forget,
             "would_promote": self.would_promote,
+            "next_pass": self.next_pass,
         }
 
 
@@ -320,6 +358,7 @@ def vault_status(
     forget: int,
     promote: int,
     conflicted: int = 0,
+    next_pass: dict[str, dict[str, int]] | None = None,
 ) -> VaultStatus:
     """Summarise ``table`` (all memories); ``forget``/``promote`` are the planned move counts."""
     import numpy as np
@@ -339,4 +378,5 @@ def vault_status(
         would_forget=forget,
         would_promote=promote,
         conflicted=conflicted,
+        next_pass=next_pass or {},
     )

@@ -28,6 +28,7 @@ from vaultmem.core.note_parse import parse_note
 from vaultmem.core.note_text import FrontmatterError, set_fields
 from vaultmem.errors import InterruptedRunError, NoteChangedError, NoteError, VaultmemError
 from vaultmem.services.pass_indexer import PassIndexer
+from vaultmem.services.progress import report_progress
 from vaultmem.store.durability import batched_dir_syncs, settle_closes
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
@@ -341,6 +342,7 @@ class PassSession:
                     self.prepare(planned[:PREPARE_BATCH])
                 self.prepare(planned[start + PREPARE_BATCH : start + 2 * PREPARE_BATCH])
             self.index_ahead()  # what is written so far, re-indexed meanwhile
+            report_progress(result.name, start, len(planned))
             try:
                 self.apply(move)
             except InterruptedRunError:
@@ -349,4 +351,5 @@ class PassSession:
                 result.skipped.append((move, str(err)))
                 continue
             result.applied.append(move)
+        report_progress(result.name, len(planned), len(planned))
         return result

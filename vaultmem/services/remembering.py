@@ -279,6 +279,9 @@ class ImportReport:
     errors: list[tuple[int, str]] = field(default_factory=list)
     duplicates: list[tuple[int, str]] = field(default_factory=list)
     """(line number, path of the memory it repeats) of lines already in the vault or file."""
+    over_cap: str | None = None
+    """Set when the import left more active memories than ``max_active``: what the next prune
+    will do (a warning line)."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -286,6 +289,7 @@ class ImportReport:
             "paths": self.imported,
             "already_there": [{"line": n, "path": p} for n, p in self.duplicates],
             "errors": [{"line": n, "error": e} for n, e in self.errors],
+            "over_max_active": self.over_cap,
         }
 
 

@@ -27,6 +27,7 @@ from vaultmem.core.fields import normalise_tags
 from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.settings import Settings
 from vaultmem.core.timestamps import utc_now
+from vaultmem.core.user_paths import expand_user_path
 from vaultmem.errors import IndexDamagedError, VaultNotFoundError
 from vaultmem.services.index_lookups import box_notes_of, conflicted_paths
 from vaultmem.services.index_sync import (
@@ -89,12 +90,17 @@ class Vault:
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None) -> Vault:
-        """Open the vault at ``path``, or find it from ``VAULTMEM_VAULT`` / the current folder."""
+        """Open the vault at ``path``, or find it from ``VAULTMEM_VAULT`` / the current folder.
+
+        ``~`` and environment variables in ``path`` and ``VAULTMEM_VAULT`` are expanded
+        (``Vault.open("~/Notes")``). Raises :class:`VaultNotFoundError` when the folder does not
+        exist or none is found upward.
+        """
         if path is None:
             env = os.environ.get("VAULTMEM_VAULT")
-            root = Path(env) if env else discover_vault(Path.cwd())
+            root = Path(expand_user_path(env)) if env else discover_vault(Path.cwd())
         else:
-            root = Path(path)
+            root = Path(expand_user_path(path))
         if not root.is_dir():
             raise VaultNotFoundError(f"{root}: no such folder")
         root = root.resolve()
@@ -108,9 +114,10 @@ class Vault:
         template's files it lacks are added (``vaultmem.toml``, the memory folders, the template
         note, the dashboard) and vaultmem's property types missing from ``.obsidian/types.json``;
         a type the vault declares otherwise is kept, with a line in ``vault.warnings``. No other
-        existing file is changed — the sidecar ignores itself for git.
+        existing file is changed — the sidecar ignores itself for git. ``~`` and environment
+        variables in ``path`` are expanded.
         """
-        root = Path(path)
+        root = Path(expand_user_path(path))
         created, warnings = install_template(root)
         vault = cls.open(root)
         vault.warnings.extend(warnings)
@@ -342,10 +349,27 @@ class Vault:
     ) -> ImportReport:
         """Import one memory per JSONL line, text or raw bytes (see
         :func:`.remembering.import_lines`): bad lines are reported and skipped, lines already
-        in the vault are not imported again."""
+        in the vault are not imported again.
+
+        When the vault then holds more active memories than ``max_active``, ``over_cap`` of the
+        report (and a line in :attr:`warnings`) says how many the next prune archives."""
         from vaultmem.services.remembering import import_lines
 
-        return import_lines(self, lines, now=now or utc_now(), progress=progress)
+        report = import_lines(self, lines, now=now or utc_now(), progress=progress)
+        cap = self.settings.lifecycle.max_active
+        (active,) = self.index.conn.execute(
+            "SELECT COUNT(*) FROM notes WHERE type = 'memory' AND status = 'active'"
+        ).fetchone()
+        if report.imported and active > cap:
+            report.over_cap = (
+                f"the vault now holds {active} active memories, over max_active {cap}: the next "
+                f"`vaultmem lifecycle` prunes (archives) up to {active - cap} of the lowest "
+                "effective importance, never pinned or immune ones nor any younger than the "
+                "grace period (`vaultmem status` shows the plan; [lifecycle] max_active in "
+                "vaultmem.toml sets the cap)"
+            )
+            self.warnings.append(report.over_cap)
+        return report
 
     # ------------------------------------------------------------------ listing
     def table(

@@ -11,11 +11,27 @@ from vaultmem.errors import VaultNotFoundError
 from vaultmem.store.settings_file import SETTINGS_FILE
 
 
+def is_vault(folder: Path) -> bool:
+    """True when ``folder`` holds ``vaultmem.toml`` or ``.obsidian/`` (a vault or an Obsidian
+    vault)."""
+    return (folder / SETTINGS_FILE).is_file() or (folder / ".obsidian").is_dir()
+
+
+def require_vault(folder: Path) -> None:
+    """Raise :class:`VaultNotFoundError` unless ``folder`` is an existing vault (``--vault``
+    names a folder that ``vaultmem init`` has not made a vault: nothing is written there)."""
+    if folder.is_dir() and not is_vault(folder):
+        raise VaultNotFoundError(
+            f"{folder} is not a vault (no vaultmem.toml or .obsidian/); "
+            f"run `vaultmem init {folder}` first"
+        )
+
+
 def discover_vault(start: Path) -> Path:
     """The vault holding ``start``: nearest folder upward with vaultmem.toml or .obsidian/."""
     here = start.resolve()
     for folder in (here, *here.parents):
-        if (folder / SETTINGS_FILE).is_file() or (folder / ".obsidian").is_dir():
+        if is_vault(folder):
             return folder
     raise VaultNotFoundError(
         f"no vault found from {here} upward (no vaultmem.toml or .obsidian/); "
@@ -30,14 +46,17 @@ def template_root() -> Path:
     return Path(str(resources.files("vaultmem") / "template"))
 
 
-def _copy_missing(template: Path, root: Path) -> list[str]:
-    """Copy the template's files that ``root`` lacks; never touches an existing file."""
+def _copy_missing(template: Path, root: Path, skip: str) -> list[str]:
+    """Copy the template's files that ``root`` lacks, but ``skip`` (vault-relative); never
+    touches an existing file."""
     import shutil
 
     created: list[str] = []
     for source in sorted(template.rglob("*")):
         target = root / source.relative_to(template)
         if source.is_dir() or target.exists() or source.name == "__init__.py":
+            continue
+        if source.relative_to(template).as_posix() == skip:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
@@ -50,16 +69,21 @@ def install_template(root: Path) -> tuple[list[str], list[str]]:
     types missing from ``.obsidian/types.json``; returns (created, warnings).
 
     No existing file is changed except ``.obsidian/types.json``, which only gains entries; a
-    type the vault declares otherwise is kept and named in a warning.
+    type the vault declares otherwise is kept, and a key its notes use with another kind of
+    value is not declared — each named in a warning
+    (:func:`~vaultmem.services.obsidian_types.merge_property_types`).
     """
     from vaultmem.services.obsidian_types import TYPES_FILE, merge_property_types, template_types
 
     root.mkdir(parents=True, exist_ok=True)
-    created = _copy_missing(template_root(), root)
+    had_types = (root / TYPES_FILE).is_file()
+    created = _copy_missing(template_root(), root, skip=TYPES_FILE)
     types = merge_property_types(root, template_types(template_root()))
-    if types.added:
+    if not had_types and (root / TYPES_FILE).is_file():
+        created.append(TYPES_FILE)
+    elif types.added:
         created.append(f"{TYPES_FILE}: {', '.join(types.added)}")
     return created, list(types.warnings)
 
 
-__all__ = ["discover_vault", "install_template", "template_root"]
+__all__ = ["discover_vault", "install_template", "is_vault", "require_vault", "template_root"]
