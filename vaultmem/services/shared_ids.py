@@ -43,6 +43,7 @@ from vaultmem.core.note_text import (
 from vaultmem.errors import VaultmemError
 from vaultmem.services.git_setup import in_git_repository
 from vaultmem.services.merge_driver import base_from_history, git_merge_lines
+from vaultmem.services.undo import journal_origin
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.note_files import read_note
@@ -200,7 +201,13 @@ class _Fixer:
 
     def _journal(self) -> JournalWriter:
         if self.writer is None:
-            self.writer = JournalWriter(self.vault.root, self.vault.sidecar, "doctor-fix", self.now)
+            self.writer = JournalWriter(
+                self.vault.root,
+                self.vault.sidecar,
+                "doctor-fix",
+                self.now,
+                journal_origin(self.vault),
+            )
         return self.writer
 
     def edit(self, path: str, after: str, what: str) -> None:

@@ -81,6 +81,9 @@ class Vault:
         self.title_clashes: list[dict[str, str]] = []
         """New memories named ``title 2`` because ``title`` was taken: requested, taken_by,
         saved_as."""
+        self.origin: dict[str, str] = {}
+        """Who writes journal entries through this object (``who``, ``session``); empty: the
+        CLI or a script (:func:`~vaultmem.services.undo.journal_origin`)."""
         self.lock_wait_seconds = 10.0
         """How long a write waits for the vault lock (a running pass) before
         :class:`~vaultmem.errors.LockedError` ("a pass is running, try again"); the MCP server
@@ -443,10 +446,24 @@ class Vault:
             commit=commit,
         )
 
-    def undo(self, *, commit: bool = False) -> UndoReport:
-        """Reverse the last applied pass exactly; refuses, naming it, if a note changed (see
+    def undo(
+        self,
+        entry: str | None = None,
+        *,
+        commit: bool | None = None,
+        session: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> UndoReport:
+        """Reverse the journal ``entry`` (default: the last applied pass) exactly; refuses,
+        naming it, if a note changed (see
         :func:`~vaultmem.services.pass_commands.undo_last_run`)."""
-        return undo_last_run(self, commit=commit)
+        return undo_last_run(self, entry, commit=commit, session=session, progress=progress)
+
+    def journal(self) -> list[dict[str, Any]]:
+        """The journal's entries, newest first (:func:`~vaultmem.services.undo.list_entries`)."""
+        from vaultmem.services.undo import list_entries
+
+        return list_entries(self)
 
     def create_memory(
         self,
