@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.errors import InputError
+from vaultmem.services.pass_indexer import PassIndexer
 from vaultmem.store.durability import batched_dir_syncs
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import (
@@ -31,6 +32,9 @@ from vaultmem.store.vault_lock import vault_lock
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
 
+INDEX_AHEAD_FROM = 1000
+"""Paths an undo writes (a move counting two) from which a helper process re-indexes them while
+the undo goes on, as a pass does (:mod:`~vaultmem.services.pass_indexer`)."""
 ACTOR_ENV = "VAULTMEM_ACTOR"
 """Environment variable naming who runs a command, for the journal (e.g. ``cron``)."""
 
@@ -217,7 +221,24 @@ def undo_entry(
             if progress is not None:
                 progress(done, total)
 
-        reverted = undo(vault.root, entry, step)
+        indexer = (
+            PassIndexer.start(vault.root, vault.sidecar) if 2 * total >= INDEX_AHEAD_FROM else None
+        )
+        handed: set[str] = set()
+        left: list[str] = []
+
+        def batch_done(paths: list[str]) -> None:
+            if indexer is not None:  # re-indexed by the helper while the undo goes on
+                indexer.submit(paths)
+                handed.update(paths)
+
+        try:
+            reverted = undo(vault.root, entry, step, batch_done)
+            if indexer is not None:
+                left = indexer.wait()
+        finally:
+            if indexer is not None:
+                indexer.close()
     report = UndoReport(
         entry.path.name,
         str(entry.header.get("command", "?")),
@@ -228,10 +249,8 @@ def undo_entry(
         report.restored.append(
             {"operation": op.kind, "from": op.target, "to": op.source or op.target}
         )
-    vault.refresh(
-        [p for op in reverted for p in (op.target, op.source) if p],
-        written=_written(vault, reverted),
-    )
+    paths = [p for op in reverted for p in (op.target, op.source) if p and p not in handed]
+    vault.refresh(list(dict.fromkeys(paths + left)), written=_written(vault, reverted))
     return report
 
 

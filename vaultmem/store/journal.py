@@ -487,12 +487,16 @@ def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
 
 
 def undo(
-    root: Path, entry: JournalEntry, progress: Callable[[int], None] | None = None
+    root: Path,
+    entry: JournalEntry,
+    progress: Callable[[int], None] | None = None,
+    batch_done: Callable[[list[str]], None] | None = None,
 ) -> list[Operation]:
     """Reverse ``entry``'s operations, newest first; returns every operation reverted.
 
     ``progress(n)`` is called as steps are done (``n`` more each time; the total is
-    :func:`undo_steps_left`'s).
+    :func:`undo_steps_left`'s); ``batch_done(paths)`` after each batch of :data:`UNDO_BATCH`
+    reverts with the paths (vault-relative) they wrote or removed, to be re-indexed meanwhile.
 
     Checks every operation still to revert first (:func:`_undo_steps`); if a note changed after
     the pass it raises :class:`NoteChangedError` naming it and changes nothing. Each step is
@@ -522,6 +526,8 @@ def undo(
             finally:
                 for item in staged.values():
                     discard_staged(item)
+            if batch_done is not None:
+                batch_done([p for op in batch for p in (op.target, op.source) if p is not None])
         handle.flush()
         os.fsync(handle.fileno())
     folders = {
