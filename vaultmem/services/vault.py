@@ -58,6 +58,7 @@ from vaultmem.store.vault_lock import vault_lock
 if TYPE_CHECKING:  # imported where used: recall and listing start without them (numpy, YAML)
     from vaultmem.services.doctor import DoctorReport
     from vaultmem.services.lifecycle import LifecycleRun
+    from vaultmem.services.memory_saving import Remembered
     from vaultmem.services.memory_view import Memory, MemoryRow, MemoryTable, VaultStatus
     from vaultmem.services.note_links import NoteLinks
     from vaultmem.services.pass_session import PassResult
@@ -298,6 +299,16 @@ class Vault:
         from vaultmem.services.memory_saving import remember
 
         return remember(self, content, now=now, link=link, **options)
+
+    def save(
+        self, content: str, *, now: dt.datetime | None = None, link: bool = True, **options: Any
+    ) -> Remembered:
+        """:meth:`remember`, returning what was done too (written, reinforced instead, or a
+        correction that superseded a memory): see
+        :func:`~vaultmem.services.memory_saving.save_memory`."""
+        from vaultmem.services.memory_saving import save_memory
+
+        return save_memory(self, content, now=now, link=link, **options)
 
     def write_draft(
         self,
