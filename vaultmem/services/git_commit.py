@@ -100,17 +100,11 @@ def committed_as_is(root: Path, paths: Iterable[str]) -> bool:
     wanted = sorted(set(paths))
     if not wanted:
         return False
-    listed = "\0".join(wanted) + "\0"
     try:
         if _git(root, "rev-parse", "--is-inside-work-tree").strip() != "true":
             return False
-        tracked = _git(
-            root, "ls-files", "-z", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=listed
-        )
-        changed = _git(
-            root, "status", "--porcelain", "-z", "--untracked-files=all",
-            "--pathspec-from-file=-", "--pathspec-file-nul", stdin=listed,
-        )  # fmt: skip
+        tracked = _git(root, "ls-files", "-z", "--", *wanted)
+        changed = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *wanted)
     except VaultmemError:
         return False
     return bool(tracked.strip("\0")) and not changed.strip("\0")
