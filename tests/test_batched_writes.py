@@ -86,9 +86,9 @@ def test_a_pass_flushes_per_batch_and_undo_restores_every_byte(
     refreshed: list[list[str]] = []
     real_refresh = vault.refresh
 
-    def recording_refresh(paths: list[str]) -> object:
+    def recording_refresh(paths: list[str], written: object = None) -> object:
         refreshed.append(list(paths))
-        return real_refresh(paths)
+        return real_refresh(paths, written)  # type: ignore[arg-type]
 
     monkeypatch.setattr(vault, "refresh", recording_refresh)
     run = vault.lifecycle(now=REFERENCE_TIME)
@@ -103,9 +103,16 @@ def test_a_pass_flushes_per_batch_and_undo_restores_every_byte(
     assert len(paths) <= 2 * moves
     assert all(len(call) == len(set(call)) for call in refreshed)
     assert _ids(generated_vault) == _ids_of(before)  # every memory once, none lost or doubled
-    vault.undo()
+    fsyncs.clear()
+    monkeypatch.setattr(journal, "UNDO_BATCH", 64)  # several batches here too
+    steps: list[tuple[int, int]] = []
+    report = vault.undo(progress=lambda done, total: steps.append((done, total)))
     vault.close()
     assert snapshot_files(generated_vault) == before
+    # the undo writes its texts ahead in batches too: not one fsync per note put back
+    assert len(fsyncs) < len(report.restored) / 10, (len(fsyncs), len(report.restored))
+    assert steps[-1] == (len(report.restored), len(report.restored))
+    assert [done for done, _ in steps] == list(range(1, len(report.restored) + 1))
 
 
 def test_a_pass_runs_without_the_cyclic_collector_and_gives_it_back(generated_vault: Path) -> None:

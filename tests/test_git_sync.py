@@ -419,6 +419,38 @@ def test_lifecycle_commit_includes_memories_never_committed(tmp_path: Path) -> N
     assert "STM/New.md" in git(c.a, "ls-files", "STM").stdout
 
 
+def test_a_plain_undo_of_a_committed_pass_commits_too_and_leaves_the_tree_clean(
+    tmp_path: Path,
+) -> None:
+    c = make_clones(tmp_path)
+    a = Vault.open(c.a)
+    a.remember("Sealed and committed", title="Kept", tags=["t"], now=T0)
+    a.remember("Sealed with it", title="Kept too", tags=["t"], now=T0 + HOUR / 6)
+    a.close()
+    commit_all(c.a, "memories")
+    code, out, err = cli(c.a, "lifecycle", "--commit", "--now", at(T0 + DAY))
+    assert code == 0 and "committed " in out, err
+    code, out, err = cli(c.a, "undo")  # no --commit: the pass was committed, so is its undo
+    assert code == 0 and "committed " in out, err
+    assert git(c.a, "status", "--porcelain", "--", "STM", "Boxes").stdout == ""
+    assert "vaultmem undo: reverted lifecycle" in git(c.a, "log", "-1", "--format=%s").stdout
+    assert (c.a / "STM/Kept.md").exists()
+    # a pass left uncommitted is undone without a commit, as before; --no-commit never commits
+    code, out, err = cli(c.a, "lifecycle", "--now", at(T0 + DAY))
+    assert code == 0, err
+    head = git(c.a, "rev-parse", "HEAD").stdout
+    code, out, err = cli(c.a, "undo")
+    assert code == 0 and "committed" not in out, err
+    assert git(c.a, "rev-parse", "HEAD").stdout == head
+    code, out, err = cli(c.a, "lifecycle", "--commit", "--now", at(T0 + DAY))
+    assert code == 0, err
+    head = git(c.a, "rev-parse", "HEAD").stdout
+    code, out, err = cli(c.a, "undo", "--no-commit")
+    assert code == 0 and "committed" not in out, err
+    assert git(c.a, "rev-parse", "HEAD").stdout == head
+    assert git(c.a, "status", "--porcelain", "--", "STM", "Boxes").stdout != ""
+
+
 def test_lifecycle_commit_failure_still_prints_the_report(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     Vault.init(root)

@@ -32,17 +32,40 @@ TOOLS = {
     "remember",
     "recall",
     "show",
+    "read_note",
+    "list",
+    "recent",
     "touch",
     "observe",
+    "edit",
+    "link",
+    "pin",
+    "unpin",
     "forget",
+    "promote",
     "review",
     "status",
     "links",
     "lifecycle",
+    "consolidate",
     "undo",
+    "journal",
+    "embed_status",
     "doctor",
 }
-READ_ONLY = {"recall", "show", "review", "status", "links", "doctor"}
+READ_ONLY = {
+    "recall",
+    "show",
+    "read_note",
+    "list",
+    "recent",
+    "review",
+    "status",
+    "links",
+    "journal",
+    "embed_status",
+    "doctor",
+}
 DESTRUCTIVE = {"forget", "lifecycle", "undo"}
 OLD_NOTE = """---
 id: {id}
@@ -162,10 +185,11 @@ def test_remember_show_recall_touch_carry_the_text(served: Client) -> None:
         importance=0.7,
     )
     assert made["path"] == "STM/Coffee order.md" and made["id"]
-    assert made["text"] == "Coffee order: flat white with oat milk"
-    assert made["source"] == "agent" and made["tags"] == ["food"]
+    assert made["outcome"] == "written"
+    assert made["memory"]["text"] == "Coffee order: flat white with oat milk"
+    assert made["memory"]["source"] == "agent" and made["memory"]["tags"] == ["food"]
     by_title = served.ok("show", id_or_title="coffee order")
-    assert by_title["id"] == made["id"] and by_title["text"] == made["text"]
+    assert by_title["id"] == made["id"] and by_title["text"] == made["memory"]["text"]
     found = served.ok("recall", query="oat milk coffee", k=3)
     hit = found["hits"][0]
     assert (hit["id"], hit["title"], hit["path"]) == (
@@ -204,7 +228,7 @@ def test_forget_lifecycle_and_undo(served: Client) -> None:
     root = served.root
     made = served.ok("remember", content="Staging DB listens on port 5433", title="Staging port")
     forgotten = served.ok("forget", id_or_title=str(made["id"]))
-    assert forgotten["passes"][0]["applied"][0]["destination"] == "Archive/Staging port.md"
+    assert forgotten["applied"][0]["destination"] == "Archive/Staging port.md"
     assert (root / "Archive/Staging port.md").exists()
     assert "already" in served.error("forget", id_or_title=str(made["id"]))
     served.ok("undo")

@@ -11,6 +11,7 @@ from vaultmem.cli.common import (
     json_option,
     now_option,
     print_json,
+    progress_bar,
     progress_shown,
     vault_command,
     with_error,
@@ -246,18 +247,55 @@ def forget(vault: Vault, ref: str, dry_run: bool, as_json: bool, now: dt.datetim
     print_pass(vault.forget(ref, dry_run=dry_run, now=now), as_json, "forget")
 
 
+def _print_journal(rows: list[dict[str, object]], as_json: bool) -> None:
+    if as_json:
+        print_json({"entries": rows})
+        return
+    if not rows:
+        click.echo("the journal is empty: nothing has been applied in this vault")
+        return
+    for row in rows:
+        who = str(row["who"] or "?") + (f" {str(row['session'])[:8]}" if row["session"] else "")
+        click.echo(
+            f"{row['entry']}  {row['state']:<11} {row['command']:<11} by {who:<13} "
+            f"{row['operations']} files  {row['started'] or '?'}"
+        )
+
+
 @click.command()
+@click.argument("entry", required=False, metavar="[ENTRY]")
 @click.option(
-    "--commit", is_flag=True, help="In a git repository, commit the reverted files (only those)."
+    "--list", "list_only", is_flag=True, help="List the journal's entries (newest first) instead."
+)
+@click.option(
+    "--commit/--no-commit",
+    default=None,
+    help="In a git repository, commit the reverted files (only those). Default: commit when "
+    "the pass's files were committed (lifecycle --commit), so the tree stays clean.",
 )
 @json_option
 @vault_command
-def undo(vault: Vault, commit: bool, as_json: bool) -> None:
-    """Reverse the last applied pass exactly: files back in place, edited lines back byte for byte.
+def undo(
+    vault: Vault, entry: str | None, list_only: bool, commit: bool | None, as_json: bool
+) -> None:
+    """Reverse the last applied pass (or ENTRY of `undo --list`) exactly: files back in place,
+    edited lines back byte for byte.
 
-    Refuses, naming the note, when a note changed after the pass.
+    Refuses, naming the note, when a note changed after the pass. `--list` shows each entry of
+    the journal: its name, state (undoable, undone, interrupted), command, who ran it (cli, cron:
+    no terminal, mcp with its session; VAULTMEM_ACTOR names it), files and start time. ENTRY may
+    be any unique start of a name.
     """
-    report = vault.undo(commit=commit)
+    if list_only:
+        _print_journal(vault.journal(), as_json)
+        return
+    with progress_bar(0, "undoing", as_json=as_json) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.length = total
+            bar.update(done - bar.pos)
+
+        report = vault.undo(entry, commit=commit, progress=progress)
     if as_json:
         print_json(report.as_dict())
         if report.commit_error:

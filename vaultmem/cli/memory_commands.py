@@ -74,22 +74,19 @@ def remember(
         if sys.stdin.isatty():
             raise InputError("give TEXT or pipe it on stdin")
         text = sys.stdin.read()
-    memory = vault.remember(text, now=now, link=not no_link, tags=_split_tags(tags), **options)
+    saved = vault.save(text, now=now, link=not no_link, tags=_split_tags(tags), **options)
+    memory = saved.memory
     if as_json:
-        print_json(
-            {
-                "id": memory.fields.id,
-                "path": memory.path,
-                "title": memory.title,
-                "related": list(memory.fields.related),
-                "title_clash": vault.title_clashes[-1] if vault.title_clashes else None,
-                "supersedes": memory.fields.supersedes,
-            }
+        print_json(saved.as_dict())
+    elif saved.outcome == "reinforced":
+        click.echo(
+            f"reinforced {memory.path} instead (id {memory.fields.id}): an active memory "
+            "already says this"
         )
     else:
         click.echo(f"remembered {memory.path} (id {memory.fields.id})")
-        if memory.fields.supersedes:
-            click.echo(f"  supersedes {memory.fields.supersedes} (now status superseded)")
+        if saved.superseded:
+            click.echo(f"  supersedes {saved.superseded} (now status superseded)")
 
 
 @click.command("import")

@@ -106,6 +106,79 @@ def moves_text(passes: Sequence[Mapping[str, Any]], dry_run: bool) -> str:
     return "\n".join(lines)
 
 
+def remembered_text(data: Mapping[str, Any]) -> str:
+    """``remember``: what happened (written, reinforced instead, corrected), then the memory."""
+    outcome = data["outcome"]
+    if outcome == "reinforced":
+        head = "reinforced instead (an active memory already says this):"
+    elif outcome == "corrected":
+        head = f"remembered a correction; superseded {data.get('superseded')}:"
+    else:
+        head = "remembered (written):"
+    text = memory_text(data["memory"], head)
+    clash = data.get("title_clash")
+    if clash:
+        text += f"\n(title taken by {clash['taken_by']}: saved as {clash['saved_as']})"
+    return text
+
+
+def page_text(data: Mapping[str, Any]) -> str:
+    """``read_note``: where the page lies in the note, then the text."""
+    end = data["offset"] + len(data["text"])
+    more = f"; more from offset {data['next_offset']}" if data["next_offset"] is not None else ""
+    return (
+        f"{data['title']} ({data['path']}, {data['kind']}): characters {data['offset']}–{end} "
+        f"of {data['chars']}{more}\n\n{data['text']}"
+    )
+
+
+def rewrite_text(data: Mapping[str, Any]) -> str:
+    """``edit`` and ``link``: what changed and the journal entry that undoes it."""
+    action = data["action"]
+    if action == "appended":
+        what = "appended a paragraph to"
+    elif action == "replaced":
+        what = "replaced a line of"
+    else:
+        what = f"linked (related → {data.get('linked_to')})"
+    head = f"{what} {data['path']} (undo: entry {data['journal']})"
+    return memory_text(data["memory"], head)
+
+
+def embed_status_text(data: Mapping[str, Any]) -> str:
+    if data["provider"] is None:
+        return str(data["problem"])
+    state = "answers" if data["available"] else f"does not answer ({data['problem']})"
+    return (
+        f"provider {data['provider']} {state}; {data['notes']} notes: {data['embedded']} "
+        f"embedded, {data['stale']} stale, {data['missing']} missing"
+    )
+
+
+def consolidation_text(data: Mapping[str, Any]) -> str:
+    lines = [f"{len(data['clusters'])} clusters among {data['memories']} memories with vectors"]
+    for cluster in data["clusters"]:
+        members = ", ".join(str(m.get("path")) for m in cluster.get("members", []))
+        lines.append(f"  {cluster.get('action')} cohesion {cluster.get('cohesion')}: {members}")
+    if data["dry_run"]:
+        lines.append("(dry run: nothing changed; call again with apply: true to merge)")
+    else:
+        lines.append(f"merged {len(data['merged'])}; `undo` reverts it")
+    return "\n".join(lines)
+
+
+def journal_text(data: Mapping[str, Any]) -> str:
+    """``journal``: one line per entry, newest first."""
+    if not data["entries"]:
+        return "the journal is empty"
+    return "\n".join(
+        f"{e['entry']}: {e['command']} by {e['who'] or '?'}"
+        f"{' (this server)' if e.get('mine') else ''}, {e['operations']} files, "
+        f"{e['started'] or '?'}, {e['state']}"
+        for e in data["entries"]
+    )
+
+
 def undo_text(data: Mapping[str, Any]) -> str:
     lines = [f"undid {data['command']} ({data['journal']})"]
     for item in data["restored"]:
@@ -127,7 +200,13 @@ def doctor_text(data: Mapping[str, Any]) -> str:
 
 
 __all__ = [
+    "consolidation_text",
     "doctor_text",
+    "embed_status_text",
+    "journal_text",
+    "page_text",
+    "remembered_text",
+    "rewrite_text",
     "hits_text",
     "links_text",
     "memories_text",

@@ -93,6 +93,23 @@ def commit_paths(root: Path, paths: Iterable[str], message: str) -> str | None:
     return _git(root, "rev-parse", "HEAD").strip()
 
 
+def committed_as_is(root: Path, paths: Iterable[str]) -> bool:
+    """Whether ``root`` is in a git work tree where every one of ``paths`` (vault-relative) is
+    as the last commit has it (none new, changed or deleted) and at least one is tracked: a
+    pass committed this way is undone with a commit too, so the tree stays clean."""
+    wanted = sorted(set(paths))
+    if not wanted:
+        return False
+    try:
+        if _git(root, "rev-parse", "--is-inside-work-tree").strip() != "true":
+            return False
+        tracked = _git(root, "ls-files", "-z", "--", *wanted)
+        changed = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *wanted)
+    except VaultmemError:
+        return False
+    return bool(tracked.strip("\0")) and not changed.strip("\0")
+
+
 def commit_run(root: Path, run: LifecycleRun) -> str | None:
     """Commit exactly the files ``run`` touched (:func:`commit_paths`) with its message."""
     return commit_paths(root, run.touched, commit_message(run))

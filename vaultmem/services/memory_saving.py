@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmem.core.timestamps import utc_now
@@ -36,6 +36,40 @@ class MemorySaver(CorrectionWriter, NoteEditor, NoteCreator, Protocol):
         ...
 
 
+OUTCOMES = ("written", "reinforced", "corrected")
+"""What ``remember`` did: wrote a new memory, reinforced an active one with the same content
+instead, or wrote a correction that superseded another memory."""
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """The result of ``remember``: the memory written (or reinforced), what was done, the memory
+    a correction superseded (path) and the title clash met, if any."""
+
+    memory: Memory
+    outcome: str
+    superseded: str | None = None
+    title_clash: dict[str, str] | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """``outcome``, the memory's ``id``, ``path``, ``title``, ``related`` links,
+        ``supersedes`` (its link to the memory it corrects), ``superseded`` (that memory's path),
+        ``title_clash`` and the whole ``memory`` (as ``show`` gives it): the shape of
+        ``remember --json`` and of the MCP tool ``remember``."""
+        fields = self.memory.fields
+        return {
+            "outcome": self.outcome,
+            "id": fields.id,
+            "path": self.memory.path,
+            "title": self.memory.title,
+            "related": list(fields.related),
+            "supersedes": fields.supersedes,
+            "superseded": self.superseded,
+            "title_clash": self.title_clash,
+            "memory": self.memory.as_dict(),
+        }
+
+
 def remember(
     vault: MemorySaver,
     content: str,
@@ -44,15 +78,28 @@ def remember(
     link: bool = True,
     **options: Any,
 ) -> Memory:
-    """Save a new memory in STM ("The memory note") and return it.
+    """Save a new memory in STM ("The memory note") and return it (:func:`save_memory`)."""
+    return save_memory(vault, content, now=now, link=link, **options).memory
+
+
+def save_memory(
+    vault: MemorySaver,
+    content: str,
+    *,
+    now: dt.datetime | None = None,
+    link: bool = True,
+    **options: Any,
+) -> Remembered:
+    """Save a new memory in STM ("The memory note"); returns it with what was done.
 
     ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
-    source, layer, pinned, strength, extra (other properties), supersedes (id or title of
-    the memory this one corrects: see :mod:`vaultmem.services.corrections`). Raises
-    :class:`InputError`. With ``dedup=True`` (default), content equal to an active memory's
-    after normalisation reinforces that memory instead (returned, with a line in
-    ``warnings``). With embeddings, surprise adjusts the importance (unless one was given)
-    and close memories are linked (:mod:`vaultmem.services.memory_novelty`).
+    source, layer, pinned, strength, episode (the conversation it belongs to), extra (other
+    properties), supersedes (id or title of the memory this one corrects: see
+    :mod:`vaultmem.services.corrections`). Raises :class:`InputError`. With ``dedup=True``
+    (default), content equal to an active memory's after normalisation reinforces that memory
+    instead (outcome ``reinforced``, with a line in ``warnings``). With embeddings, surprise
+    adjusts the importance (unless one was given) and close memories are linked
+    (:mod:`vaultmem.services.memory_novelty`).
     """
     from vaultmem.services.corrections import remember_correction
     from vaultmem.services.memory_novelty import Novelty, assess, duplicate_of
@@ -61,11 +108,20 @@ def remember(
     when = now or utc_now()
     dedup = bool(options.pop("dedup", True))
     supersedes = options.pop("supersedes", None)
+    episode = options.pop("episode", None)
+    if episode is not None:
+        if not isinstance(episode, str) or not episode.strip():
+            raise InputError(f"episode must be a non-empty text, not {episode!r}")
+        options["extra"] = {**(options.get("extra") or {}), "episode": episode.strip()}
+    clashes = len(vault.title_clashes)
     if supersedes is not None:
+        old = vault.resolve(str(supersedes))
         path = remember_correction(
             vault, content, str(supersedes), now=when, link=link, options=options
         )
-        return load_memory(vault, path, when)
+        return Remembered(
+            load_memory(vault, path, when), "corrected", old, _clash(vault, clashes)
+        )
     draft = make_draft(content, **options)
     with vault_lock(vault.sidecar, timeout_seconds=vault.lock_wait_seconds):
         vault.index.check_writable()
@@ -76,7 +132,7 @@ def remember(
                 vault.warnings.append(
                     f"same content as {existing}: reinforced it instead of writing a copy"
                 )
-                return vault.touch(existing, now=when)
+                return Remembered(vault.touch(existing, now=when), "reinforced")
         novelty = assess(vault, draft.content, draft.title) if link else Novelty()
         explicit = options.get("importance") is not None or options.get("imp") is not None
         draft = replace(
@@ -93,7 +149,12 @@ def remember(
         from vaultmem.services.embeddings import embed_new
 
         embed_new(vault, path, when)
-    return load_memory(vault, path, when)
+    return Remembered(load_memory(vault, path, when), "written", None, _clash(vault, clashes))
+
+
+def _clash(vault: MemorySaver, before: int) -> dict[str, str] | None:
+    """The title clash this save met (``vault.title_clashes`` grew), if any."""
+    return vault.title_clashes[-1] if len(vault.title_clashes) > before else None
 
 
 def write_draft(
@@ -134,4 +195,4 @@ def write_draft(
         return create_memory(vault, draft.content, fields, title=draft.title)
 
 
-__all__ = ["MemorySaver", "remember", "write_draft"]
+__all__ = ["OUTCOMES", "MemorySaver", "Remembered", "remember", "save_memory", "write_draft"]

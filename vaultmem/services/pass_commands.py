@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from vaultmem.core.timestamps import utc_now
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from vaultmem.services.pass_session import PassResult
     from vaultmem.services.undo import UndoReport
     from vaultmem.services.vault_context import VaultContext
+    from vaultmem.store.journal_check import JournalEntry
 
 
 def promote_memories(
@@ -173,23 +174,42 @@ def run_lifecycle(
     return run
 
 
-def undo_last_run(vault: VaultContext, *, commit: bool = False) -> UndoReport:
-    """Reverse the last applied pass exactly; refuses, naming it, if a note changed.
+def undo_last_run(
+    vault: VaultContext,
+    ref: str | None = None,
+    *,
+    commit: bool | None = None,
+    session: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> UndoReport:
+    """Reverse the journal entry ``ref`` (default: the last applied pass) exactly; refuses,
+    naming it, if a note changed (:func:`~vaultmem.services.undo.undo_entry`, which also says
+    what ``session`` and ``progress`` do).
 
     See docs/user-guide.md, "Journal, undo and safety".
 
-    With ``commit`` in a git repository the reversal (only its files) is committed; a git
-    failure is reported in ``report.commit_error`` and the files stay reverted.
+    ``commit``: in a git repository, commit the reversal (only its files). ``None`` (default):
+    commit it when the pass's files were committed as the pass left them (``lifecycle
+    --commit``), so the tree stays as clean as it was; ``False``: never. A git failure is
+    reported in ``report.commit_error`` and the files stay reverted.
     """
     from vaultmem.services.emptied_folders import remove_emptied_folders
-    from vaultmem.services.git_commit import commit_paths
-    from vaultmem.services.undo import undo_last
+    from vaultmem.services.git_commit import commit_paths, committed_as_is
+    from vaultmem.services.undo import undo_entry
 
-    report = undo_last(vault)
-    vault.sync()
+    committed = False
+
+    def check(entry: JournalEntry) -> None:
+        nonlocal committed
+        if commit is None:
+            paths = [p for op in entry.operations for p in (op.source, op.target) if p]
+            committed = committed_as_is(vault.root, paths)
+
+    report = undo_entry(vault, ref, session=session, before=check, progress=progress)
+    vault.catch_up()
     paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
     remove_emptied_folders(vault.root, paths, vault.folders())
-    if commit:
+    if commit or (commit is None and committed):
         try:
             report.commit = commit_paths(
                 vault.root,

@@ -29,6 +29,7 @@ from vaultmem.core.note_text import FrontmatterError, set_fields
 from vaultmem.errors import InterruptedRunError, NoteChangedError, NoteError, VaultmemError
 from vaultmem.services.pass_indexer import PassIndexer
 from vaultmem.services.progress import report_progress
+from vaultmem.services.undo import journal_origin
 from vaultmem.store.durability import batched_dir_syncs, settle_closes
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
@@ -122,7 +123,11 @@ class PassSession:
             if self.recovered:
                 self.vault.sync()
             self.journal = JournalWriter(
-                self.vault.root, self.vault.sidecar, self.command, self.now
+                self.vault.root,
+                self.vault.sidecar,
+                self.command,
+                self.now,
+                journal_origin(self.vault),
             )
         except BaseException:
             self._dir_syncs.__exit__(None, None, None)

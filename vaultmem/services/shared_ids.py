@@ -47,6 +47,7 @@ from vaultmem.errors import VaultmemError
 from vaultmem.services.git_setup import in_git_repository
 from vaultmem.services.memory_creation import unique_title
 from vaultmem.services.merge_driver import base_from_history, git_merge_lines
+from vaultmem.services.undo import journal_origin
 from vaultmem.services.unmerged_notes import merge_unmerged, unmerged_notes
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.journal import JournalWriter, recover
@@ -236,7 +237,13 @@ class _Fixer:
 
     def _journal(self) -> JournalWriter:
         if self.writer is None:
-            self.writer = JournalWriter(self.vault.root, self.vault.sidecar, "doctor-fix", self.now)
+            self.writer = JournalWriter(
+                self.vault.root,
+                self.vault.sidecar,
+                "doctor-fix",
+                self.now,
+                journal_origin(self.vault),
+            )
         return self.writer
 
     def edit(self, path: str, after: str, what: str) -> None:

@@ -59,6 +59,7 @@ from vaultmem.store.vault_lock import vault_lock
 if TYPE_CHECKING:  # imported where used: recall and listing start without them (numpy, YAML)
     from vaultmem.services.doctor import DoctorReport
     from vaultmem.services.lifecycle import LifecycleRun
+    from vaultmem.services.memory_saving import Remembered
     from vaultmem.services.memory_view import Memory, MemoryRow, MemoryTable, VaultStatus
     from vaultmem.services.note_links import NoteLinks
     from vaultmem.services.pass_session import PassResult
@@ -82,6 +83,9 @@ class Vault:
         self.title_clashes: list[dict[str, str]] = []
         """New memories named ``title 2`` because ``title`` was taken: requested, taken_by,
         saved_as."""
+        self.origin: dict[str, str] = {}
+        """Who writes journal entries through this object (``who``, ``session``); empty: the
+        CLI or a script (:func:`~vaultmem.services.undo.journal_origin`)."""
         self.lock_wait_seconds = 10.0
         """How long a write waits for the vault lock (a running pass) before
         :class:`~vaultmem.errors.LockedError` ("a pass is running, try again"); the MCP server
@@ -304,6 +308,16 @@ class Vault:
 
         return remember(self, content, now=now, link=link, **options)
 
+    def save(
+        self, content: str, *, now: dt.datetime | None = None, link: bool = True, **options: Any
+    ) -> Remembered:
+        """:meth:`remember`, returning what was done too (written, reinforced instead, or a
+        correction that superseded a memory): see
+        :func:`~vaultmem.services.memory_saving.save_memory`."""
+        from vaultmem.services.memory_saving import save_memory
+
+        return save_memory(self, content, now=now, link=link, **options)
+
     def write_draft(
         self,
         draft: MemoryDraft,
@@ -468,10 +482,24 @@ class Vault:
             commit=commit,
         )
 
-    def undo(self, *, commit: bool = False) -> UndoReport:
-        """Reverse the last applied pass exactly; refuses, naming it, if a note changed (see
+    def undo(
+        self,
+        entry: str | None = None,
+        *,
+        commit: bool | None = None,
+        session: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> UndoReport:
+        """Reverse the journal ``entry`` (default: the last applied pass) exactly; refuses,
+        naming it, if a note changed (see
         :func:`~vaultmem.services.pass_commands.undo_last_run`)."""
-        return undo_last_run(self, commit=commit)
+        return undo_last_run(self, entry, commit=commit, session=session, progress=progress)
+
+    def journal(self) -> list[dict[str, Any]]:
+        """The journal's entries, newest first (:func:`~vaultmem.services.undo.list_entries`)."""
+        from vaultmem.services.undo import list_entries
+
+        return list_entries(self)
 
     def create_memory(
         self,

@@ -26,7 +26,7 @@ import datetime as dt
 import json
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -55,17 +55,20 @@ from vaultmem.store.note_files import (
 from vaultmem.store.vault_paths import confined
 
 JOURNAL_DIR = "journal"
+_HEADER_KEYS = ("journal", "command", "now", "started")
 
 __all__ = [
     "JournalEntry",
     "JournalWriter",
     "Operation",
     "apply_operation",
+    "journal_summary",
     "journals",
     "last_undoable",
     "read_journal",
     "recover",
     "undo",
+    "undo_steps_left",
 ]
 
 
@@ -148,7 +151,16 @@ class _Flush:
 class JournalWriter:
     """Appends operations of one command and carries them out (write-ahead)."""
 
-    def __init__(self, root: Path, sidecar: Path, command: str, now: dt.datetime) -> None:
+    def __init__(
+        self,
+        root: Path,
+        sidecar: Path,
+        command: str,
+        now: dt.datetime,
+        origin: Mapping[str, str] | None = None,
+    ) -> None:
+        """``origin``: who runs the command, written into the header (``who``: cli, mcp,
+        cron…; ``session``: the MCP server's) so ``undo --list`` can say and MCP can choose."""
         self.root = root
         folder = journal_dir(sidecar)
         folder.mkdir(parents=True, exist_ok=True)
@@ -169,6 +181,7 @@ class JournalWriter:
                 "command": command,
                 "now": now.isoformat(),
                 "started": dt.datetime.now(dt.UTC).isoformat(),
+                **{k: v for k, v in (origin or {}).items() if k not in _HEADER_KEYS},
             },
             durable=True,
         )
@@ -396,11 +409,34 @@ def incomplete_journals(
     root: Path, sidecar: Path, folders: tuple[str, ...]
 ) -> Iterator[JournalEntry]:
     for path in journals(sidecar):
-        if path.name.endswith(".undone.jsonl"):
+        if path.name.endswith(".undone.jsonl") or _ends_complete(path):
             continue
         entry = read_journal(path, root, folders)
         if not entry.complete:
             yield entry
+
+
+def _ends_complete(path: Path) -> bool:
+    """Whether the journal's last line marks it complete (read from its tail only: a big pass's
+    journal is not parsed again at every command). Damage before it is found when the
+    journal is undone; a symlink is never trusted here."""
+    if path.is_symlink():
+        return False
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 128))
+            tail = handle.read()
+    except OSError:
+        return False
+    lines = tail.split(b"\n")
+    if len(lines) < 2 or lines[-1]:  # no newline at the end: a torn append
+        return False
+    try:
+        record = json.loads(lines[-2])
+    except ValueError:
+        return False
+    marks = {"complete", "recovered"}
+    return isinstance(record, dict) and record.get("complete") is True and set(record) <= marks
 
 
 def recover(root: Path, sidecar: Path, folders: tuple[str, ...]) -> list[JournalEntry]:
@@ -487,8 +523,17 @@ def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
     return steps
 
 
-def undo(root: Path, entry: JournalEntry) -> list[Operation]:
+def undo(
+    root: Path,
+    entry: JournalEntry,
+    progress: Callable[[int], None] | None = None,
+    batch_done: Callable[[list[str]], None] | None = None,
+) -> list[Operation]:
     """Reverse ``entry``'s operations, newest first; returns every operation reverted.
+
+    ``progress(n)`` is called as steps are done (``n`` more each time; the total is
+    :func:`undo_steps_left`'s); ``batch_done(paths)`` after each batch of :data:`UNDO_BATCH`
+    reverts with the paths (vault-relative) they wrote or removed, to be re-indexed meanwhile.
 
     Checks every operation still to revert first (:func:`_undo_steps`); if a note changed after
     the pass it raises :class:`NoteChangedError` naming it and changes nothing. Each step is
@@ -503,37 +548,128 @@ def undo(root: Path, entry: JournalEntry) -> list[Operation]:
     with _reopen(entry.path) as handle:
         if not entry.undo_started:
             _append(handle, {"undo": "start"}, durable=True)
-        for op in steps:
-            stop_if_requested("run `vaultmem undo` again to finish undoing")
-            _append(handle, {"undoing": op.seq})
-            _revert(root, op)
-            _append(handle, {"undone": op.seq})
-            entry.undone.add(op.seq)
+        for start in range(0, len(steps), UNDO_BATCH):
+            batch = steps[start : start + UNDO_BATCH]
+            staged = _stage_reverts(root, batch)  # one flush to disk per batch, not one per note
+            try:
+                for op in batch:
+                    stop_if_requested("run `vaultmem undo` again to finish undoing")
+                    _append(handle, {"undoing": op.seq})
+                    _revert(root, op, staged.pop(op.seq, None))
+                    _append(handle, {"undone": op.seq}, held=True)  # out with the next line
+                    entry.undone.add(op.seq)
+                    if progress is not None:
+                        progress(1)
+            finally:
+                for item in staged.values():
+                    discard_staged(item)
+            if batch_done is not None:
+                batch_done([p for op in batch for p in (op.target, op.source) if p is not None])
         handle.flush()
         os.fsync(handle.fileno())
-    for op in entry.operations:
-        for rel in (op.target, op.source):
-            if rel is not None:
-                _remove_empty_parents(confined(root, rel).parent, root)
+    folders = {
+        confined(root, rel).parent
+        for op in entry.operations
+        for rel in (op.target, op.source)
+        if rel is not None
+    }
+    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+        _remove_empty_parents(folder, root)
     entry.path.rename(entry.path.with_name(entry.path.name.replace(".jsonl", ".undone.jsonl")))
-    earlier = [by_seq[s] for s in sorted(entry.undone, reverse=True) if by_seq[s] not in steps]
+    now_undone = {op.seq for op in steps}
+    earlier = [by_seq[s] for s in sorted(entry.undone, reverse=True) if s not in now_undone]
     return earlier + steps
 
 
-def _revert(root: Path, op: Operation) -> None:
+UNDO_BATCH = 500
+"""Reverted texts written ahead and flushed to disk together (one ``syncfs``) before an undo
+puts them in place, as a pass does with its new texts."""
+
+
+def _stage_reverts(root: Path, batch: list[Operation]) -> dict[int, StagedText]:
+    """The texts ``batch``'s reverts will write, staged beside their notes and flushed at once.
+
+    A revert whose text turns out not to match (the note changed meanwhile) writes its own.
+    """
+    staged: dict[int, StagedText] = {}
+    try:
+        for op in batch:
+            rewrites = op.kind in ("edit", "delete") or op.before != op.after  # not a bare rename
+            if op.kind != "create" and op.before is not None and rewrites:
+                staged[op.seq] = stage_text(confined(root, op.target), op.before)
+        flush_files(root, [item.temp for item in staged.values()])
+    except BaseException:
+        for item in staged.values():
+            discard_staged(item)
+        raise
+    return staged
+
+
+def undo_steps_left(entry: JournalEntry) -> int:
+    """How many operations an undo of ``entry`` may still revert (a bound for progress)."""
+    return sum(
+        1 for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
+    )
+
+
+def journal_summary(path: Path) -> dict[str, Any]:
+    """A journal's header and counts without checking its notes (for ``undo --list``).
+
+    Returns the header's keys plus ``name`` (the file name), ``operations``, ``complete`` and
+    ``undone`` (the file was renamed ``….undone.jsonl``). A damaged header gives
+    ``command: "?"`` and ``damaged: true``; :func:`read_journal` names the problem when undone.
+    """
+    summary: dict[str, Any] = {"name": path.name, "undone": path.name.endswith(".undone.jsonl")}
+    operations = 0
+    complete = False
+    header: dict[str, Any] | None = None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if header is None:
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError:
+                        record = None
+                    header = record if isinstance(record, dict) else {}
+                elif line.startswith('{"op"'):
+                    operations += 1
+                elif line.startswith('{"complete"'):
+                    complete = True
+    except (OSError, UnicodeDecodeError):
+        header = None
+    if not header or header.get("journal") != 1:
+        return {**summary, "command": "?", "damaged": True, "operations": operations}
+    return {
+        **{k: v for k, v in header.items() if k != "journal"},
+        **summary,
+        "operations": operations,
+        "complete": complete,
+    }
+
+
+def _revert(root: Path, op: Operation, staged: StagedText | None = None) -> None:
+    """Put ``op``'s note back as it was; ``staged``: its old text, already flushed beside it."""
     target = confined(root, op.target)
     if op.kind == "move":
         assert op.source is not None
         now = _file_sha(target) or ""
         text = op.before if now != _sha(op.before) else None
-        move_note(target, confined(root, op.source), text=text, expected_sha256=now)
+        if text is None and staged is not None:
+            discard_staged(staged)
+            staged = None
+        move_note(
+            target, confined(root, op.source), text=text, expected_sha256=now, staged=staged
+        )
     elif op.kind == "create":
         delete_note(target, expected_sha256=_sha(op.after) or "")
     elif op.kind == "edit":
-        replace_note(target, op.before or "", expected_sha256=_sha(op.after) or "")
+        replace_note(
+            target, op.before or "", expected_sha256=_sha(op.after) or "", staged=staged
+        )
     elif op.kind == "delete":
         try:
-            create_note(target, op.before or "")
+            create_note(target, op.before or "", staged=staged)
         except NoteError:
             if _file_sha(target) != _sha(op.before):
                 raise

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vaultmem.core.fields import read_fields
 from vaultmem.core.note_parse import parse_note
+from vaultmem.core.note_reading import FrontmatterError, parse_frontmatter, split_frontmatter
 from vaultmem.errors import JournalError, UnsafePathError
 from vaultmem.store.vault_paths import confined, in_folders
 
@@ -68,6 +70,8 @@ class JournalEntry:
     undone: set[int] = field(default_factory=set)
     undo_started: bool = False
     complete: bool = False
+    seqs: set[int] = field(default_factory=set, repr=False)
+    """The seqs of ``operations`` (kept for lookups while reading)."""
 
     @property
     def undone_file(self) -> bool:
@@ -119,9 +123,9 @@ def _take(
     entry: JournalEntry, record: dict[str, Any], root: Path, folders: tuple[str, ...]
 ) -> None:
     if "op" in record:
-        entry.operations.append(
-            _operation(record, {op.seq for op in entry.operations}, root, folders)
-        )
+        operation = _operation(record, entry.seqs, root, folders)
+        entry.operations.append(operation)
+        entry.seqs.add(operation.seq)
         return
     keys = set(record)
     if keys == {"complete"} or keys == {"complete", "recovered"}:
@@ -137,11 +141,26 @@ def _take(
     if len(keys) == 1 and next(iter(keys)) in STATUS_KEYS:
         key = next(iter(keys))
         seq = record[key]
-        if type(seq) is not int or seq not in {op.seq for op in entry.operations}:
+        if type(seq) is not int or seq not in entry.seqs:
             raise ValueError(f"{key!r} names no operation of this journal")
         getattr(entry, key).add(seq)
         return
     raise ValueError(f"unknown journal line with keys {sorted(keys)}")
+
+
+def _managed(path: str, text: str) -> bool:
+    """Whether ``text`` is a note vaultmem manages (its ``type``): the frontmatter alone is read
+    (a pass's journal holds thousands of texts), and the whole note only when that says no."""
+    yaml_text, _body = split_frontmatter(text)
+    if yaml_text is not None:
+        try:
+            fields, _warnings = read_fields({"type": parse_frontmatter(yaml_text).get("type")})
+        except FrontmatterError:
+            pass
+        else:
+            if fields.type in MANAGED_TYPES:
+                return True
+    return parse_note(path, text).fields.type in MANAGED_TYPES
 
 
 def _operation(
@@ -178,6 +197,6 @@ def _operation(
     if kind in ("move", "create") and not in_folders(target, folders):
         raise ValueError(f"{target}: outside the memory folders ({', '.join(folders)})")
     for name, text in (("before", before), ("after", after)):
-        if text is not None and parse_note(target, text).fields.type not in MANAGED_TYPES:
+        if text is not None and not _managed(target, text):
             raise ValueError(f"{target}: its {name!r} text is not a note vaultmem manages")
     return Operation(seq, kind, source, target, before, after)
