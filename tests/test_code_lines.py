@@ -123,3 +123,26 @@ def test_line_scanner_agrees_over_a_hub_shaped_vault(hub_vault: Path) -> None:
     assert len(notes) == 500
     # the notes with a fence in a list item or an HTML comment (about 15 %) take markdown-it
     assert by_line >= 0.8 * len(notes)
+
+
+def test_markdown_it_debug_logging_is_skipped_only_while_off() -> None:
+    """markdown-it's block rules log each entry at DEBUG; while their loggers log no DEBUG the
+    calls go to a stand-in that does nothing, and a logger set to DEBUG keeps its messages."""
+    import logging
+
+    from vaultmem.core.links import _block_markdown, _quiet_debug_logging, _QuietLogger
+
+    _block_markdown().parse("- a\n")
+    module = sys.modules["markdown_it.rules_block.list"]
+    assert isinstance(module.LOGGER, _QuietLogger)
+    assert module.LOGGER.debug("entering list: %s", 1, 2, False) == ""
+    logger = logging.getLogger("markdown_it.rules_block.list")
+    module.LOGGER = logger
+    logger.setLevel(logging.DEBUG)
+    try:
+        _quiet_debug_logging.__wrapped__()
+        assert module.LOGGER is logger
+    finally:
+        logger.setLevel(logging.NOTSET)
+    _quiet_debug_logging.__wrapped__()
+    assert isinstance(module.LOGGER, _QuietLogger)
