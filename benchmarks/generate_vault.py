@@ -14,7 +14,10 @@ strong ones to promote). Also writes ``vaultmem.toml`` and a minimal ``.obsidian
 Fast: the text is built with string joins and written as bytes (100,000 notes take seconds, not
 minutes); the file system is the main cost.
 
-    python -m benchmarks.generate_vault DIR --n 10000 [--ordinary 1000] [--seed 0]
+    python -m benchmarks.generate_vault DIR --n 10000 [--ordinary 1000] [--seed 0] [--hub]
+
+:func:`generate_hub_vault` (``--hub``) writes instead N plugin notes shaped like the public
+obsidian-hub's: inline code in list items, nested lists, HTML blocks, the hub's HTML footer.
 """
 
 from __future__ import annotations
@@ -368,6 +371,102 @@ def generate_vault(
         write(f"{folder}/{title}.md", _ordinary_text(rng, title, memory_titles, ordinary))
 
 
+_HUB_FOOTER = (
+    '<span class="git-footer">[Edit In GitHub](https://github.dev/obsidian-community/'
+    'obsidian-hub/blob/main/01%20-%20Community/01%20-%20Plugins/{id}.md "git-hub-edit-note") | '
+    "[Copy this note](https://raw.githubusercontent.com/obsidian-community/obsidian-hub/main/"
+    '01%20-%20Community/01%20-%20Plugins/{id}.md "git-hub-copy-note") | [Download this vault]'
+    "(https://github.com/obsidian-community/obsidian-hub/releases/download/v0.1.0/"
+    'obsidian-hub-v0.1.0.zip "git-hub-download-vault") </span>'
+)
+
+
+def _hub_item(rng: random.Random, titles: Sequence[str], depth: int) -> str:
+    """One list item of a plugin's feature list: text, inline code, a link, maybe nested items."""
+    indent = "    " * depth
+    roll = rng.random()
+    extra = (
+        f"`{rng.choice(_TITLE_WORDS)}`"
+        if roll < 0.4
+        else f"[[{rng.choice(titles)}]]"
+        if roll < 0.7
+        else ""
+    )
+    text = f"{indent}{rng.choice('-*-')} {_sentence(rng, extra)}\n"
+    if depth < 2 and rng.random() < 0.25:
+        text += "".join(_hub_item(rng, titles, depth + 1) for _ in range(rng.randint(1, 3)))
+    return text
+
+
+def _hub_text(rng: random.Random, title: str, plugin_id: str, titles: Sequence[str]) -> str:
+    """A plugin note shaped like obsidian-hub's: frontmatter, ``%%`` comments, a list holding the
+    plugin ID in inline code, nested feature lists with code and links, HTML blocks
+    (``<details>``, ``<img>``), sometimes a fence in a list item, a callout or an HTML comment,
+    and the hub's ``<span>`` footer of markdown links."""
+    author = rng.choice(titles)
+    parts = [
+        "---\naliases: \ntags: \n  - seedling\npublish: true\n---\n\n",
+        "%% Add a description below this line. It doesn't need to be a long description. %%\n\n",
+        f"# {title}\n\n{_sentence(rng)} {_sentence(rng)}\n\n## Links\n\n",
+        f"- Plugin ID: `{plugin_id}`\n- Author: [[{author}]]\n",
+        f"- [GitHub repository](https://github.com/{plugin_id}/{plugin_id})\n",
+        f"- [Open in Obsidian](obsidian://show-plugin?id={plugin_id})\n\n## Features\n\n",
+    ]
+    parts.extend(_hub_item(rng, titles, 0) for _ in range(rng.randint(2, 7)))
+    roll = rng.random()
+    if roll < 0.3:
+        parts.append(
+            f"\n<details>\n<summary>{_sentence(rng)}</summary>\n\n"
+            f"{_sentence(rng, f'`{plugin_id}`')}\n\n</details>\n"
+        )
+    elif roll < 0.5:
+        parts.append(
+            f'\n<img src="https://example.org/{plugin_id}.png" width="400">\n{_sentence(rng)}\n'
+        )
+    elif roll < 0.6:
+        parts.append(
+            f"\n1. {_sentence(rng)}\n    ```js\n    app.plugins.{plugin_id}\n"
+            f"    [[not a link in code]]\n    ```\n2. {_sentence(rng)}\n"
+        )
+    elif roll < 0.7:
+        parts.append(
+            f"\n> [!tip] {_sentence(rng)}\n> Run `{plugin_id}` from the palette, "
+            f"see [[{rng.choice(titles)}]].\n"
+        )
+    elif roll < 0.75:
+        parts.append(f"\n<!-- [[{rng.choice(titles)}]] hidden -->\n")
+    parts.append("\n## Related Topics\n\n%% Add links to related topics below this line. %%\n\n")
+    parts.append(f"- [[{rng.choice(titles)}]]\n\n")
+    parts.append("%% Hub footer: Please don't edit anything below this line %%\n\n")
+    parts.append(f"# This note in GitHub\n\n{_HUB_FOOTER.format(id=plugin_id)}\n")
+    return "".join(parts)
+
+
+def generate_hub_vault(root: Path, n_notes: int, seed: int = 0) -> None:
+    """Write a vault of ``n_notes`` plugin notes shaped like obsidian-hub's (see
+    :func:`_hub_text`) under ``01 - Community/01 - Plugins/`` and a hundred author notes
+    beside them; deterministic for the same arguments."""
+    if n_notes < 1:
+        raise ValueError("n_notes must be at least 1")
+    rng = random.Random(seed)
+    taken: set[str] = set()
+    titles = [_unique_title(rng, taken, 1, 3) for _ in range(n_notes)]
+    authors = [_unique_title(rng, taken, 2, 2) for _ in range(100)]
+    plugins = root / "01 - Community" / "01 - Plugins"
+    people = root / "01 - Community" / "People"
+    plugins.mkdir(parents=True, exist_ok=True)
+    people.mkdir(parents=True, exist_ok=True)
+    (root / ".obsidian").mkdir(exist_ok=True)
+    (root / ".obsidian" / "app.json").write_bytes(b'{\n  "alwaysUpdateLinks": true\n}\n')
+    linkable = [*titles, *authors]
+    for title in titles:
+        plugin_id = title.lower().replace(" ", "-")
+        text = _hub_text(rng, title, plugin_id, linkable)
+        (plugins / f"{title}.md").write_bytes(text.encode("utf-8"))
+    for author in authors:
+        (people / f"{author}.md").write_bytes(f"# {author}\n\n{_sentence(rng)}\n".encode())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.generate_vault", description=__doc__.split("\n\n")[0]
@@ -377,8 +476,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ordinary", type=int, default=None,
                         help="ordinary notes (default n/10)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hub", action="store_true",
+                        help="write N plugin notes shaped like obsidian-hub's instead")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.hub:
+        generate_hub_vault(args.dir, args.n, args.seed)
+        print(f"wrote {args.n} hub-shaped plugin notes to {args.dir} "
+              f"in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        return 0
     generate_vault(args.dir, args.n, args.ordinary, args.seed)
     ordinary = args.n // 10 if args.ordinary is None else args.ordinary
     print(f"wrote {args.n} memories and {ordinary} ordinary notes to {args.dir} "

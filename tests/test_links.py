@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from vaultmem.core.code_lines import text_outside_code_by_line as _code_by_line
 from vaultmem.core.code_spans import text_outside_code
 from vaultmem.core.links import (
     Link,
-    _code_by_line,
     _normalise,
     _parsed_links,
     _scan,

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from vaultmem.core.lazy_patterns import lazy_pattern
 
-__all__ = ["closes_fence", "code_spans", "fence_opening", "may_take_backticks", "text_outside_code"]
+__all__ = [
+    "closes_fence",
+    "code_spans",
+    "cut_code",
+    "fence_opening",
+    "html_may_take_backticks",
+    "may_take_backticks",
+    "text_outside_code",
+]
 
 # Compiled on first use (core/lazy_patterns): a vault without code never needs them.
 _FENCE_OPEN_RE = lazy_pattern(globals(), "_FENCE_OPEN_RE", r" {0,3}(`{3,}|~{3,})(.*)")
@@ -33,6 +41,14 @@ _TICKS_RE = lazy_pattern(globals(), "_TICKS_RE", r"`+")
 # After "](" a backtick, quote or parenthesis before the next ")": a link destination or title
 # may hold a backtick that markdown-it's link rule takes before a code span could.
 _DESTINATION_TICK_RE = lazy_pattern(globals(), "_DESTINATION_TICK_RE", r"\]\([^)]*[`\"'(]")
+# What raw HTML or an autolink opened by a "<" may span at most (see html_may_take_backticks):
+# an autolink ends at the first ">" with no "<" before it; a tag at the first ">" outside its
+# quoted attribute values (its names and unquoted values hold no quote), here on one line.
+_AUTOLINK_EXTENT_RE = lazy_pattern(globals(), "_AUTOLINK_EXTENT_RE", r"<[^<>]*>")
+_TAG_EXTENT_RE = lazy_pattern(
+    globals(), "_TAG_EXTENT_RE", r"""<(?:[^<>"'`\n]|"[^"`\n]*"|'[^'`\n]*')*>"""
+)
+_TAG_FIRSTS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz/")
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
@@ -97,6 +113,36 @@ def may_take_backticks(source: str) -> bool:
     return "](" in source and _DESTINATION_TICK_RE.search(source) is not None
 
 
+def html_may_take_backticks(source: str) -> bool:
+    """True when a ``<`` in ``source`` may open raw HTML or an autolink holding a backtick.
+
+    Raw HTML and autolinks are read left to right together with code spans (CommonMark 6.1:
+    whichever opens first wins), so a backtick inside one is not a code span's. ``False`` means
+    that every ``<`` before the last backtick is literal text or opens a tag or autolink that
+    ends before any backtick: code spans are then the backtick strings that pair up. A ``<!``
+    (comment, declaration, CDATA), a ``<?`` or a tag that does not close on its line answers
+    ``True`` (not sure).
+    """
+    last_tick = source.rfind("`")
+    if last_tick == -1:
+        return False
+    pos = source.find("<", 0, last_tick)
+    while pos != -1:
+        after = source[pos + 1 : pos + 2]
+        if after in ("!", "?"):
+            return True
+        if after <= " ":  # "<" before a space or control character opens neither
+            pos = source.find("<", pos + 1, last_tick)
+            continue
+        autolink = _AUTOLINK_EXTENT_RE.match(source, pos)
+        if autolink is not None and "`" in autolink.group():
+            return True
+        if after in _TAG_FIRSTS and _TAG_EXTENT_RE.match(source, pos) is None:
+            return True
+        pos = source.find("<", pos + 1, last_tick)
+    return False
+
+
 def fence_opening(line: str) -> tuple[str, int] | None:
     """(character, length) of the fence ``line`` opens (up to 3 spaces of indent), else None."""
     opened = _FENCE_OPEN_RE.match(line)
@@ -137,18 +183,35 @@ def _flush(paragraph: list[str], pieces: list[str], code: list[str]) -> bool:
     if "`" not in source:
         pieces.append(source)
         return True
-    if "<" in source or ("](" in source and _DESTINATION_TICK_RE.search(source)):
+    if ("<" in source and html_may_take_backticks(source)) or (
+        "](" in source and _DESTINATION_TICK_RE.search(source)
+    ):
         return False
+    pieces.append(cut_code(source, code_spans(source) or [], code))
+    return True
+
+
+def cut_code(source: str, spans: list[tuple[int, int]], code: list[str]) -> str:
+    """``source`` with each code span replaced by ``"\\0<n>\\0"``, its text put in
+    ``code[n]``; ``spans`` as (start, end) offsets, in any order, overlaps after the first
+    dropped.
+
+    The mark ends any wikilink or link destination that would run through the span, yet
+    ``[`f()`](api.md)`` keeps its link text.
+    """
+    if not spans:
+        return source
     out: list[str] = []
     pos = 0
-    for start, end in code_spans(source) or ():
+    for start, end in sorted(set(spans)):
+        if start < pos:
+            continue
         out.append(source[pos:start])
         out.append(f"\0{len(code)}\0")
         code.append(source[start:end])
         pos = end
     out.append(source[pos:])
-    pieces.append("".join(out))
-    return True
+    return "".join(out)
 
 
 def code_spans(source: str, *, paired: bool = False) -> list[tuple[int, int]] | None:

@@ -27,6 +27,9 @@ _PREFIX_PART_RE = lazy_pattern(
 )
 # An HTML line or a reference definition (in a quote or not): the list walk does not follow these.
 _UNSURE_RE = lazy_pattern(globals(), "_UNSURE_RE", r"\n[ \t>*+\-0-9.)]*(?:<|\[[^\]\n]*\]:)")
+_REFERENCE_LINE_RE = lazy_pattern(
+    globals(), "_REFERENCE_LINE_RE", r"\n[ \t>*+\-0-9.)]*\[[^\]\n]*\]:"
+)
 _LIST_ITEM_RE = lazy_pattern(globals(), "_LIST_ITEM_RE", r"([-+*]|[0-9]{1,9}[.)])([ \t]+|$)")
 _BLOCK_START_CHARS = frozenset("#-+*_=0123456789>")
 _ATX_RE = lazy_pattern(globals(), "_ATX_RE", r"#{1,6}(?:[ \t]|$)")
@@ -36,7 +39,7 @@ _THEMATIC_RE = lazy_pattern(
 _SETEXT_RE = lazy_pattern(globals(), "_SETEXT_RE", r"(?:=+|-+)[ \t]*")
 
 
-def may_hold_code(body: str) -> bool:
+def may_hold_code(body: str, *, html_at_top_level: bool = False) -> bool:
     """False only when ``body`` certainly holds no CommonMark code (span, fence or indented).
 
     True when the body has a backtick, ``~~~`` or ``<!--``; when a ``>`` or list marker is
@@ -46,6 +49,12 @@ def may_hold_code(body: str) -> bool:
     (:func:`_list_walk_finds_code`), would be indented code. Nested lists indented with tabs,
     callouts, and paragraph continuations keep the fast path. Conservative: true does not mean
     code.
+
+    ``html_at_top_level``: the caller has checked that every line that may open an HTML block
+    stands at column 0 after a blank line and is followed, up to the next blank line, only by
+    lines that open no block (:func:`vaultmem.core.code_lines.text_outside_code_by_line`); then
+    such lines end every open list item and quote in markdown-it and in the walk alike, and
+    HTML lines no longer send the body to the parser. Reference definitions still do.
     """
     if "`" in body or "~~~" in body or "<!--" in body:
         return True
@@ -59,6 +68,8 @@ def may_hold_code(body: str) -> bool:
             return True
     if _INDENTED_LINE_RE.search(text) is None:
         return False
+    if html_at_top_level:
+        return _REFERENCE_LINE_RE.search(text) is not None or _list_walk_finds_code(body)
     return _UNSURE_RE.search(text) is not None or _list_walk_finds_code(body)
 
 

@@ -45,7 +45,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal, Self
 from urllib.parse import unquote
 
-from vaultmem.core.indented_code import links_may_sit_in_indented_code, may_hold_code
+from vaultmem.core.indented_code import may_hold_code
 from vaultmem.core.lazy_patterns import lazy_pattern
 from vaultmem.core.link_resolution import ATTACHMENT_EXTENSIONS, is_attachment
 
@@ -54,10 +54,11 @@ if TYPE_CHECKING:  # markdown-it is imported when a note first needs it (fast st
     from markdown_it import MarkdownIt
     from markdown_it.rules_inline import StateInline
 
+    from vaultmem.core.code_lines import text_outside_code_by_line
     from vaultmem.core.code_spans import (
-        closes_fence,
         code_spans,
-        fence_opening,
+        cut_code,
+        html_may_take_backticks,
         may_take_backticks,
         text_outside_code,
     )
@@ -194,17 +195,19 @@ def _load_code_scanner() -> None:
     note first may hold code: a vault without code never imports it (0.1 ms of a cold index).
     Typed by the imports above."""
     global _code_scanner_loaded
+    from vaultmem.core.code_lines import text_outside_code_by_line
     from vaultmem.core.code_spans import (
-        closes_fence,
         code_spans,
-        fence_opening,
+        cut_code,
+        html_may_take_backticks,
         may_take_backticks,
         text_outside_code,
     )
 
     globals().update(
-        closes_fence=closes_fence, code_spans=code_spans, fence_opening=fence_opening,
+        code_spans=code_spans, cut_code=cut_code, html_may_take_backticks=html_may_take_backticks,
         may_take_backticks=may_take_backticks, text_outside_code=text_outside_code,
+        text_outside_code_by_line=text_outside_code_by_line,
     )  # fmt: skip
     _code_scanner_loaded = True
 
@@ -225,7 +228,7 @@ def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) ->
         if may_hold_code(body):
             if not _code_scanner_loaded:
                 _load_code_scanner()
-            outside = text_outside_code(body) or _code_by_line(body)
+            outside = text_outside_code(body) or text_outside_code_by_line(body)
             if outside is not None:
                 links.extend(_scan(*outside))
             else:
@@ -233,59 +236,6 @@ def extract_links(body: str, frontmatter: Mapping[str, object] | None = None) ->
         else:
             links.extend(_scan(body))
     return links
-
-
-_REFERENCE_ANY_RE = lazy_pattern(
-    globals(), "_REFERENCE_ANY_RE", r"^[ \t>*+\-0-9.)]*\[[^\n]*\]:", re.MULTILINE
-)
-
-
-def _code_by_line(body: str) -> tuple[str, list[str]] | None:
-    """``(text, code)`` as :func:`~vaultmem.core.code_spans.text_outside_code` gives it, for a
-    body whose only code is code spans that each open and close on one line; else ``None``.
-
-    Then no block structure matters (lists and quotes included): a code span never crosses a
-    line, so each line's spans are the spans of the paragraph it belongs to. Fenced blocks that
-    open at column 0 (outside any list item or quote) are left out. Taken only when the rest
-    has no fence marker, no ``<``, no reference definition, no link on a line that could be
-    indented code (:func:`may_hold_code` of the body without backticks, or
-    :func:`links_may_sit_in_indented_code`) and no ``](`` on a line with a backtick (a link
-    destination takes its backticks before a code span could).
-    """
-    if not _code_scanner_loaded:
-        _load_code_scanner()
-    kept: list[str] = []  # the body with each fenced block as a thematic break
-    outside: list[str] = []  # the lines outside fenced blocks
-    fence: tuple[str, int] | None = None
-    for line in body.split("\n"):
-        if fence is not None:
-            if closes_fence(line, fence):
-                fence = None
-        elif line.startswith(("```", "~~~")) and (opened := fence_opening(line)) is not None:
-            fence = opened  # at column 0 no list item or quote can hold it
-            kept.append("***")
-        else:
-            kept.append(line)
-            outside.append(line)
-    text = "\n".join(kept)
-    if "```" in text or "~~~" in text or "<" in text or _REFERENCE_ANY_RE.search(text):
-        return None
-    # each backtick as a letter: a line of code spans alone stays a line of text (as blank it
-    # would end the paragraph, and a setext underline below it would not close a heading)
-    if may_hold_code(text.replace("`", "x")) and links_may_sit_in_indented_code(text):
-        return None
-    pieces: list[str] = []
-    code: list[str] = []
-    for line in outside:
-        if "`" in line:
-            if may_take_backticks(line):
-                return None
-            spans = code_spans(line, paired=True)
-            if spans is None:
-                return None
-            line = _cut_code(line, spans, code)
-        pieces.append(line)
-    return "\n".join(pieces), code
 
 
 def _normalise(body: str) -> str:
@@ -371,6 +321,31 @@ def _frontmatter_links(value: object, out: list[Link], seen: set[int]) -> None:
 # --- the markdown-it path -----------------------------------------------------------------
 
 
+class _QuietLogger:
+    """Stands in for a ``logging.Logger`` that logs no DEBUG: ``debug`` takes any arguments and
+    does nothing, in C (``"".format`` ignores arguments its empty template does not name)."""
+
+    __slots__ = ()
+    debug = staticmethod("".format)
+
+
+@cache
+def _quiet_debug_logging() -> None:
+    """Replace the ``LOGGER`` of each markdown-it block rule by :class:`_QuietLogger` when it
+    does not log DEBUG (the usual case): each rule calls ``LOGGER.debug(...)`` on entry, and
+    those calls (two Python frames each) cost 6 % of a parse although nothing is logged. A
+    logger set to DEBUG before the first parse keeps its messages."""
+    import logging
+
+    from markdown_it import rules_block
+
+    for name in rules_block.__all__:
+        module = __import__(getattr(rules_block, name).__module__, fromlist=["LOGGER"])
+        logger = getattr(module, "LOGGER", None)
+        if isinstance(logger, logging.Logger) and not logger.isEnabledFor(logging.DEBUG):
+            setattr(module, "LOGGER", _QuietLogger())  # noqa: B010 (a module global)
+
+
 @cache
 def _markdown() -> MarkdownIt:
     """markdown-it (CommonMark) whose code-span and inline HTML rules also note where they
@@ -399,6 +374,7 @@ def _markdown() -> MarkdownIt:
             spans.setdefault(state.src, []).append((start, state.pos))
         return matched
 
+    _quiet_debug_logging()
     md = MarkdownIt("commonmark")
     md.inline.ruler.at("backticks", recording_backtick)
     md.inline.ruler.at("html_inline", recording_html_inline)
@@ -410,6 +386,7 @@ def _block_markdown() -> MarkdownIt:
     """markdown-it's CommonMark block parse alone: inline sources are left unparsed."""
     from markdown_it import MarkdownIt
 
+    _quiet_debug_logging()
     md = MarkdownIt("commonmark")
     md.disable(["inline", "text_join"])
     return md
@@ -463,44 +440,31 @@ def _parsed_links(body: str, *, fast_inline: bool = False) -> list[Link]:
         elif token.type == "inline" and fast_inline:
             pieces.append(_inline_source(token.content, env, code))
         elif token.type == "inline":
-            pieces.append(_cut_code(token.content, spans.get(token.content, []), code))
+            pieces.append(cut_code(token.content, spans.get(token.content, []), code))
     pieces.extend(lines[next_line:])
     return list(_scan("\n".join(pieces), code))
 
 
 def _inline_source(source: str, env: dict[str, Any], code: list[str]) -> str:
-    """One inline source with its code spans and HTML comments cut out (see :func:`_cut_code`).
+    """One inline source with its code spans and HTML comments cut out (see
+    :func:`~vaultmem.core.code_spans.cut_code`).
 
-    markdown-it's inline parse runs only when a ``<`` (raw HTML, an autolink, a comment), a
-    link destination (``](``) or, with reference definitions in the note, a ``[`` meets a
-    backtick; otherwise code spans are exactly the backtick strings that pair up.
+    markdown-it's inline parse runs only for an HTML comment, a ``<`` that may open raw HTML
+    or an autolink holding a backtick (:func:`~vaultmem.core.code_spans.html_may_take_backticks`),
+    a link destination that may hold one (``](``) or, with reference definitions in the note,
+    a ``[`` beside a backtick; otherwise code spans are exactly the backtick strings that pair
+    up.
     """
     if "`" not in source and "<!--" not in source:
         return source
-    if "<" in source or may_take_backticks(source) or (env.get("references") and "[" in source):
+    if (
+        "<!--" in source
+        or ("<" in source and html_may_take_backticks(source))
+        or may_take_backticks(source)
+        or (env.get("references") and "[" in source)
+    ):
         md = _markdown()
         inline_env: dict[str, Any] = {"references": env.get("references", {})}
         md.inline.parse(source, md, inline_env, [])
-        return _cut_code(source, inline_env.get(_CODE_KEY, {}).get(source, []), code)
-    return _cut_code(source, code_spans(source) or [], code)
-
-
-def _cut_code(source: str, code_spans: list[tuple[int, int]], code: list[str]) -> str:
-    """``source`` with each code span replaced by ``"\\0<n>\\0"``, its text put in ``code[n]``.
-
-    The mark ends any wikilink or link destination that would run through the span, yet
-    ``[`f()`](api.md)`` keeps its link text.
-    """
-    if not code_spans:
-        return source
-    out: list[str] = []
-    pos = 0
-    for start, end in sorted(set(code_spans)):
-        if start < pos:
-            continue
-        out.append(source[pos:start])
-        out.append(f"\0{len(code)}\0")
-        code.append(source[start:end])
-        pos = end
-    out.append(source[pos:])
-    return "".join(out)
+        return cut_code(source, inline_env.get(_CODE_KEY, {}).get(source, []), code)
+    return cut_code(source, code_spans(source) or [], code)
