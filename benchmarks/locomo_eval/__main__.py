@@ -1,0 +1,329 @@
+"""``python -m benchmarks.locomo_eval [--json] [--no-embeddings] [--no-tuning]``: recall on real
+long-term conversations (LoCoMo, the dev split of ``../shared/data/locomo-dev/``).
+
+Each conversation is imported once into its own vault (:mod:`benchmarks.locomo_eval.data`, the
+protocol of the data's README) and, with ``vaultmem[embeddings]``, embedded once; every question
+is asked at the last session's date + 1 day with k = 50 in each configuration: keyword-only
+(BM25), the default without vectors, vectors only, and the default hybrid. R@k is the share of a
+question's evidence turns in the top k (a question without evidence counts 1), averaged over
+questions, at k = 5, 10, 25, 50, overall and per category.
+
+Cross-validation: leave one conversation out. The fusion weights (a small grid, :data:`GRID`)
+are chosen on four conversations by mean R@{5,10,25,50} and reported on the fifth; both the
+tuned (training) and held-out figures are printed. Also printed: recall latency (ms per query,
+p50/p95, the query embedded on first use) and the cost of storing vectors at lower precision.
+
+Skips with a message (exit 0) when the data folder is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.locomo_eval.data import (
+    CATEGORIES,
+    Conversation,
+    Question,
+    build_vault,
+    data_folder,
+    load,
+)
+from vaultmem import Vault
+
+CUTOFFS = (5, 10, 25, 50)
+K = max(CUTOFFS)
+OFF = {"decay": 0.0, "graph": 0.0, "review_blend": 0.0, "episode": 0.0}
+CONFIGS: dict[str, dict[str, float] | None] = {
+    "default hybrid": None,
+    "keyword-only": {**OFF, "vector": 0.0},
+    "default, no vectors": {"vector": 0.0},
+    "vectors only": {**OFF, "relevance": 0.0, "vector": 1.0},
+}
+"""Configuration name → recall weight overrides (``None``: the settings' defaults). The hybrid
+runs first: its latency includes embedding each query (later configurations reuse it)."""
+
+GRID: list[dict[str, float]] = [
+    {"vector": v, "episode": e} for v in (0.25, 0.5, 0.75, 1.0) for e in (0.25, 0.5, 1.0)
+]
+"""The fusion weights cross-validation chooses from (with the extra)."""
+GRID_NO_VECTORS: list[dict[str, float]] = [
+    {"vector": 0.0, "episode": e, "graph": g} for e in (0.25, 0.5, 1.0) for g in (0.0, 0.2)
+]
+"""Without the extra."""
+
+Scores = list[tuple[float, ...]]
+"""Per question: R@k for each of :data:`CUTOFFS`."""
+
+
+def embeddings_available() -> bool:
+    """Whether the packaged local model can run (``vaultmem[embeddings]``)."""
+    from vaultmem.services.embedding_providers import EmbeddingUnavailableError, LocalOnnxProvider
+
+    try:
+        LocalOnnxProvider().check()
+    except EmbeddingUnavailableError:
+        return False
+    return True
+
+
+class CachedProvider:
+    """A provider remembering the vectors of the texts it embedded (queries are asked once per
+    configuration; the first ask pays the model)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.memo: dict[str, Any] = {}
+
+    def check(self) -> None:
+        self.inner.check()
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            for text, vector in zip(missing, self.inner.embed(missing), strict=True):
+                self.memo[text] = vector
+        return np.stack([self.memo[t] for t in texts])
+
+
+def _share(hits: Sequence[str], evidence: Sequence[str], path_of: Mapping[str, str]) -> (
+        tuple[float, ...]):
+    if not evidence:
+        return tuple(1.0 for _ in CUTOFFS)
+    wanted = [path_of.get(e) for e in evidence]
+    rank = {p: i for i, p in enumerate(hits, 1)}
+    return tuple(
+        sum(1 for w in wanted if w is not None and rank.get(w, K + 1) <= k) / len(wanted)
+        for k in CUTOFFS
+    )
+
+
+def _ask(vault: Vault, conversation: Conversation, path_of: Mapping[str, str],
+         weights: Mapping[str, float] | None, timings: list[float] | None = None) -> Scores:
+    out: Scores = []
+    for q in conversation.questions:
+        start = time.perf_counter()
+        hits = vault.recall(q.question, k=K, now=conversation.now, sync=False,
+                            weights=None if weights is None else dict(weights))
+        if timings is not None:
+            timings.append(time.perf_counter() - start)
+        out.append(_share([h.path for h in hits], q.evidence, path_of))
+    return out
+
+
+def _requantised(vault: Vault, tier: str) -> None:
+    """Store every vector of the vault at ``tier``'s precision."""
+    from vaultmem.services.embeddings import provider, vector_store
+
+    chosen = provider(vault)
+    assert chosen is not None
+    store = vector_store(vault)
+    store.retier(chosen.name, {a.key: tier for a in store.assignments(chosen.name).values()})
+
+
+def run(*, embeddings: bool, tuning: bool, precision: bool,
+        vector_cache: Path | None = None) -> dict[str, Any]:
+    """Every configuration (and the tuning grid) over every conversation; results as a dict.
+
+    ``vector_cache``: a folder (outside the repository: the vectors derive from the data) that
+    keeps each conversation's vectors between runs."""
+    from vaultmem.services import embeddings as emb
+
+    conversations = load()
+    configs = dict(CONFIGS) if embeddings else {
+        k: v for k, v in CONFIGS.items() if k in ("keyword-only", "default, no vectors")}
+    grid = (GRID if embeddings else GRID_NO_VECTORS) if tuning else []
+    scores: dict[str, Scores] = {name: [] for name in configs}
+    grid_scores: list[Scores] = [[] for _ in grid]
+    tiers = ("int8", "int4", "int2") if embeddings and precision else ()
+    tier_scores: dict[str, Scores] = {t: [] for t in ("float32", *tiers)}
+    timings: dict[str, list[float]] = {name: [] for name in configs}
+    questions: list[Question] = []
+    started = time.perf_counter()
+    embed_seconds = 0.0
+    with tempfile.TemporaryDirectory(prefix="locomo-eval-") as tmp:
+        for conversation in conversations:
+            root = Path(tmp) / conversation.sample_id
+            vault, path_of = build_vault(root, conversation, embeddings=embeddings)
+            try:
+                if embeddings:
+                    cached = (vector_cache / f"{conversation.sample_id}.vectors.db"
+                              if vector_cache is not None else None)
+                    if cached is not None and cached.is_file():
+                        vault.close()
+                        shutil.copyfile(cached, root / ".vaultmem" / "vectors.db")
+                        vault = Vault.open(root)
+                    t0 = time.perf_counter()
+                    report = emb.embed_notes(vault, now=conversation.now, sync=False)
+                    embed_seconds += time.perf_counter() - t0
+                    if cached is not None and report.embedded:
+                        vault.close()  # checkpoints the WAL into the file
+                        cached.parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copyfile(root / ".vaultmem" / "vectors.db", cached)
+                        vault = Vault.open(root)
+                    state = emb._state(vault)  # noqa: SLF001 - the run's query cache
+                    state.provider = CachedProvider(state.provider)
+                questions += conversation.questions
+                for name, weights in configs.items():
+                    scores[name] += _ask(vault, conversation, path_of, weights, timings[name])
+                for i, weights in enumerate(grid):
+                    grid_scores[i] += _ask(vault, conversation, path_of, weights)
+                if tiers:
+                    _requantised(vault, "active")
+                    tier_scores["float32"] += _ask(vault, conversation, path_of, None)
+                    for tier, stored in zip(tiers, ("warm", "cold", "archive"), strict=True):
+                        _requantised(vault, stored)
+                        tier_scores[tier] += _ask(vault, conversation, path_of, None)
+            finally:
+                vault.close()
+    return {
+        "conversations": [c.sample_id for c in conversations],
+        "turns": sum(len(c.turns) for c in conversations),
+        "questions": len(questions),
+        "embeddings": embeddings,
+        "seconds": time.perf_counter() - started,
+        "embed_seconds": embed_seconds,
+        "recall": {name: _table(s, questions) for name, s in scores.items()},
+        "latency_ms": {name: _latency(t) for name, t in timings.items()},
+        "cross_validation": _cross_validate(grid, grid_scores, questions) if grid else None,
+        "precision": {t: _mean(s) for t, s in tier_scores.items() if s} or None,
+    }
+
+
+def _mean(scores: Scores) -> list[float]:
+    n = max(1, len(scores))
+    return [100 * sum(s[j] for s in scores) / n for j in range(len(CUTOFFS))]
+
+
+def _table(scores: Scores, questions: Sequence[Question]) -> dict[str, Any]:
+    out: dict[str, Any] = {"all": _mean(scores)}
+    for cat, name in CATEGORIES.items():
+        out[name] = _mean([s for s, q in zip(scores, questions, strict=True) if q.category == cat])
+    return out
+
+
+def _latency(seconds: Sequence[float]) -> dict[str, float]:
+    if not seconds:
+        return {}
+    ms = sorted(1000 * s for s in seconds)
+    return {"p50": statistics.median(ms), "p95": ms[int(0.95 * (len(ms) - 1))]}
+
+
+def _objective(scores: Scores) -> float:
+    return sum(_mean(scores)) / len(CUTOFFS)
+
+
+def _cross_validate(grid: Sequence[Mapping[str, float]], grid_scores: Sequence[Scores],
+                    questions: Sequence[Question]) -> dict[str, Any]:
+    """Leave one conversation out: choose the grid point on the others, report on it."""
+    folds: list[dict[str, Any]] = []
+    held_all: Scores = []
+    tuned_all: list[list[float]] = []
+    for held in sorted({q.conversation for q in questions}):
+        train = [i for i, q in enumerate(questions) if q.conversation != held]
+        test = [i for i, q in enumerate(questions) if q.conversation == held]
+        best = max(range(len(grid)),
+                   key=lambda g: (_objective([grid_scores[g][i] for i in train]), -g))
+        held_scores = [grid_scores[best][i] for i in test]
+        held_all += held_scores
+        tuned = _mean([grid_scores[best][i] for i in train])
+        tuned_all.append(tuned)
+        folds.append({"held_out": held, "weights": dict(grid[best]), "tuned": tuned,
+                      "held_out_recall": _mean(held_scores)})
+    by_point = [{"weights": dict(w), "all": _mean(s)} for w, s in zip(grid, grid_scores,
+                                                                       strict=True)]
+    return {"folds": folds, "held_out": _mean(held_all),
+            "tuned": [sum(t[j] for t in tuned_all) / len(tuned_all) for j in range(len(CUTOFFS))],
+            "grid": by_point}
+
+
+def _row(label: str, values: Sequence[float], width: int = 22) -> str:
+    return f"{label:<{width}} " + " ".join(f"{v:>6.1f}" for v in values)
+
+
+def format_report(result: Mapping[str, Any]) -> str:
+    head = " ".join(f"{'R@' + str(k):>6}" for k in CUTOFFS)
+    lines = [
+        f"LoCoMo dev: {len(result['conversations'])} conversations "
+        f"({', '.join(result['conversations'])}), {result['turns']} turns, "
+        f"{result['questions']} questions; k = {K}; embeddings "
+        f"{'on (packaged model)' if result['embeddings'] else 'not installed'}",
+        "",
+    ]
+    for scope in ["all", *CATEGORIES.values()]:
+        lines.append(f"{scope:<22} {head}")
+        for name, table in result["recall"].items():
+            lines.append(_row("  " + name, table[scope]))
+        lines.append("")
+    cv = result["cross_validation"]
+    if cv:
+        lines.append(f"cross-validation (leave one conversation out), grid of {len(cv['grid'])}:")
+        lines.append(f"{'  held out':<22} {head}   weights chosen on the other four")
+        for fold in cv["folds"]:
+            w = ", ".join(f"{k} {v:g}" for k, v in fold["weights"].items())
+            lines.append(_row(f"  {fold['held_out']} tuned", fold["tuned"]) + f"   {w}")
+            lines.append(_row(f"  {fold['held_out']} held-out", fold["held_out_recall"]))
+        lines.append(_row("  mean tuned", cv["tuned"]))
+        lines.append(_row("  HELD-OUT (all)", cv["held_out"]))
+        lines.append("")
+        lines.append("grid (all questions):")
+        for point in cv["grid"]:
+            w = ", ".join(f"{k} {v:g}" for k, v in point["weights"].items())
+            lines.append(_row(f"  {w}", point["all"], 30))
+        lines.append("")
+    if result["precision"]:
+        lines.append(f"vector precision, default hybrid {'':<3} {head}")
+        for tier, values in result["precision"].items():
+            lines.append(_row(f"  all {tier}", values))
+        lines.append("")
+    lines.append("recall latency (ms per query, in process, ~600 memories per vault):")
+    for name, lat in result["latency_ms"].items():
+        if lat:
+            lines.append(f"  {name:<20} p50 {lat['p50']:6.1f}  p95 {lat['p95']:6.1f}")
+    if result["embeddings"]:
+        lines.append(f"embedding {result['turns']} turns: {result['embed_seconds']:.1f} s")
+    lines.append(f"total run: {result['seconds']:.0f} s")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.locomo_eval", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--no-embeddings", action="store_true",
+                        help="keywords only, even when vaultmem[embeddings] is installed")
+    parser.add_argument("--no-tuning", action="store_true",
+                        help="skip the cross-validated grid (a quicker run)")
+    parser.add_argument("--no-precision", action="store_true",
+                        help="skip measuring int8/int4/int2 vectors")
+    parser.add_argument("--vector-cache", type=Path, metavar="DIR",
+                        help="keep the turns' vectors in DIR between runs (outside the "
+                        "repository: they derive from the data)")
+    args = parser.parse_args(argv)
+    folder = data_folder()
+    if not (folder / "locomo-dev.json").is_file():
+        print(f"locomo_eval: skipped: no LoCoMo dev data at {folder} "
+              "(set VAULTMEM_LOCOMO to its folder)")
+        return 0
+    embeddings = not args.no_embeddings and embeddings_available()
+    result = run(embeddings=embeddings, tuning=not args.no_tuning,
+                 precision=not args.no_precision, vector_cache=args.vector_cache)
+    print(json.dumps(result, indent=2) if args.json else format_report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
