@@ -21,7 +21,6 @@ import datetime as dt
 import math
 from typing import Any, Final
 
-from vaultmem.core.fields import default_use_days
 from vaultmem.core.note_text import DELETE
 from vaultmem.core.properties import (
     ADDITIVE,
@@ -129,7 +128,9 @@ def _last_day(fm: dict[str, Any]) -> int | None:
 
 def _use_days_of(fm: dict[str, Any]) -> int | None:
     value = fm.get("use_days")
-    if value is None:
+    if value is None:  # not recorded: what its other fields prove (the note model's default)
+        from vaultmem.core.fields import default_use_days  # the driver's start-up: only here
+
         count = fm.get("use_count", 1)
         count = count if isinstance(count, int) and not isinstance(count, bool) else 1
         return default_use_days(
