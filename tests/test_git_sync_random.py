@@ -14,13 +14,14 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import shutil
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from git_clones import GIT_ENV, commit_all, git, make_clones, memory_notes, pull
+from git_clones import GIT_ENV, Clones, commit_all, git, make_clones, memory_notes, pull
 
 from vaultmem import Vault
 from vaultmem.core.note_text import find_conflict_markers, parse_frontmatter, split_note
@@ -67,6 +68,7 @@ class World:
     last_used: dict[str, dt.datetime] = field(default_factory=dict)
     body_lines: dict[str, list[str]] = field(default_factory=dict)
     known: dict[str, list[str]] = field(default_factory=lambda: {"A": [], "B": []})
+    """Per clone: the memory ids it holds (its own, and the other's once pulled)."""
     counts: Counter[str] = field(default_factory=Counter)
     days: dict[str, dict[str, set[int]]] = field(default_factory=lambda: {"A": {}, "B": {}})
     """Per clone: memory id → the UTC days (ordinals) its note there reflects."""
@@ -98,8 +100,10 @@ class World:
                 continue
             before = base.get(note_id, frozenset())
             new_o, new_t = ours[note_id] - before, theirs - before
-            if new_o and new_t and not (_known(new_o, before) and _known(new_t, before)):
-                self.exact[note_id] = False
+            if new_o and new_t:  # both clones used it on new days since they last met
+                self.counts["concurrent days"] += 1
+                if not (_known(new_o, before) and _known(new_t, before)):
+                    self.exact[note_id] = False
             ours[note_id] |= theirs
 
     def pushed(self, side: str) -> None:
@@ -108,9 +112,10 @@ class World:
 
 
 def _known(new: set[int], before: Days) -> bool:
-    """Whether the driver can know a side's new days: one of them, or every day of its span."""
+    """Whether the driver can know a side's new days: all after the base's last day, and one
+    of them or every day since."""
     start = max(before, default=min(new) - 1)
-    return len(new) == 1 or new == set(range(start + 1, max(new) + 1))
+    return min(new) > start and (len(new) == 1 or new == set(range(start + 1, max(new) + 1)))
 
 
 def body(side: str, n: int) -> str:
@@ -224,6 +229,7 @@ def sync(world: World, side: str, root: Path, vault: Vault) -> None:
         git(root, "commit", "--quiet", "--no-edit")
     if git(root, "rev-parse", "HEAD").stdout != before:
         world.merge_days(side)
+        world.known[side] = list(world.days[side])  # the other clone's memories too, now
     vault.sync()
     if shared_id_groups(vault.index):
         fix_vault(vault, now)
@@ -242,9 +248,30 @@ def snapshot(db: IndexDB) -> tuple[set[tuple[object, ...]], Counter[tuple[object
     return notes, links
 
 
-def run(seed: int, tmp_path: Path) -> Counter[str]:
+@pytest.fixture(scope="module")
+def fresh_clones(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One set-up pair of clones and their remote, copied for each seed (set-up is git's and
+    ``init``'s time, the same for every seed)."""
+    folder = tmp_path_factory.mktemp("clones")
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in GIT_ENV.items():
+            patch.setenv(key, value)
+        make_clones(folder)
+    return folder
+
+
+def copy_clones(template: Path, tmp_path: Path) -> Clones:
+    for name in ("remote.git", "a", "b"):
+        shutil.copytree(template / name, tmp_path / name, symlinks=True)
+    clones = Clones(tmp_path / "remote.git", tmp_path / "a", tmp_path / "b")
+    for root in (clones.a, clones.b):
+        git(root, "remote", "set-url", "origin", str(clones.remote))
+    return clones
+
+
+def run(seed: int, tmp_path: Path, template: Path | None = None) -> Counter[str]:
     world = World(random.Random(seed))
-    clones = make_clones(tmp_path)
+    clones = copy_clones(template, tmp_path) if template else make_clones(tmp_path)
     sides = {"A": (clones.a, Vault.open(clones.a)), "B": (clones.b, Vault.open(clones.b))}
     for _ in range(OPERATIONS):
         side = world.rng.choice("AB")
@@ -295,22 +322,27 @@ def run(seed: int, tmp_path: Path) -> Counter[str]:
     return world.counts
 
 
-def _run_seed(seed: int, tmp_path: Path) -> Counter[str]:
+def _run_seed(seed: int, tmp_path: Path, template: Path) -> Counter[str]:
     try:
-        return run(seed, tmp_path)
+        return run(seed, tmp_path, template)
     except AssertionError as err:
         raise AssertionError(f"[VAULTMEM_SYNC_SEED={seed}] {err}") from err
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_random_operations_over_days_on_two_clones_converge(seed: int, tmp_path: Path) -> None:
-    counts = _run_seed(seed, tmp_path)
+def test_random_operations_over_days_on_two_clones_converge(
+    seed: int, tmp_path: Path, fresh_clones: Path
+) -> None:
+    counts = _run_seed(seed, tmp_path, fresh_clones)
     assert counts["use"] >= 60 and counts["sync"] >= 8  # the run did what it is meant to
 
 
-def test_the_seeds_together_cover_every_kind_of_operation(tmp_path: Path) -> None:
+def test_the_seeds_together_cover_every_kind_of_operation(
+    tmp_path: Path, fresh_clones: Path
+) -> None:
     """One more seed (``VAULTMEM_SYNC_SEED`` replays another), with the operations' coverage."""
     seed = int(os.environ.get("VAULTMEM_SYNC_SEED", "20261123"))
-    counts = _run_seed(seed, tmp_path)
+    counts = _run_seed(seed, tmp_path, fresh_clones)
     for kind in ("use", "edit", "rename", "lifecycle", "supersede", "forget"):
         assert counts[kind] >= 3, f"{kind}: {counts}"
+    assert counts["concurrent days"] >= 1, counts  # both clones used a memory on new days
