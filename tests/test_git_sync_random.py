@@ -3,10 +3,11 @@ pulls and pushes at random points (real ``git``, the merge driver, ``doctor --fi
 rename conflict): nothing lost, nothing doubled, no note left conflicted, ``use_days`` exact
 wherever both sides' days are known, both clones identical at the end.
 
-Seeded: ten seeds run in CI; ``VAULTMEM_SYNC_SEED=<n>`` replays one more. A failure names its
-seed. Each sync predicts, for every memory both sides used, whether the driver can know the
-days exactly (user guide, "Syncing with git": one new day on each side, or every day of a
-side's span); where it can, the merged ``use_days`` must be the true count.
+Seeded: ten seeds run in CI; ``VAULTMEM_SYNC_SEED=<n>`` adds one (to replay a failure). A
+failure names its seed. Each sync predicts, for every memory both sides used, whether the
+driver can know the days exactly (user guide, "Syncing with git": one new day after the base's
+last on each side, or every day since); where it can, the merged ``use_days`` must be the true
+count, and it never exceeds it.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ from vaultmem.store.index_db import IndexDB
 
 OPERATIONS = 200
 """Operations per seed, both clones together."""
-SEEDS = range(20261201, 20261211)
-SYNC_CHANCE = 0.05
+SEEDS = [
+    *range(20261201, 20261211),
+    *map(int, filter(None, [os.environ.get("VAULTMEM_SYNC_SEED")])),
+]
+SYNC_CHANCE = 0.04
 """Chance that a step is a sync (commit, pull, fix, push) of one side instead of an operation."""
 NEXT_DAY_CHANCE = 0.12
 """Chance that the clock jumps into a later UTC day before an operation."""
@@ -339,15 +343,6 @@ def test_random_operations_over_days_on_two_clones_converge(
     seed: int, tmp_path: Path, fresh_clones: Path
 ) -> None:
     counts = _run_seed(seed, tmp_path, fresh_clones)
-    assert counts["use"] >= 60 and counts["sync"] >= 8  # the run did what it is meant to
-
-
-def test_the_seeds_together_cover_every_kind_of_operation(
-    tmp_path: Path, fresh_clones: Path
-) -> None:
-    """One more seed (``VAULTMEM_SYNC_SEED`` replays another), with the operations' coverage."""
-    seed = int(os.environ.get("VAULTMEM_SYNC_SEED", "20261123"))
-    counts = _run_seed(seed, tmp_path, fresh_clones)
-    for kind in ("use", "edit", "rename", "lifecycle", "supersede", "forget"):
-        assert counts[kind] >= 3, f"{kind}: {counts}"
+    for kind in ("use", "edit", "rename", "lifecycle", "supersede", "forget", "sync"):
+        assert counts[kind] >= 1, f"no {kind}: {counts}"  # the run did what it is meant to
     assert counts["concurrent days"] >= 1, counts  # both clones used a memory on new days
