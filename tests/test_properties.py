@@ -70,6 +70,12 @@ def test_a_persons_own_key_merges_like_text_lines() -> None:
     assert changes == {"mood": ["happy", "tired"], "places": ["work", "gym"]}
     changes, conflicts = merge_frontmatter(base, {"id": "A"}, theirs)  # deleted against changed
     assert conflicts == [] and changes["mood"] == "tired"
+    note = "---\nid: A\ntype: memory\nmood: calm # mine\n---\nx\n"
+    result = merge_note(
+        note, note.replace("calm", "happy"), note.replace("calm", "tired"), git_merge_lines
+    )
+    assert result.clean  # never blocks the merge: both values kept, written on one line
+    assert result.text == "---\nid: A\ntype: memory\nmood: [happy, tired]\n---\nx\n"
 
 
 SAMPLES: dict[str, tuple[object, object, object]] = {

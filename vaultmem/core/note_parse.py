@@ -32,7 +32,9 @@ CONFLICT_FIX = (
 )
 
 _CONFLICT_COPY = re.compile(
-    r"\(conflicted copy [^)]*\)\.md$|(^|/)conflict-files-obsidian-git\.md$", re.I
+    r"\(conflicted copy [^)]*\)\.md$|\.sync-conflict-[\w-]*\.md$"
+    r"|(^|/)conflict-files-obsidian-git\.md$",
+    re.I,
 )
 
 
@@ -65,7 +67,8 @@ def title_of(path: str) -> str:
 
 
 def is_conflict_copy(path: str) -> bool:
-    """Obsidian Sync conflict copies and obsidian-git's conflict file ("Syncing with git")."""
+    """Sync tools' conflict copies (``(conflicted copy …)``, Syncthing's ``.sync-conflict-…``)
+    and obsidian-git's conflict file ("Syncing with git")."""
     return bool(_CONFLICT_COPY.search(path))
 
 

@@ -21,7 +21,6 @@ import datetime as dt
 import math
 from typing import Any, Final
 
-from vaultmem.core.fields import default_use_days
 from vaultmem.core.note_text import DELETE
 from vaultmem.core.properties import (
     ADDITIVE,
@@ -129,7 +128,9 @@ def _last_day(fm: dict[str, Any]) -> int | None:
 
 def _use_days_of(fm: dict[str, Any]) -> int | None:
     value = fm.get("use_days")
-    if value is None:
+    if value is None:  # not recorded: what its other fields prove (the note model's default)
+        from vaultmem.core.fields import default_use_days  # the driver's start-up: only here
+
         count = fm.get("use_count", 1)
         count = count if isinstance(count, int) and not isinstance(count, bool) else 1
         return default_use_days(
@@ -141,8 +142,11 @@ def _use_days_of(fm: dict[str, Any]) -> int | None:
 
 
 def _known_days(after: int, last: int, added: int) -> set[int]:
-    """The days a side surely added: all of ``after+1 .. last`` when it added that many, else
-    only ``last`` (a side's new days always end on its ``last_used`` day)."""
+    """The days a side surely added since the base's last day ``after``: none when its own last
+    day is not later (its new days came from another merge, days unknown); else its last day,
+    and every day of ``after+1 .. last`` when it added that many."""
+    if last <= after:
+        return set()
     if added == last - after:
         return set(range(after + 1, last + 1))
     return {last}
@@ -152,9 +156,10 @@ def _use_days(sides: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
               has_base: bool) -> object:  # fmt: skip
     """``use_days`` of both sides: base + the distinct days of both sides' new uses.
 
-    Each side's new days lie in (base's last day, its own last day] and include its last day.
-    Where both sides' days are known (one new day each, or every day of the span) the count is
-    exact; otherwise the fewest days the two sides can share (a lower bound: promotion never
+    A side's new days are not the base's, lie on or before its own last day, and include that
+    day when it is later than the base's (``touch`` adds a day only then). Where both sides'
+    days are known this way (one new day after the base's last, or every day since) the count
+    is exact; otherwise the fewest days the two sides can share (a lower bound: promotion never
     comes early), never below the larger side nor above base + both increments.
     """
     counts = [_use_days_of(fm) for fm in sides]
@@ -165,14 +170,14 @@ def _use_days(sides: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
         return max(o, t)
     added_o, added_t = o - b, t - b
     start, last_o, last_t = (_last_day(fm) for fm in sides)
-    if start is None or last_o is None or last_t is None or min(last_o, last_t) <= start:
+    if start is None or last_o is None or last_t is None:
         return max(o, t)
     known_o = _known_days(start, last_o, added_o)
     known_t = _known_days(start, last_t, added_t)
-    # days a side added beyond the known ones: they may fall on the other side's known days
-    # (within its own span), else they are new
-    free_o = len({d for d in known_t - known_o if d < last_o})
-    free_t = len({d for d in known_o - known_t if d < last_t})
+    # the days a side added beyond its known ones may fall on the other side's known days (on or
+    # before its own last day); the rest are days of their own, which both sides may share
+    free_o = len({d for d in known_t - known_o if d <= last_o})
+    free_t = len({d for d in known_o - known_t if d <= last_t})
     extra = max(added_o - len(known_o) - free_o, added_t - len(known_t) - free_t, 0)
     return min(b + added_o + added_t, max(o, t, b + len(known_o | known_t) + extra))
 

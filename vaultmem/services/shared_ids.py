@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.lifecycle_plan import Move
+from vaultmem.core.link_resolution import note_key
 from vaultmem.core.naming import new_id
 from vaultmem.core.note_merge import conflict_sides, merge_frontmatter, merge_note
 from vaultmem.core.note_parse import CONFLICT_PROBLEM, title_of
@@ -422,10 +423,13 @@ def _split_two_memories(vault: VaultContext, fixer: _Fixer, path: str) -> bool:
 def _keep_apart(vault: VaultContext, fixer: _Fixer, path: str, ours: str, theirs: str) -> None:
     """Ours stays at ``path``; theirs, another memory, becomes ``<title> 2.md`` beside it."""
     folder, _, name = path.rpartition("/")
-    title = unique_title(vault.index, name.removesuffix(".md"))
-    other = f"{folder}/{title}.md" if folder else f"{title}.md"
-    if (vault.root / other).exists():
-        raise VaultmemError(f"{path}: two memories in one note, and {other} is taken")
+    taken: set[str] = set()  # written by this fix, not indexed yet
+    while True:
+        title = unique_title(vault.index, name.removesuffix(".md"), taken)
+        other = f"{folder}/{title}.md" if folder else f"{title}.md"
+        if not (vault.root / other).exists() and not (vault.root / other).is_symlink():
+            break
+        taken.add(note_key(title + ".md"))
     fixer.edit(path, ours, f"two memories in one note: kept id {_id_of(ours)} here")
     fixer.create(other, theirs, f"two memories in one note: id {_id_of(theirs)} moved here")
 
