@@ -286,3 +286,15 @@ def test_progress_bars_on_a_terminal_and_none_when_piped(home: Path) -> None:
     os.close(controller)
     assert out.count("archived STM/Faded fact number") == 12
     assert b"forget" in drawn and b"100%" in drawn
+
+
+def test_an_mcp_config_may_name_the_vault_with_a_tilde(home: Path) -> None:
+    Vault.init(home / "Notes")[0].close()
+    served = subprocess.run(  # JSON configs pass "~" on unexpanded; stdin at its end: it stops
+        [sys.executable, "-m", "vaultmem", "mcp", "--vault", "~/Notes"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert served.returncode == 0 and "Error" not in served.stderr, served.stderr
