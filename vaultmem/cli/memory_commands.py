@@ -68,8 +68,9 @@ def remember(
     leading dots and trailing dots or spaces go, a name Windows reserves (CON, NUL, COM1…) gets
     a "_", and it is cut to 80 characters and 180 bytes at a word boundary. A default title is
     the first eight words of TEXT, cut at a phrase boundary (after a comma, colon or dash, or
-    before "and", "with", "the" …) and never inside brackets. When another note already has the name,
-    the memory is saved as "TITLE 2" and a warning (with --json: "title_clash") names that note.
+    before "and", "with", "the" …) and never inside brackets. When another note already has the
+    name, the memory is saved as "TITLE 2" and a warning (with --json: "title_clash") names
+    that note.
     """
     if text is None or text == "-":
         if sys.stdin.isatty():
