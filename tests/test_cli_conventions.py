@@ -250,12 +250,15 @@ def test_passes_report_progress_to_a_listener(home: Path) -> None:
     from vaultmem.services.progress import progress_to
 
     vault = _faded_vault(home, 12)
+    (vault / "Written meanwhile.md").write_text("A note of my own.\n", "utf-8")
     reports: list[tuple[str, int, int]] = []
     with Vault.open(vault) as v, progress_to(lambda *step: reports.append(step)):
         run = v.lifecycle(now=dt.datetime(2026, 11, 20, tzinfo=dt.UTC))
     # sealed into one box first, then the 12 members and their emptied box are archived
     forgotten = next(r for r in run.results if r.name == "forget")
     assert len(forgotten.applied) == 13
+    indexing = [(done, total) for label, done, total in reports if label == "indexing"]
+    assert indexing and indexing[-1][0] == indexing[-1][1]  # at least the note written since
     assert [step for step in reports if step[0] == "seal"] == [("seal", 0, 1), ("seal", 1, 1)]
     steps = [done for label, done, total in reports if label == "forget" and total == 13]
     assert steps == list(range(14))  # before each note, and once at the end
