@@ -301,3 +301,21 @@ def test_an_mcp_config_may_name_the_vault_with_a_tilde(home: Path) -> None:
         timeout=60,
     )
     assert served.returncode == 0 and "Error" not in served.stderr, served.stderr
+
+
+def test_a_json_report_that_then_fails_is_one_object_with_the_error(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = home / "v"
+    Vault.init(vault)[0].close()
+    subprocess.run(["git", "init", "-q"], cwd=vault, check=True)
+    run("remember", "An old fact to forget", "--now", "2026-01-01T00:00:00", "--vault", str(vault))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):  # git refuses an empty name
+        monkeypatch.setenv(name, "")
+    code, out, err = run("lifecycle", "--commit", "--json", "--now", NOW, "--vault", str(vault))
+    assert code == 1
+    report = json.loads(out)  # one object: the pass's report, with the error added
+    assert report["exit_code"] == 1 and report["error"] == report["commit_error"]
+    assert report["error"].startswith("git commit failed") and "Error:" not in err
+    assert any(p["applied"] for p in report["passes"])
