@@ -250,12 +250,15 @@ def test_passes_report_progress_to_a_listener(home: Path) -> None:
     from vaultmem.services.progress import progress_to
 
     vault = _faded_vault(home, 12)
+    (vault / "Written meanwhile.md").write_text("A note of my own.\n", "utf-8")
     reports: list[tuple[str, int, int]] = []
     with Vault.open(vault) as v, progress_to(lambda *step: reports.append(step)):
         run = v.lifecycle(now=dt.datetime(2026, 11, 20, tzinfo=dt.UTC))
     # sealed into one box first, then the 12 members and their emptied box are archived
     forgotten = next(r for r in run.results if r.name == "forget")
     assert len(forgotten.applied) == 13
+    indexing = [(done, total) for label, done, total in reports if label == "indexing"]
+    assert indexing and indexing[-1][0] == indexing[-1][1]  # at least the note written since
     assert [step for step in reports if step[0] == "seal"] == [("seal", 0, 1), ("seal", 1, 1)]
     steps = [done for label, done, total in reports if label == "forget" and total == 13]
     assert steps == list(range(14))  # before each note, and once at the end
@@ -286,3 +289,33 @@ def test_progress_bars_on_a_terminal_and_none_when_piped(home: Path) -> None:
     os.close(controller)
     assert out.count("archived STM/Faded fact number") == 12
     assert b"forget" in drawn and b"100%" in drawn
+
+
+def test_an_mcp_config_may_name_the_vault_with_a_tilde(home: Path) -> None:
+    Vault.init(home / "Notes")[0].close()
+    served = subprocess.run(  # JSON configs pass "~" on unexpanded; stdin at its end: it stops
+        [sys.executable, "-m", "vaultmem", "mcp", "--vault", "~/Notes"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert served.returncode == 0 and "Error" not in served.stderr, served.stderr
+
+
+def test_a_json_report_that_then_fails_is_one_object_with_the_error(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = home / "v"
+    Vault.init(vault)[0].close()
+    subprocess.run(["git", "init", "-q"], cwd=vault, check=True)
+    run("remember", "An old fact to forget", "--now", "2026-01-01T00:00:00", "--vault", str(vault))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):  # git refuses an empty name
+        monkeypatch.setenv(name, "")
+    code, out, err = run("lifecycle", "--commit", "--json", "--now", NOW, "--vault", str(vault))
+    assert code == 1
+    report = json.loads(out)  # one object: the pass's report, with the error added
+    assert report["exit_code"] == 1 and report["error"] == report["commit_error"]
+    assert report["error"].startswith("git commit failed") and "Error:" not in err
+    assert any(p["applied"] for p in report["passes"])

@@ -67,8 +67,10 @@ def remember(
     The title is the file name: characters Obsidian, Windows or Android refuse are dropped,
     leading dots and trailing dots or spaces go, a name Windows reserves (CON, NUL, COM1…) gets
     a "_", and it is cut to 80 characters and 180 bytes at a word boundary. A default title is
-    the first words of TEXT, never cut inside brackets. When another note already has the name,
-    the memory is saved as "TITLE 2" and a warning (with --json: "title_clash") names that note.
+    the first eight words of TEXT, cut at a phrase boundary (after a comma, colon or dash, or
+    before "and", "with", "the" …) and never inside brackets. When another note already has the
+    name, the memory is saved as "TITLE 2" and a warning (with --json: "title_clash") names
+    that note.
     """
     if text is None or text == "-":
         if sys.stdin.isatty():
@@ -163,7 +165,9 @@ def _describe(memory: Memory) -> str:
 def show(vault: Vault, ref: str, as_json: bool, now: dt.datetime) -> None:
     """Show a memory (by id, title or path): fields, score and its factors, EI, review priority.
 
-    A note of your own (no `type: memory`) is shown as not a memory ("memory": false in JSON).
+    A title is cleaned as `remember` saves it ("Wifi password?" finds Wifi password.md). A note
+    of your own (no `type: memory`) is shown as not a memory ("memory": false in JSON, with its
+    properties as written).
     """
     memory = vault.memory(ref, now=now)
     if as_json:

@@ -260,6 +260,7 @@ def _apply_seal(
     prepared_to = batch_end = 0
     texts: dict[str, str] = {}  # box path → its note as written when all its members move
     for at, box in enumerate(boxes):
+        report_progress("seal", at, len(boxes))  # before a batch is prepared: shown at once
         if at == batch_end:  # members and box notes of the next boxes, one flush to disk each
             if at == prepared_to:
                 prepared_to = _prepare_boxes(session, boxes, at, planned, now, texts)
@@ -267,7 +268,6 @@ def _apply_seal(
             if prepared_to < len(boxes):
                 prepared_to = _prepare_boxes(session, boxes, prepared_to, planned, now, texts)
         session.index_ahead()  # what is written so far, re-indexed meanwhile
-        report_progress("seal", at, len(boxes))
         moved: list[str] = []
         for member in box.members:
             move = planned[("seal", member)]

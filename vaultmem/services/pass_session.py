@@ -342,12 +342,12 @@ class PassSession:
         planned = result.planned
         self.expect(len(planned))
         for start, move in enumerate(planned):
+            report_progress(result.name, start, len(planned))  # before a batch is prepared
             if start % PREPARE_BATCH == 0:  # this batch is ready; the next one is made ready
                 if start == 0:  # while this one's flush to disk runs
                     self.prepare(planned[:PREPARE_BATCH])
                 self.prepare(planned[start + PREPARE_BATCH : start + 2 * PREPARE_BATCH])
             self.index_ahead()  # what is written so far, re-indexed meanwhile
-            report_progress(result.name, start, len(planned))
             try:
                 self.apply(move)
             except InterruptedRunError:

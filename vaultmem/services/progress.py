@@ -35,4 +35,13 @@ def report_progress(label: str, done: int, total: int) -> None:
         listener(label, done, total)
 
 
-__all__ = ["ProgressListener", "progress_to", "report_progress"]
+def progress_of(label: str) -> Callable[[int, int], None] | None:
+    """A ``(done, total)`` callback reporting as ``label``, or ``None`` when no one listens (so
+    a loop over 100,000 notes makes no call at all)."""
+    listener = _listener.get()
+    if listener is None:
+        return None
+    return lambda done, total: listener(label, done, total)
+
+
+__all__ = ["ProgressListener", "progress_of", "progress_to", "report_progress"]

@@ -48,6 +48,7 @@ from vaultmem.services.pass_commands import (
     run_lifecycle,
     undo_last_run,
 )
+from vaultmem.services.progress import progress_of
 from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
 from vaultmem.store.index_connection import discard_index, is_busy
@@ -221,7 +222,7 @@ class Vault:
         """
         if index_is_live(self.sidecar):
             return None
-        return self.sync(meanwhile=meanwhile)
+        return self.sync(meanwhile=meanwhile, progress=progress_of("indexing"))
 
     def refresh(
         self, paths: Iterable[str], written: Mapping[str, WrittenNote] | None = None
