@@ -25,7 +25,7 @@ from pathlib import Path
 from vaultmem.core.content_hash import content_hash
 from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError
 from vaultmem.store.durability import defer_close, fsync_dir
-from vaultmem.store.raw_reads import read_to_end
+from vaultmem.store.raw_reads import oversized, read_to_end
 
 TEMP_SUFFIX = ".vaultmem-tmp"
 """A new text being written: ``.<note name>.<token>.vaultmem-tmp`` beside the note."""
@@ -67,11 +67,14 @@ def read_note(path: Path) -> NoteSnapshot:
     """Read ``path`` exactly as stored.
 
     Raises :class:`NoteError` when it cannot be read and :class:`UnsafeNoteError` when its bytes
-    are not UTF-8 (such a note is never written to).
+    are not UTF-8 or it is over the note size limit (such a note is never written to).
     """
     try:
         fd = os.open(path, os.O_RDONLY)
         try:
+            info = os.fstat(fd)
+            if problem := oversized(info.st_size):
+                raise UnsafeNoteError(path, problem)
             data = read_to_end(fd)
             info = os.fstat(fd)
         finally:
