@@ -44,7 +44,7 @@ from vaultmem.store.note_rows import (
 )
 from vaultmem.store.sidecar import ensure_sidecar, is_writable
 
-PARSER_VERSION = 7
+PARSER_VERSION = 8
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 BUSY_WAIT_SECONDS = 30.0
 """How long an opener waits for another connection's lock on the index (SQLite's busy timeout,
