@@ -69,8 +69,9 @@ def test_a_read_only_index_file_stops_writes_before_any_note_is_written(vault: P
             assert "\n" not in line and line.endswith("make .vaultmem/ writable"), command
             assert "index.db: " in line, command
             assert "Traceback" not in err
-        code, out, err = run("list", vault=vault)  # reads still answer
+        code, out, err = run("list", vault=vault)  # reads still answer, from the index as it is
         assert code == 0 and "STM/Ramen.md" in out
+        assert "is read-only: the index is used as it is" in err
     after = snapshot_files(vault)
     assert {p: b for p, b in after.items() if not p.startswith(".vaultmem")} == {
         p: b for p, b in before.items() if not p.startswith(".vaultmem")

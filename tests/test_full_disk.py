@@ -149,6 +149,31 @@ def test_a_pass_torn_by_enospc_is_finished_by_the_next_pass_and_all_undone(
         assert _notes(vault) == before, room
 
 
+def test_an_undo_torn_by_enospc_is_finished_by_the_next_undo(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _notes(base)
+    whole = tmp_path / "whole"
+    _journal_size(base, tmp_path)
+    (journal_file,) = (whole / ".vaultmem" / "journal").glob("*.jsonl")
+    lines = journal_file.read_bytes()
+    code, _out, err = run("undo", vault=whole)
+    assert code == 0, err
+    (undone,) = (whole / ".vaultmem" / "journal").glob("*.undone.jsonl")
+    appended = len(undone.read_bytes()) - len(lines)  # what an undo writes to the journal
+    for room in range(0, appended, max(1, appended // 8)):
+        vault = tmp_path / f"u{room}"
+        shutil.copytree(base, vault)
+        code, _out, err = run("lifecycle", "--now", LATER, vault=vault)
+        assert code == 0, err
+        with journal_room(monkeypatch, room):
+            code, _out, err = run("undo", vault=vault)
+        assert code == 1 and "cannot write the journal: No space left" in err, (room, err)
+        code, _out, err = run("undo", vault=vault)
+        assert code == 0, (room, err)
+        assert _notes(vault) == before, room
+
+
 @pytest.fixture
 def full_disk(tmp_path: Path) -> Iterator[Path]:
     """A 2 MB tmpfs (mounted here when allowed; skipped otherwise) holding a vault, then filled."""

@@ -115,3 +115,34 @@ def test_nul_is_refused_in_new_content_with_one_line(vault: Path, tmp_path: Path
 
     with Vault.open(vault) as v, pytest.raises(InputError, match="NUL"):
         v.remember("a\0b", now=parse_datetime(NOW))
+
+
+def test_a_note_over_the_size_limit_is_never_read_and_is_listed(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultmem.store import raw_reads
+
+    monkeypatch.setattr(raw_reads, "_LIMIT", [raw_reads._LIMIT[0]])  # one per process: restored
+    huge = vault / "STM" / "Huge.md"
+    with open(huge, "wb") as sparse:  # 20 GB, sparse: reading it whole would exhaust memory
+        sparse.truncate(20 * 2**30)
+    big = vault / "STM" / "Big.md"
+    big.write_text("---\ntype: memory\n---\n" + "a" * (2 * 2**20), encoding="utf-8")
+    (vault / "vaultmem.toml").write_text("[index]\nmax_note_mb = 1.5\n", encoding="utf-8")
+    for command in (["list"], ["recall", "ramen"], ["status"], ["lifecycle", "--now", NOW]):
+        code, out, err = run(*command, vault=vault)
+        assert code == 0, (command, err)
+        assert "Big.md" not in out and "Huge.md" not in out
+    code, out, _err = run("doctor", vault=vault)
+    assert code == 1
+    assert ("problem [too-big] STM/Huge.md: 20480.0 MB, over the note size limit "
+            "([index] max_note_mb): not read") in out
+    assert "problem [too-big] STM/Big.md: 2.0 MB" in out
+    code, _out, err = run("show", "Huge", vault=vault)
+    assert code == 1 and "over the note size limit" in err
+    (vault / "vaultmem.toml").write_text("[index]\nmax_note_mb = 3\n", encoding="utf-8")
+    code, out, _err = run("list", vault=vault)  # a raised limit: the note is read now
+    assert code == 0 and "STM/Big.md" in out
+    (vault / "vaultmem.toml").write_text("[index]\nmax_note_mb = 0\n", encoding="utf-8")
+    code, _out, err = run("list", vault=vault)
+    assert code == 1 and "[index] max_note_mb must be a positive number, not 0" in err

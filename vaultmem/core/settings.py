@@ -134,6 +134,8 @@ class IndexSettings(NamedTuple):
     """What the index skips besides dot-paths and non-markdown files ("The vault")."""
 
     exclude: tuple[str, ...] = ()
+    max_note_mb: float = 10.0
+    """Notes larger than this (MB) are never read: listed by ``doctor``, skipped by passes."""
 
 
 def _default_half_lives() -> dict[str, float]:
@@ -237,6 +239,8 @@ def _parse_section(name: str, cls: type[Any], raw: object) -> Any:
                 f"unknown setting [{name}] {key}; known: {', '.join(sorted(known))}"
             )
         changes[key] = _coerce(name, key, getattr(default, key), value)
+        if key == "max_note_mb" and not changes[key] > 0:
+            raise SettingsError(f"[index] max_note_mb must be a positive number, not {value!r}")
         if name == "folders":
             problem = folder_problem(str(changes[key]))
             if problem:

@@ -241,4 +241,6 @@ def _problem_kind(problem: str) -> str:
         return "not-utf8"
     if "conflict copy" in problem:
         return "conflict-copy"
+    if "note size limit" in problem:
+        return "too-big"
     return "problem"

@@ -45,7 +45,7 @@ from vaultmem.store.confinement import (
 )
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
-from vaultmem.store.raw_reads import read_to_end
+from vaultmem.store.raw_reads import oversized, set_note_size_limit, stable_read
 
 if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
     from concurrent.futures import Future
@@ -114,35 +114,6 @@ class WrittenNote(NamedTuple):
     mtime_ns: int
 
 
-READ_ATTEMPTS = 3
-"""A note written in place while it is read is read again, at most this many times in all."""
-
-
-def _stable_read(fd: int) -> tuple[bytes, os.stat_result]:
-    """The bytes of an open note (file descriptor ``fd``) and the stat taken *before* reading.
-
-    An editor that rewrites a file in place can change it while it is read: then the size or the
-    mtime differ between a stat before and after, or the bytes are not the size stat said, and it
-    is read again. The stat kept is the one before the read, so a write that lands after it gives
-    the note a newer mtime than the index holds and the next sync reads it again (never old bytes
-    filed under the new mtime).
-
-    One ``read`` asks for a byte more than stat said: fewer or more bytes than the size, or a
-    stat that changed, and the note is read again (a read to the end to be sure no byte follows
-    would cost each note a second ``read``; the second stat catches a file that grew).
-    """
-    for _ in range(READ_ATTEMPTS - 1):
-        before = os.fstat(fd)
-        data = os.read(fd, before.st_size + 1)
-        after = os.fstat(fd)
-        same = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
-        if same and len(data) == before.st_size:
-            return data, before
-        os.lseek(fd, 0, os.SEEK_SET)
-    before = os.fstat(fd)
-    return read_to_end(fd, before.st_size), before
-
-
 def _read(root: Path, rel: str) -> _Read | None:
     """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
     read_at = index_stamps.clock_ns()  # before the read: a later write is caught (is_racy)
@@ -159,18 +130,23 @@ def _read(root: Path, rel: str) -> _Read | None:
             fd = os.open(target, os.O_RDONLY | NOFOLLOW)
             alias_of = target.relative_to(os.path.realpath(root)).as_posix()
         try:
-            data, info = _stable_read(fd)
+            data, info = stable_read(fd)
         finally:
             os.close(fd)
     except (OSError, NoteError):
         return None
+    mtime = info.st_mtime_ns
+    if problem := oversized(info.st_size):
+        # no hash without the bytes: the stat stands in; stamped pending (racy), so each sync
+        # looks again (one fstat) and reads the note once the limit is raised
+        unread = f"unread:{info.st_size}:{mtime}"
+        return _Read(rel, info.st_size, mtime, unread, "", (problem,), True, alias_of)
     problems: tuple[str, ...] = ()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         text = data.decode("utf-8", errors="replace")
         problems = (f"not UTF-8 (byte {err.start})",)
-    mtime = info.st_mtime_ns
     return _Read(
         rel, len(data), mtime, content_hash(data), text, problems, is_racy(mtime, read_at),
         alias_of,
@@ -275,6 +251,7 @@ class _Syncer:
         """(nid, path, links) of every note parsed; not the note itself (memory at 100k)."""
         self.edges_changed: set[int] = set()
         self.templates = template_folders(root)
+        set_note_size_limit(settings.index.max_note_mb)
         self.written: Mapping[str, WrittenNote] = {}
         """Notes vaultmem has just written, with their text: not read back (see sync_paths)."""
         self._present: StatMap = {}

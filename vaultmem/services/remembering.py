@@ -128,11 +128,11 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
     """
     if not content or not content.strip():
         raise InputError("nothing to remember: the content is empty")
+    if "\0" in content:  # (a title loses its control characters: safe_title)
+        raise InputError("content holds a NUL byte (git would take the note for binary)")
     for name, text in (("content", content), ("title", options.get("title"))):
         if isinstance(text, str) and _SURROGATE.search(text):
             raise InputError(f"{name} holds a lone surrogate (bytes that are not UTF-8)")
-        if isinstance(text, str) and "\0" in text:
-            raise InputError(f"{name} holds a NUL byte (git would take the note for binary)")
     if options.get("title") is not None and not isinstance(options["title"], str):
         raise InputError(f"title must be a string, not {options['title']!r}")
     imp = options.pop("imp", None)

@@ -53,6 +53,7 @@ from vaultmem.services.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
 from vaultmem.store.index_connection import discard_index, is_busy
 from vaultmem.store.index_db import IndexDB
+from vaultmem.store.raw_reads import set_note_size_limit
 from vaultmem.store.settings_file import load_settings
 from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
@@ -109,7 +110,9 @@ class Vault:
         if not root.is_dir():
             raise VaultNotFoundError(f"{root}: no such folder")
         root = root.resolve()
-        return cls(root, load_settings(root))
+        settings = load_settings(root)
+        set_note_size_limit(settings.index.max_note_mb)  # no note over it is read whole
+        return cls(root, settings)
 
     @classmethod
     def init(cls, path: str | os.PathLike[str]) -> tuple[Vault, list[str]]:

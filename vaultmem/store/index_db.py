@@ -44,7 +44,7 @@ from vaultmem.store.note_rows import (
 )
 from vaultmem.store.sidecar import ensure_sidecar, is_writable
 
-PARSER_VERSION = 7
+PARSER_VERSION = 8
 """Bump when parsing changes what is stored for the same bytes; old rows are then re-read."""
 BUSY_WAIT_SECONDS = 30.0
 """How long an opener waits for another connection's lock on the index (SQLite's busy timeout,
@@ -101,7 +101,7 @@ class IndexDB(NoteQueries, LinkIndex):
                 path,
                 "is a folder, not the index file; remove it (the index is rebuilt from the notes)",
             )
-        if not is_writable(sidecar):
+        if not is_writable(sidecar) or (path.is_file() and not os.access(path, os.W_OK)):
             return cls._open_read_only(path)
         try:
             return cls._open_writable(sidecar, path)
@@ -253,15 +253,15 @@ class IndexDB(NoteQueries, LinkIndex):
         """Raise :class:`SidecarError` unless the index can be written: a command that writes a
         note calls it first, so it never writes a note it then fails to index (and a caller
         retrying it never counts a use twice)."""
-        problem = "is read-only: nothing was written (vaultmem indexes every note it writes); "
-        if self.read_only:
-            fix = "free some space" if disk_is_full(self.path.parent) else "make it writable"
+        files = (self.path, self.path.with_name(self.path.name + "-wal"))
+        if self.read_only or any(p.exists() and not os.access(p, os.W_OK) for p in files):
+            full = disk_is_full(self.path.parent)
             raise SidecarError(
-                self.path.parent, problem.replace("is read-only", self.read_only_reason) + fix
+                self.path,
+                f"{'is on a full disk' if full else 'is read-only'}: nothing was written "
+                "(vaultmem indexes every note it writes); "
+                f"{'free some space' if full else 'make .vaultmem/ writable'}",
             )
-        for path in (self.path, self.path.with_name(self.path.name + "-wal")):
-            if path.exists() and not os.access(path, os.W_OK):
-                raise SidecarError(path, problem + "make .vaultmem/ writable")
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -27,6 +27,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -87,7 +88,12 @@ def journal_dir(sidecar: Path) -> Path:
 
 
 def _append(
-    handle: IO[str], record: dict[str, Any], *, durable: bool = False, held: bool = False
+    handle: IO[str],
+    record: dict[str, Any],
+    *,
+    durable: bool = False,
+    held: bool = False,
+    nothing: bool = False,
 ) -> None:
     """Append ``record`` as one JSON line, flushed to the kernel (``durable``: fsynced too).
 
@@ -98,7 +104,8 @@ def _append(
     never started.
     """
     try:
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        if not nothing:  # ``nothing``: only flush (and with ``durable``, fsync) what is written
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         if not held:
             handle.flush()
         if durable:
@@ -111,10 +118,12 @@ def _append(
         ) from None
 
 
-def _reopen(path: Path) -> IO[str]:
-    """Open a journal to append to it, first cutting off a torn last line (written in part: a
+@contextmanager
+def _reopen(path: Path) -> Iterator[IO[str]]:
+    """A journal opened to append to it, first cutting off a torn last line (written in part: a
     kill or a full disk mid-append; the step it announced never started), so the next line
-    starts a line of its own instead of joining the torn one."""
+    starts a line of its own instead of joining the torn one. Closed on leaving; a line that
+    could not be written (:class:`JournalWriteError` raised meanwhile) is not tried again."""
     with open(path, "rb+") as raw:
         data = raw.read()
         end = data.rfind(b"\n") + 1
@@ -122,7 +131,12 @@ def _reopen(path: Path) -> IO[str]:
             raw.truncate(end)
             raw.flush()
             os.fsync(raw.fileno())
-    return open(path, "a", encoding="utf-8")
+    handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
+        yield handle
+    finally:
+        with contextlib.suppress(OSError):  # a full disk: the error raised already says so
+            handle.close()
 
 
 class _Flush:
@@ -565,8 +579,7 @@ def undo(
                     discard_staged(item)
             if batch_done is not None:
                 batch_done([p for op in batch for p in (op.target, op.source) if p is not None])
-        handle.flush()
-        os.fsync(handle.fileno())
+        _append(handle, {}, durable=True, nothing=True)
     folders = {
         confined(root, rel).parent
         for op in entry.operations

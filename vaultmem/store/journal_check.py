@@ -5,7 +5,8 @@ the shape :mod:`vaultmem.store.journal` writes; every path vault-relative, confi
 (:func:`~vaultmem.store.vault_paths.confined`) and, where a note appears, inside the memory
 folders; every text a note vaultmem manages (``type: memory``, ``box`` or ``trace``). Anything
 else raises :class:`~vaultmem.errors.JournalError` naming the file and line; nothing is done.
-Only a torn last line (a kill mid-append: no newline) is ignored.
+Only a torn last line (a kill or a full disk mid-append: no newline) is ignored: the step it
+announced never started.
 """
 
 from __future__ import annotations
@@ -91,7 +92,9 @@ def read_journal(path: Path, root: Path, folders: tuple[str, ...]) -> JournalEnt
     except UnicodeDecodeError:
         raise JournalError(path, 0, "not UTF-8") from None
     lines = content.split("\n")
-    torn = lines.pop()  # text after the last newline: empty, or a line torn by a kill
+    # the text after the last newline: empty, or a line a kill or a full disk cut short (even
+    # just before its newline): the step it announced never started
+    lines.pop()
     entry: JournalEntry | None = None
     for number, line in enumerate(lines, 1):
         try:
@@ -109,13 +112,6 @@ def read_journal(path: Path, root: Path, folders: tuple[str, ...]) -> JournalEnt
             _take(entry, record, root, folders)
         except (ValueError, UnsafePathError) as err:
             raise JournalError(path, number, str(err)) from None
-    if torn:
-        try:
-            json.loads(torn)
-        except json.JSONDecodeError:
-            pass  # killed while appending: the step it announced had not started
-        else:
-            raise JournalError(path, len(lines) + 1, "a complete line without its newline")
     return entry or JournalEntry(path, {})
 
 

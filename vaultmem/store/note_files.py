@@ -25,7 +25,7 @@ from pathlib import Path
 from vaultmem.core.content_hash import content_hash
 from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError
 from vaultmem.store.durability import defer_close, fsync_dir
-from vaultmem.store.raw_reads import read_to_end
+from vaultmem.store.raw_reads import oversized, read_to_end
 
 TEMP_SUFFIX = ".vaultmem-tmp"
 """A new text being written: ``.<note name>.<token>.vaultmem-tmp`` beside the note."""
@@ -67,11 +67,14 @@ def read_note(path: Path) -> NoteSnapshot:
     """Read ``path`` exactly as stored.
 
     Raises :class:`NoteError` when it cannot be read and :class:`UnsafeNoteError` when its bytes
-    are not UTF-8 (such a note is never written to).
+    are not UTF-8 or it is over the note size limit (such a note is never written to).
     """
     try:
         fd = os.open(path, os.O_RDONLY)
         try:
+            info = os.fstat(fd)
+            if problem := oversized(info.st_size):
+                raise UnsafeNoteError(path, problem)
             data = read_to_end(fd)
             info = os.fstat(fd)
         finally:
@@ -506,12 +509,13 @@ def held_aside(path: Path, root: Path, sidecar: Path, listings: dict[Path, froze
     """Whether a write holds the missing note ``path`` aside; a killed write's is put back.
 
     A read that finds a note missing calls this before it drops the note: if an aside file of
-    it is there and no vaultmem write is in flight (the vault lock is free), the killed write
+    it is there and no vaultmem write is in flight (the vault lock is free, and not held by this
+    process or the one it was forked from), the killed write
     is finished (:func:`recover_interrupted_writes`), so the next command of any kind puts
     back a note a kill hid. ``listings`` caches :func:`set_aside_names` per folder.
     """
     from vaultmem.errors import LockedError, SidecarError
-    from vaultmem.store.vault_lock import vault_lock
+    from vaultmem.store.vault_lock import held_in_process, vault_lock
 
     folder = path.parent
     names = listings.get(folder)
@@ -519,6 +523,8 @@ def held_aside(path: Path, root: Path, sidecar: Path, listings: dict[Path, froze
         names = listings[folder] = set_aside_names(folder)
     if path.name not in names:
         return False
+    if held_in_process(sidecar):  # a write of this process (or its parent) may be in flight
+        return True
     with contextlib.suppress(LockedError, SidecarError), vault_lock(sidecar, timeout_seconds=0):
         recover_interrupted_writes(folder, search=root)
     return True

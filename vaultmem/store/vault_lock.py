@@ -70,3 +70,11 @@ def vault_lock(sidecar: Path, *, timeout_seconds: float = 10.0) -> Iterator[None
     finally:
         depth[held] -= 1
         lock.release()
+
+
+def held_in_process(sidecar: Path) -> bool:
+    """Whether this process holds the vault lock (or was forked from one that did): a write of
+    its own may be in flight, so nothing it leaves may be taken for a killed write's."""
+    path = _HELD.get(sidecar)
+    lock = _LOCKS.get(path) if path is not None else None
+    return lock is not None and lock.is_locked
