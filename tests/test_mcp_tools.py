@@ -397,3 +397,28 @@ def test_journal_entries_say_who_made_them(tmp_path: Path) -> None:
     assert "undone" in text[0] and "forget" in text[0] and "by cron" in text[0]
     assert "undoable" in text[1] and "lifecycle" in text[1] and "by cron" in text[1]
     assert "nothing has been applied" in _cli(tmp_path, "undo", "--list").stdout or True
+
+
+def test_consolidate_and_embed_status_with_embeddings_and_undo(tmp_path: Path) -> None:
+    from test_consolidation import _vault
+
+    root = _vault(tmp_path)  # three near-duplicates and three others, embedded
+    client = Client(root, tmp_path / "server-stderr.txt")
+    try:
+        status = client.ok("embed_status")
+        assert status["provider"] and status["available"] is True
+        assert status["embedded"] >= 6 and status["missing"] == 0
+        before = snapshot_files(root)
+        plan = client.ok("consolidate")
+        assert plan["dry_run"] is True and plan["merged"] == []
+        merges = [c for c in plan["clusters"] if c["action"] == "merge"]
+        assert len(merges) == 1 and len(merges[0]["members"]) == 3
+        assert snapshot_files(root) == before
+        done = client.ok("consolidate", apply=True)
+        assert len(done["merged"]) == 1 and (root / done["merged"][0]).exists()
+        entries = client.ok("journal")["entries"]
+        assert entries[0]["command"] == "consolidate" and entries[0]["mine"] is True
+        client.ok("undo")
+        assert snapshot_files(root) == before
+    finally:
+        client.close()

@@ -158,7 +158,10 @@ def embed_status_text(data: Mapping[str, Any]) -> str:
 def consolidation_text(data: Mapping[str, Any]) -> str:
     lines = [f"{len(data['clusters'])} clusters among {data['memories']} memories with vectors"]
     for cluster in data["clusters"]:
-        members = ", ".join(str(m.get("path")) for m in cluster.get("members", []))
+        members = ", ".join(
+            str(m.get("path")) if isinstance(m, Mapping) else str(m)
+            for m in cluster.get("members", [])
+        )
         lines.append(f"  {cluster.get('action')} cohesion {cluster.get('cohesion')}: {members}")
     if data["dry_run"]:
         lines.append("(dry run: nothing changed; call again with apply: true to merge)")
