@@ -422,3 +422,14 @@ def test_consolidate_and_embed_status_with_embeddings_and_undo(tmp_path: Path) -
         assert snapshot_files(root) == before
     finally:
         client.close()
+
+
+def test_show_of_a_persons_own_note_says_it_is_not_a_memory(served: Client) -> None:
+    (served.root / "Notes").mkdir(exist_ok=True)
+    (served.root / "Notes/Packing list.md").write_text("- passport\n- charger\n")
+    wait_until_indexed(served, "Packing list")
+    result = served.call("show", id_or_title="Packing list")
+    assert not result.is_error and result.structured_content is not None
+    assert result.structured_content["memory"] is False
+    assert "not a memory" in text_of(result) and "status active" not in text_of(result)
+    assert "- charger" in text_of(result)

@@ -24,6 +24,9 @@ def _ident(item: Mapping[str, Any]) -> str:
 def memory_text(data: Mapping[str, Any], verb: str | None = None) -> str:
     """One memory (``show``, ``remember``, ``touch``): header, state line, then its text."""
     head = f"{verb} {_ident(data)}" if verb else _ident(data)
+    if data.get("memory") is False:  # a person's own note: no memory fields to speak of
+        state = "a note of your own, not a memory: it is searched, never decayed or moved"
+        return f"{head}\n{state}\n\n{data.get('text', '')}".rstrip()
     tags = ", ".join(data.get("tags") or []) or "—"
     state = (
         f"status {data.get('status')}, layer {data.get('layer')}, category "
