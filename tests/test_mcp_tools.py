@@ -433,3 +433,15 @@ def test_show_of_a_persons_own_note_says_it_is_not_a_memory(served: Client) -> N
     assert result.structured_content["memory"] is False
     assert "not a memory" in text_of(result) and "status active" not in text_of(result)
     assert "- charger" in text_of(result)
+
+
+def test_edit_refuses_a_memory_that_is_a_symbolic_link(served: Client) -> None:
+    made = served.ok("remember", content="Linked memory text", title="Linked source")
+    source = served.root / str(made["path"])
+    link = served.root / "STM/Linked copy.md"
+    link.symlink_to(source)
+    wait_until_indexed(served, "Linked copy")
+    before = source.read_bytes()
+    message = one_line_error(served, "edit", id_or_title="Linked copy", append="more")
+    assert "a symbolic link; not edited" in message, message
+    assert link.is_symlink() and source.read_bytes() == before
