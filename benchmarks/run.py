@@ -430,6 +430,15 @@ def apply_figures(result: dict[str, Any]) -> list[Figure]:
         f"creating an empty file {_creation_probes(result)} just before",
         target, _check(rate, APPLY_TARGET, True, True), rate,
     )]
+    if "undo_seconds" in result:
+        undo, apply = float(result["undo_seconds"]), float(result["seconds"])
+        rows.append(Figure(
+            "lifecycle undo (journaled)",
+            f"{_secs(undo)} to put back {int(result['undone']):,} files "
+            f"({int(result['undone']) / undo if undo else 0.0:,.0f} files/s)",
+            f"the apply it reverts: {_secs(apply)}",
+            "no longer than the apply", _check(undo, apply, False, True), undo,
+        ))
     if "reindex_seconds" in result:
         paths, total = int(result["reindexed_paths"]), int(result["indexed_notes"])
         rows.append(Figure(

@@ -524,7 +524,8 @@ def recall(root: Path, queries: int) -> Result:
 
 
 def apply(root: Path) -> Result:
-    """The apply rate: ``vault.lifecycle(now)`` on a throw-away copy of the vault.
+    """The apply rate: ``vault.lifecycle(now)`` on a throw-away copy of the vault, then the
+    time ``vault.undo()`` takes to put every file back (``undo_seconds``, ``undone`` files).
 
     Every move is journaled (write-ahead), renamed and edited atomically; reports moves per
     second over the whole run (plan, apply and re-indexing included), the paths re-indexed
@@ -563,6 +564,10 @@ def apply(root: Path) -> Result:
         cpu = cpu_seconds(children=True) - cpu
         kernel = kernel_seconds(children=True) - kernel
         total = vault.index.conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+        os.sync()  # the undo starts, as the pass did, with nothing pending on disk
+        started = time.perf_counter()
+        undone = len(vault.undo().restored)
+        undo_seconds = time.perf_counter() - started
         vault.close()
         moves = sum(len(r.applied) for r in run.results)
         rename_seconds = _raw_renames(copy, moves)
@@ -571,7 +576,7 @@ def apply(root: Path) -> Result:
         "moves_per_second": moves / seconds if seconds else 0.0,
         "applied": {r.name: len(r.applied) for r in run.results},
         "reindexed_paths": run.reindexed, "reindex_seconds": run.reindex_seconds,
-        "indexed_notes": total,
+        "indexed_notes": total, "undo_seconds": undo_seconds, "undone": undone,
         "rename_seconds": rename_seconds,
         "renames_per_second": moves / rename_seconds if rename_seconds else 0.0,
         "creates_per_second": CREATE_PROBE_FILES / create_seconds if create_seconds else 0.0,

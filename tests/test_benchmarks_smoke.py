@@ -106,6 +106,9 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
         "settle_waited_seconds": 0.0, "settle_first_rate": applied["settle_first_rate"],
     }]
     assert applied["settle_first_rate"] > 0 and imported["settle_waited_seconds"] == 0.0
+    assert applied["undone"] > 0 and applied["undo_seconds"] > 0  # its undo, timed beside it
+    undo_row = next(line for line in proc.stdout.splitlines() if line.startswith("lifecycle undo"))
+    assert "to put back" in undo_row and "the apply it reverts" in undo_row, undo_row
     # apply runs last: its thousands of created and freed files would slow what follows
     log = proc.stderr.splitlines()
     assert log.index("[synthetic N=300] lifecycle apply") > max(

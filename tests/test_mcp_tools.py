@@ -397,3 +397,51 @@ def test_journal_entries_say_who_made_them(tmp_path: Path) -> None:
     assert "undone" in text[0] and "forget" in text[0] and "by cron" in text[0]
     assert "undoable" in text[1] and "lifecycle" in text[1] and "by cron" in text[1]
     assert "nothing has been applied" in _cli(tmp_path, "undo", "--list").stdout or True
+
+
+def test_consolidate_and_embed_status_with_embeddings_and_undo(tmp_path: Path) -> None:
+    from test_consolidation import _vault
+
+    root = _vault(tmp_path)  # three near-duplicates and three others, embedded
+    client = Client(root, tmp_path / "server-stderr.txt")
+    try:
+        status = client.ok("embed_status")
+        assert status["provider"] and status["available"] is True
+        assert status["embedded"] >= 6 and status["missing"] == 0
+        before = snapshot_files(root)
+        plan = client.ok("consolidate")
+        assert plan["dry_run"] is True and plan["merged"] == []
+        merges = [c for c in plan["clusters"] if c["action"] == "merge"]
+        assert len(merges) == 1 and len(merges[0]["members"]) == 3
+        assert snapshot_files(root) == before
+        done = client.ok("consolidate", apply=True)
+        assert len(done["merged"]) == 1 and (root / done["merged"][0]).exists()
+        entries = client.ok("journal")["entries"]
+        assert entries[0]["command"] == "consolidate" and entries[0]["mine"] is True
+        client.ok("undo")
+        assert snapshot_files(root) == before
+    finally:
+        client.close()
+
+
+def test_show_of_a_persons_own_note_says_it_is_not_a_memory(served: Client) -> None:
+    (served.root / "Notes").mkdir(exist_ok=True)
+    (served.root / "Notes/Packing list.md").write_text("- passport\n- charger\n")
+    wait_until_indexed(served, "Packing list")
+    result = served.call("show", id_or_title="Packing list")
+    assert not result.is_error and result.structured_content is not None
+    assert result.structured_content["memory"] is False
+    assert "not a memory" in text_of(result) and "status active" not in text_of(result)
+    assert "- charger" in text_of(result)
+
+
+def test_edit_refuses_a_memory_that_is_a_symbolic_link(served: Client) -> None:
+    made = served.ok("remember", content="Linked memory text", title="Linked source")
+    source = served.root / str(made["path"])
+    link = served.root / "STM/Linked copy.md"
+    link.symlink_to(source)
+    wait_until_indexed(served, "Linked copy")
+    before = source.read_bytes()
+    message = one_line_error(served, "edit", id_or_title="Linked copy", append="more")
+    assert "a symbolic link; not edited" in message, message
+    assert link.is_symlink() and source.read_bytes() == before

@@ -278,8 +278,7 @@ def _print_journal(rows: list[dict[str, object]], as_json: bool) -> None:
 def undo(
     vault: Vault, entry: str | None, list_only: bool, commit: bool | None, as_json: bool
 ) -> None:
-    """Reverse the last applied pass (or ENTRY of `undo --list`) exactly: files back in place,
-    edited lines back byte for byte.
+    """Reverse the last applied pass (or ENTRY) exactly: files and edited lines back as they were.
 
     Refuses, naming the note, when a note changed after the pass. `--list` shows each entry of
     the journal: its name, state (undoable, undone, interrupted), command, who ran it (cli, cron:

@@ -26,11 +26,13 @@ from vaultmem.services.vault import Vault
 def mcp(vault: Vault, lock_wait: float) -> None:
     """Serve the vault to an MCP client (Claude Desktop, Claude Code, …) over stdio.
 
-    Tools: remember, recall, show, touch, observe, forget, review, status, links, lifecycle
-    (a dry run unless apply is true), undo, doctor. A watcher keeps the index live meanwhile,
-    so a note saved in Obsidian is recalled within a second. stdout carries the protocol;
-    warnings go to stderr. Register it with a client as the command `vaultmem mcp --vault PATH`
-    (see the README).
+    Tools: what the CLI does (remember, recall, show, list, touch, observe, pin, unpin, forget,
+    promote, review, status, links, lifecycle and consolidate as dry runs unless apply is true,
+    embed_status, doctor), plus read_note, recent, edit, link, journal and undo (which reverts
+    only this server's changes): docs/mcp.md. A watcher keeps the index live meanwhile, so a
+    note saved in Obsidian is recalled within a second. stdout carries the protocol; warnings
+    go to stderr. Register it with a client as the command `vaultmem mcp --vault PATH` (see the
+    README).
     """
     from vaultmem.mcp.server import serve  # the SDK costs ~0.7 s to import: only for this command
 

@@ -87,8 +87,8 @@ def remember(
         )
     else:
         click.echo(f"remembered {memory.path} (id {memory.fields.id})")
-        if saved.superseded:
-            click.echo(f"  supersedes {saved.superseded} (now status superseded)")
+        if memory.fields.supersedes:
+            click.echo(f"  supersedes {memory.fields.supersedes} (now status superseded)")
 
 
 @click.command("import")

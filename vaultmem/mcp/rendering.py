@@ -24,6 +24,9 @@ def _ident(item: Mapping[str, Any]) -> str:
 def memory_text(data: Mapping[str, Any], verb: str | None = None) -> str:
     """One memory (``show``, ``remember``, ``touch``): header, state line, then its text."""
     head = f"{verb} {_ident(data)}" if verb else _ident(data)
+    if data.get("memory") is False:  # a person's own note: no memory fields to speak of
+        state = "a note of your own, not a memory: it is searched, never decayed or moved"
+        return f"{head}\n{state}\n\n{data.get('text', '')}".rstrip()
     tags = ", ".join(data.get("tags") or []) or "—"
     state = (
         f"status {data.get('status')}, layer {data.get('layer')}, category "
@@ -158,7 +161,10 @@ def embed_status_text(data: Mapping[str, Any]) -> str:
 def consolidation_text(data: Mapping[str, Any]) -> str:
     lines = [f"{len(data['clusters'])} clusters among {data['memories']} memories with vectors"]
     for cluster in data["clusters"]:
-        members = ", ".join(str(m.get("path")) for m in cluster.get("members", []))
+        members = ", ".join(
+            str(m.get("path")) if isinstance(m, Mapping) else str(m)
+            for m in cluster.get("members", [])
+        )
         lines.append(f"  {cluster.get('action')} cohesion {cluster.get('cohesion')}: {members}")
     if data["dry_run"]:
         lines.append("(dry run: nothing changed; call again with apply: true to merge)")

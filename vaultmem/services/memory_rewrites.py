@@ -23,6 +23,7 @@ from vaultmem.core.timestamps import utc_now
 from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.memory_lookup import load_memory, managed_path
 from vaultmem.services.undo import journal_origin
+from vaultmem.store.confinement import is_symlinked
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.note_files import read_note
 from vaultmem.store.vault_lock import vault_lock
@@ -105,6 +106,8 @@ def _rewrite(
     with vault_lock(vault.sidecar, timeout_seconds=vault.lock_wait_seconds):
         recover(vault.root, vault.sidecar, tuple(vault.folders()))
         target = confined(vault.root, path)
+        if is_symlinked(vault.root, path):  # journaled writes replace files, never links
+            raise InputError(f"{path}: a symbolic link; not edited (edit the note it points to)")
         text = read_note(target).text
         note = parse_note(path, text)
         if note.problems:

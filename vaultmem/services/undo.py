@@ -20,13 +20,13 @@ from vaultmem.store.durability import batched_dir_syncs
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import (
     JournalEntry,
-    journal_summary,
     journals,
     read_journal,
     recover,
     undo,
     undo_steps_left,
 )
+from vaultmem.store.journal_entries import journal_summary
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
@@ -131,14 +131,11 @@ def _find(vault: VaultContext, ref: str) -> dict[str, Any]:
     ref = ref.strip()
     if not ref or "/" in ref or "\\" in ref:
         raise InputError(f"no journal entry {ref!r}; `vaultmem undo --list` shows them")
+    paths = journals(vault.sidecar)
+    exact = [p for p in paths if ref in (entry_name(p.name), p.name)]
     found = [
         journal_summary(path)
-        for path in journals(vault.sidecar)
-        if entry_name(path.name) == ref or path.name == ref
-    ] or [
-        journal_summary(path)
-        for path in journals(vault.sidecar)
-        if entry_name(path.name).startswith(ref)
+        for path in exact or [p for p in paths if entry_name(p.name).startswith(ref)]
     ]
     if not found:
         raise InputError(f"no journal entry {ref!r}; `vaultmem undo --list` shows them")

@@ -42,6 +42,7 @@ from vaultmem.errors import (
 from vaultmem.store.durability import fsync_dir
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
+from vaultmem.store.journal_entries import ends_complete
 from vaultmem.store.note_batch import flush_files
 from vaultmem.store.note_files import (
     StagedText,
@@ -63,7 +64,6 @@ __all__ = [
     "JournalWriter",
     "Operation",
     "apply_operation",
-    "journal_summary",
     "journals",
     "last_undoable",
     "read_journal",
@@ -423,34 +423,11 @@ def incomplete_journals(
     root: Path, sidecar: Path, folders: tuple[str, ...]
 ) -> Iterator[JournalEntry]:
     for path in journals(sidecar):
-        if path.name.endswith(".undone.jsonl") or _ends_complete(path):
+        if path.name.endswith(".undone.jsonl") or ends_complete(path):
             continue
         entry = read_journal(path, root, folders)
         if not entry.complete:
             yield entry
-
-
-def _ends_complete(path: Path) -> bool:
-    """Whether the journal's last line marks it complete (read from its tail only: a big pass's
-    journal is not parsed again at every command). Damage before it is found when the
-    journal is undone; a symlink is never trusted here."""
-    if path.is_symlink():
-        return False
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 128))
-            tail = handle.read()
-    except OSError:
-        return False
-    lines = tail.split(b"\n")
-    if len(lines) < 2 or lines[-1]:  # no newline at the end: a torn append
-        return False
-    try:
-        record = json.loads(lines[-2])
-    except ValueError:
-        return False
-    marks = {"complete", "recovered"}
-    return isinstance(record, dict) and record.get("complete") is True and set(record) <= marks
 
 
 def recover(root: Path, sidecar: Path, folders: tuple[str, ...]) -> list[JournalEntry]:
@@ -623,42 +600,6 @@ def undo_steps_left(entry: JournalEntry) -> int:
     return sum(
         1 for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
     )
-
-
-def journal_summary(path: Path) -> dict[str, Any]:
-    """A journal's header and counts without checking its notes (for ``undo --list``).
-
-    Returns the header's keys plus ``name`` (the file name), ``operations``, ``complete`` and
-    ``undone`` (the file was renamed ``….undone.jsonl``). A damaged header gives
-    ``command: "?"`` and ``damaged: true``; :func:`read_journal` names the problem when undone.
-    """
-    summary: dict[str, Any] = {"name": path.name, "undone": path.name.endswith(".undone.jsonl")}
-    operations = 0
-    complete = False
-    header: dict[str, Any] | None = None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                if header is None:
-                    try:
-                        record = json.loads(line)
-                    except json.JSONDecodeError:
-                        record = None
-                    header = record if isinstance(record, dict) else {}
-                elif line.startswith('{"op"'):
-                    operations += 1
-                elif line.startswith('{"complete"'):
-                    complete = True
-    except (OSError, UnicodeDecodeError):
-        header = None
-    if not header or header.get("journal") != 1:
-        return {**summary, "command": "?", "damaged": True, "operations": operations}
-    return {
-        **{k: v for k, v in header.items() if k != "journal"},
-        **summary,
-        "operations": operations,
-        "complete": complete,
-    }
 
 
 def _revert(root: Path, op: Operation, staged: StagedText | None = None) -> None:
