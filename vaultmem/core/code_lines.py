@@ -62,9 +62,47 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     code span replaced by ``"\\0<n>\\0"``, its source in ``code[n]``), or ``None`` when not
     sure (see the module text). ``body`` has ``\\n`` line ends and no NUL.
     """
-    kept: list[str] = []  # the body with each fenced block as a thematic break
-    fences: list[int] = []  # where in kept those stand
-    outside: list[str] = []  # the lines outside fenced blocks
+    fences: list[int] = []  # where in kept the fenced blocks stand
+    if "```" in body or "~~~" in body:
+        kept, outside = _without_fences(body, fences)
+        text = "\n".join(kept)
+        if "```" in text or "~~~" in text:
+            return None
+    else:
+        text, kept = body, body.split("\n")
+        outside = kept
+    if _REFERENCE_ANY_RE.search(text):
+        return None
+    html_at_top_level = False
+    if "<" in text:
+        html = _html_lines(kept, fences)
+        if html is None:
+            return None
+        html_at_top_level = html
+    # each backtick as a letter: a line of code spans alone stays a line of text (as blank it
+    # would end the paragraph, and a setext underline below it would not close a heading)
+    if may_hold_code(
+        text.replace("`", "x"), html_at_top_level=html_at_top_level
+    ) and links_may_sit_in_indented_code(text):
+        return None
+    pieces = list(outside)
+    code: list[str] = []
+    for index in [i for i, line in enumerate(outside) if "`" in line]:
+        line = outside[index]
+        if may_take_backticks(line):
+            return None
+        spans = code_spans(line, paired=True)
+        if spans is None:
+            return None
+        pieces[index] = cut_code(line, spans, code)
+    return "\n".join(pieces), code
+
+
+def _without_fences(body: str, fences: list[int]) -> tuple[list[str], list[str]]:
+    """(kept, outside): the lines of ``body`` with each fenced block that opens at column 0
+    as :data:`_FENCE_PLACE` (its index appended to ``fences``), and the lines outside them."""
+    kept: list[str] = []
+    outside: list[str] = []
     fence: tuple[str, int] | None = None
     for line in body.split("\n"):
         if fence is not None:
@@ -77,87 +115,59 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
         else:
             kept.append(line)
             outside.append(line)
-    text = "\n".join(kept)
-    if "```" in text or "~~~" in text or _REFERENCE_ANY_RE.search(text):
-        return None
-    html_at_top_level = False
-    if "<" in text:
-        if not _html_keeps_code_spans(kept, fences):
-            return None
-        html_at_top_level = _html_at_top_level(kept)
-    # each backtick as a letter: a line of code spans alone stays a line of text (as blank it
-    # would end the paragraph, and a setext underline below it would not close a heading)
-    if may_hold_code(
-        text.replace("`", "x"), html_at_top_level=html_at_top_level
-    ) and links_may_sit_in_indented_code(text):
-        return None
-    pieces: list[str] = []
-    code: list[str] = []
-    for line in outside:
-        if "`" in line:
-            if may_take_backticks(line):
-                return None
-            spans = code_spans(line, paired=True)
-            if spans is None:
-                return None
-            line = cut_code(line, spans, code)
-        pieces.append(line)
-    return "\n".join(pieces), code
+    return kept, outside
 
 
-def _html_keeps_code_spans(kept: list[str], fences: list[int]) -> bool:
-    """True when no HTML block or inline HTML of ``kept`` (lines, fenced blocks as
-    :data:`_FENCE_PLACE` at the indexes ``fences``) changes what the line-by-line reading
-    takes for code; ``False`` when not sure (see the module text)."""
-    if "<!--" in "\n".join(kept):
-        return False
+def _html_lines(kept: list[str], fences: list[int]) -> bool | None:
+    """How the HTML of ``kept`` (lines, fenced blocks as :data:`_FENCE_PLACE` at the indexes
+    ``fences``) bears on the line-by-line reading: ``None`` when it may change what that
+    reading takes for code (see the module text), else whether every HTML line stands at top
+    level (see below).
+
+    At top level: every line that may open an HTML block starts with ``<`` at column 0 and
+    opens its run of lines (after a blank line or at the start), and the lines after it up to
+    the next blank line start with a character that opens no block (no indentation, list
+    marker, quote, heading, break). Such a line ends every list item and quote (it is not
+    indented, and a blank line came before it, so it is no lazy continuation), and up to the
+    next blank line nothing nests: the walk of :func:`vaultmem.core.indented_code.may_hold_code`,
+    which reads it as a paragraph, then leaves those lines with markdown-it's containers, as an
+    HTML block does.
+    """
+    if any("<!--" in line for line in kept):
+        return None
     fenced = set(fences)
-    start = 0  # first line of the current run of lines between blank lines and fences
-    for index in range(len(kept) + 1):
-        if index < len(kept) and index not in fenced and kept[index].strip(" \t"):
+    at_top_level = True
+    last = len(kept)
+    checked = -1  # runs up to this line are checked
+    for index in [i for i, line in enumerate(kept) if "<" in line]:
+        if index <= checked:
             continue
-        run = kept[start:index]
-        start = index + 1
-        if not any("<" in line for line in run):
-            continue
+        start = index  # the run of lines between blank lines and fences that holds it
+        while start > 0 and start - 1 not in fenced and kept[start - 1].strip(" \t"):
+            start -= 1
+        end = index + 1
+        while end < last and end not in fenced and kept[end].strip(" \t"):
+            end += 1
+        checked = end - 1
+        run = kept[start:end]
         joined = "\n".join(run)
         if "`" in joined and html_may_take_backticks(joined):
-            return False  # raw HTML or an autolink may hold a backtick
+            return None  # raw HTML or an autolink may hold a backtick
         for offset, line in enumerate(run):
             opened = _HTML_LINE_RE.match(line)
             if opened is None:
                 continue
             if _HTML_UNTIL_MARKER_RE.match(line, opened.end() - 1):
-                return False  # such a block runs past blank lines: not followed here
+                return None  # such a block runs past blank lines: not followed here
             rest = run[offset:]  # the block ends at the next blank line at the latest ...
-            if index in fenced or any("`" in part or "~~~" in part for part in rest):
-                return False  # ... and holds a fence marker or backtick that is no code
+            if end in fenced or any("`" in part for part in rest):
+                return None  # ... and holds a fence marker or backtick that is no code
+            if at_top_level and (
+                offset > 0
+                or line[0] != "<"
+                or start - 1 in fenced
+                or any(part[0] in _OPENS_NO_BLOCK_FIRSTS for part in rest[1:])
+            ):
+                at_top_level = False
             break
-    return True
-
-
-def _html_at_top_level(kept: list[str]) -> bool:
-    """True when every line that may open an HTML block starts with ``<`` at column 0, is the
-    first line or follows a blank one, and the lines after it up to the next blank line start
-    with a character that opens no block (no indentation, list marker, quote, heading, break).
-
-    Such a line ends every list item and quote (it is not indented, and a blank line came
-    before it, so it is no lazy continuation), and up to the next blank line nothing nests: the
-    walk of :func:`vaultmem.core.indented_code.may_hold_code`, which reads it as a paragraph,
-    then leaves those lines with markdown-it's containers, as an HTML block does.
-    """
-    in_html = False
-    previous_blank = True
-    for line in kept:
-        blank = not line.strip(" \t")
-        if blank:
-            in_html = False
-        elif in_html:
-            if line[0] in _OPENS_NO_BLOCK_FIRSTS:
-                return False
-        elif _HTML_LINE_RE.match(line):
-            if not (previous_blank and line[0] == "<"):
-                return False
-            in_html = True
-        previous_blank = blank
-    return True
+    return at_top_level
