@@ -37,7 +37,8 @@ HTML_BODIES = ["", "", "text", "Plugin ID: `x`", "`[[A]]`", "[[B]] `c`", "<div>"
                "<a@b`c.d>` [[E]]", "a < b `c` [[F]]", "<!-- [[G]] -->", "<?x`?>`", "```",
                "~~~", "[t](c.md) `x`", "[[H]]", "| a | `b` | [[I]] |", "<a\nb>`", "x <y `z` [[J]]",
                "<a title='>`'>` [[K]]", "<![CDATA[`]]>`", "[r]: x.md", "## h `i`",
-               "---", "`` ` `` [[L]]", "<script>", "<b>`</b>`"]  # fmt: skip
+               "---", "`` ` `` [[L]]", "<script>", "<b>`</b>`", "<!-- a", "b --> [[M]]",
+               "<!-- `x` --> `y` [[N]]", "<!-- [[O]] -->", "-->"]  # fmt: skip
 htmlish = st.lists(
     st.tuples(st.sampled_from(HTML_PREFIXES), st.sampled_from(HTML_BODIES)), max_size=12
 ).map(lambda lines: "\n".join(p + b for p, b in lines))
@@ -146,3 +147,20 @@ def test_markdown_it_debug_logging_is_skipped_only_while_off() -> None:
         logger.setLevel(logging.NOTSET)
     _quiet_debug_logging.__wrapped__()
     assert isinstance(module.LOGGER, _QuietLogger)
+
+
+@pytest.mark.parametrize(
+    ("body", "taken"),
+    [
+        ("- a `b`\n\n<!-- [[A]]\n```\n[[B]] -->[[C]] `d`\n\ntext [[F]]", True),
+        ("<!-- [[A]] -->\n    `x` [[B]]", False),  # then indented code: left to markdown-it
+        ("x `y`\n<!-- [[A]] -->", False),  # inside a paragraph: left to markdown-it
+        ("`a`\n\n<!-- [[A]]\n\n[[B]]", True),  # unclosed: to the end
+    ],
+)
+def test_comment_blocks_at_top_level_are_cut(body: str, taken: bool) -> None:
+    expected = _parsed_links(body)
+    found = _by_line(body)
+    assert (found is not None) is taken
+    assert found is None or found == expected
+    assert extract_links(body) == expected

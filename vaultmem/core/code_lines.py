@@ -13,7 +13,9 @@ checks, and answers ``None`` ("not sure") where it cannot:
   markers; CommonMark 4.6): kept as text, as markdown-it keeps an HTML block, when no backtick,
   ``~~~`` or fence stands between it and the next blank line (where such a block ends at the
   latest); an HTML block that a blank line does not end (``<pre``, ``<script``, ``<style``,
-  ``<textarea``, ``<!``, ``<?``) and an HTML comment answer ``None``;
+  ``<textarea``, ``<!``, ``<?``) answers ``None``, except a comment block that opens at column
+  0 after a blank line: kept with its comments cut, as markdown-it keeps it; any other HTML
+  comment answers ``None``;
 - raw HTML and autolinks inside a paragraph are read with its code spans, left to right: a
   ``<`` that may open one holding a backtick answers ``None``
   (:func:`~vaultmem.core.code_spans.html_may_take_backticks`), as does a link destination that
@@ -54,6 +56,7 @@ _HTML_UNTIL_MARKER_RE = lazy_pattern(
     re.IGNORECASE,
 )
 _OPENS_NO_BLOCK_FIRSTS = frozenset(" \t#-+*_=0123456789>")  # complement: opens no block
+_COMMENT_RE = lazy_pattern(globals(), "_COMMENT_RE", r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _FENCE_PLACE = "***"  # a fenced block, as a thematic break: it ends a paragraph as a fence does
 
 
@@ -62,9 +65,10 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     code span replaced by ``"\\0<n>\\0"``, its source in ``code[n]``), or ``None`` when not
     sure (see the module text). ``body`` has ``\\n`` line ends and no NUL.
     """
-    fences: list[int] = []  # where in kept the fenced blocks stand
-    if "```" in body or "~~~" in body:
-        kept, outside = _without_fences(body, fences)
+    fences: list[int] = []  # where in kept the fenced blocks (and comment blocks) stand
+    comments: set[int] = set()  # which lines of outside are comment blocks, comments cut
+    if "```" in body or "~~~" in body or "\n<!--" in body or body.startswith("<!--"):
+        kept, outside = _without_fences(body, fences, comments)
         text = "\n".join(kept)
         if "```" in text or "~~~" in text:
             return None
@@ -87,7 +91,7 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
         return None
     pieces = list(outside)
     code: list[str] = []
-    for index in [i for i, line in enumerate(outside) if "`" in line]:
+    for index in [i for i, line in enumerate(outside) if "`" in line and i not in comments]:
         line = outside[index]
         if may_take_backticks(line):
             return None
@@ -98,23 +102,53 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     return "\n".join(pieces), code
 
 
-def _without_fences(body: str, fences: list[int]) -> tuple[list[str], list[str]]:
+def _without_fences(
+    body: str, fences: list[int], comments: set[int]
+) -> tuple[list[str], list[str]]:
     """(kept, outside): the lines of ``body`` with each fenced block that opens at column 0
-    as :data:`_FENCE_PLACE` (its index appended to ``fences``), and the lines outside them."""
+    and each comment block as :data:`_FENCE_PLACE` (its index appended to ``fences``), and the
+    lines outside fenced blocks, each comment block as one item with its comments cut (its
+    index added to ``comments``).
+
+    A comment block (CommonMark 4.6, kind 2) is taken only where it opens at column 0 after a
+    blank line (or first): then no list item or quote holds it, and it runs to the first line
+    holding ``-->`` (or to the end), whatever stands between; markdown-it keeps its text with
+    the comments cut, and after it no paragraph is open, as after a thematic break.
+    """
     kept: list[str] = []
     outside: list[str] = []
     fence: tuple[str, int] | None = None
+    comment: list[str] | None = None
+    previous_blank = True
     for line in body.split("\n"):
-        if fence is not None:
+        if comment is not None:
+            comment.append(line)
+            if "-->" in line:
+                comments.add(len(outside))
+                outside.append(_COMMENT_RE.sub("", "\n".join(comment)))
+                comment = None
+        elif fence is not None:
             if closes_fence(line, fence):
                 fence = None
         elif line.startswith(("```", "~~~")) and (opened := fence_opening(line)) is not None:
             fence = opened  # at column 0 no list item or quote can hold it
             fences.append(len(kept))
             kept.append(_FENCE_PLACE)
+        elif previous_blank and line.startswith("<!--"):
+            fences.append(len(kept))
+            kept.append(_FENCE_PLACE)
+            comment = [line]
+            if "-->" in line:
+                comments.add(len(outside))
+                outside.append(_COMMENT_RE.sub("", line))
+                comment = None
         else:
             kept.append(line)
             outside.append(line)
+        previous_blank = not line.strip(" \t")
+    if comment is not None:  # an unclosed comment block runs to the end
+        comments.add(len(outside))
+        outside.append(_COMMENT_RE.sub("", "\n".join(comment)))
     return kept, outside
 
 
