@@ -6,7 +6,9 @@ block structure decides where a code span is (a code span never crosses a line, 
 spans are those of the paragraph the line belongs to). What block structure still decides, it
 checks, and answers ``None`` ("not sure") where it cannot:
 
-- fenced code at column 0 (outside any list item or quote) is left out; any other fence
+- fenced code at column 0 (outside any list item or quote) is left out, and so is fenced code
+  indented by spaces (in a list item) whose lines all stay in its item, where the list walk of
+  :func:`~vaultmem.core.indented_code.may_hold_code` confirms it is a fence; any other fence
   marker, a reference definition, or a link on a line that could be indented code
   (:func:`~vaultmem.core.indented_code.links_may_sit_in_indented_code`) answers ``None``;
 - a line that may open an HTML block (a ``<`` after nothing but indentation and container
@@ -38,7 +40,11 @@ from vaultmem.core.code_spans import (
     html_may_take_backticks,
     may_take_backticks,
 )
-from vaultmem.core.indented_code import links_may_sit_in_indented_code, may_hold_code
+from vaultmem.core.indented_code import (
+    FENCE_MARK,
+    links_may_sit_in_indented_code,
+    may_hold_code,
+)
 from vaultmem.core.lazy_patterns import lazy_pattern
 
 __all__ = ["text_outside_code_by_line"]
@@ -68,7 +74,10 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     fences: list[int] = []  # where in kept the fenced blocks (and comment blocks) stand
     comments: set[int] = set()  # which lines of outside are comment blocks, comments cut
     if "```" in body or "~~~" in body or "\n<!--" in body or body.startswith("<!--"):
-        kept, outside = _without_fences(body, fences, comments)
+        split = _without_fences(body, fences, comments)
+        if split is None:
+            return None
+        kept, outside = split
         text = "\n".join(kept)
         if "```" in text or "~~~" in text:
             return None
@@ -104,7 +113,7 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
 
 def _without_fences(
     body: str, fences: list[int], comments: set[int]
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[str]] | None:
     """(kept, outside): the lines of ``body`` with each fenced block that opens at column 0
     and each comment block as :data:`_FENCE_PLACE` (its index appended to ``fences``), and the
     lines outside fenced blocks, each comment block as one item with its comments cut (its
@@ -114,14 +123,32 @@ def _without_fences(
     blank line (or first): then no list item or quote holds it, and it runs to the first line
     holding ``-->`` (or to the end), whatever stands between; markdown-it keeps its text with
     the comments cut, and after it no paragraph is open, as after a thematic break.
+
+    A fenced block that opens indented by spaces (in a list item, say) is taken when every
+    line up to its closing fence is blank or indented at least as much (so it stays in the
+    item that holds the fence) and the closing fence is indented exactly as much; it stands in
+    ``kept`` as :data:`~vaultmem.core.indented_code.FENCE_MARK` after that indentation, which
+    the walk of :func:`~vaultmem.core.indented_code.may_hold_code` checks is a fence there
+    (not paragraph text, not indented code). Such a block that does not close so: ``None``.
     """
     kept: list[str] = []
     outside: list[str] = []
     fence: tuple[str, int] | None = None
     comment: list[str] | None = None
+    indented = 0  # the indentation of the open fence that opened indented, else 0
     previous_blank = True
     for line in body.split("\n"):
-        if comment is not None:
+        if indented:
+            stripped = line.lstrip(" ")
+            if stripped:
+                depth = len(line) - len(stripped)
+                if depth < indented or stripped[0] == "\t":
+                    return None  # the item (and the fence) may end here: not followed
+                if fence is not None and closes_fence(stripped, fence):
+                    if depth != indented:
+                        return None  # a closing fence, or content: depends on the item
+                    fence, indented = None, 0
+        elif comment is not None:
             comment.append(line)
             if "-->" in line:
                 comments.add(len(outside))
@@ -134,6 +161,14 @@ def _without_fences(
             fence = opened  # at column 0 no list item or quote can hold it
             fences.append(len(kept))
             kept.append(_FENCE_PLACE)
+        elif (
+            line.startswith(" ")
+            and (stripped := line.lstrip(" ")).startswith(("```", "~~~"))
+            and (opened := fence_opening(stripped)) is not None
+        ):
+            fence, indented = opened, len(line) - len(stripped)
+            fences.append(len(kept))
+            kept.append(" " * indented + FENCE_MARK)
         elif previous_blank and line.startswith("<!--"):
             fences.append(len(kept))
             kept.append(_FENCE_PLACE)
@@ -146,6 +181,8 @@ def _without_fences(
             kept.append(line)
             outside.append(line)
         previous_blank = not line.strip(" \t")
+    if indented:
+        return None  # an unclosed fence that opened indented: where it ends depends on items
     if comment is not None:  # an unclosed comment block runs to the end
         comments.add(len(outside))
         outside.append(_COMMENT_RE.sub("", "\n".join(comment)))
