@@ -1,6 +1,7 @@
 """The project's benchmark: the performance targets of spec section 11, beside same-run baselines.
 
-    python -m benchmarks.run [--sizes 10000,100000] [--real-vaults] [--out DIR] [--quick] [--json]
+    python -m benchmarks.run [--sizes 10000,100000] [--real-vaults [--profile]] [--out DIR]
+                             [--quick] [--json]
 
 For each size N it generates (or reuses, from ``--out``, default ``benchmarks/out/``) a synthetic
 vault of N memories and N/10 ordinary notes (:mod:`benchmarks.generate_vault`), then runs each
@@ -12,8 +13,9 @@ its own) and prints one table per vault::
 vaultmem's bytecode is compiled first (as an installed wheel has it); the cold index and the
 lifecycle apply, like the baselines, are the median of three runs (one with ``--quick``). The
 apply runs come after every other scenario (see :func:`bench_apply`). Before each apply run and
-the import run, a file system slow to create files is waited for (``--settle-seconds``; see
-:mod:`benchmarks.creation_rate`), and the wait printed beside the figure.
+the import run, the rate at which the file system creates files is probed and printed beside the
+figure; with ``--settle-seconds S`` a slow one is waited for, up to S seconds (see
+:mod:`benchmarks.creation_rate`), and the wait printed too.
 
 Baselines are measured in the same run on the same files, so figures from noisy or different
 machines can be compared through the ratio: a raw ``os.walk`` + ``stat`` of every note, a raw read
@@ -25,8 +27,11 @@ Targets that are rates or latencies (cold notes/s, one changed note, watcher p95
 every vault; totals that grow with N (no-change sync, lifecycle plan, peak memory) only at the N
 the spec names (100,000); elsewhere ``ok?`` is ``-``. ``--real-vaults`` adds the cold index,
 no-change sync and one-note figures on copies of ``tests/vaults/*`` (the sources are never
-written). ``--quick`` repeats less (for the smoke test); ``--json`` prints one JSON document instead
-of the tables. The last results are also written to ``<out>/last-run.json``.
+written) and of a generated vault of 6,000 plugin notes shaped like obsidian-hub's
+(:func:`benchmarks.generate_vault.generate_hub_vault`, cached in ``--out``); with ``--profile``
+each of them also gets a row naming the three costliest functions of its cold index, profiled
+in one process. ``--quick`` repeats less (for the smoke test); ``--json`` prints one JSON
+document instead of the tables. The last results are also written to ``<out>/last-run.json``.
 """
 
 from __future__ import annotations
@@ -48,16 +53,18 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.creation_rate import DEFAULT_LIMIT_SECONDS, wait_for_creation
-from benchmarks.generate_vault import GENERATOR_VERSION, generate_vault
+from benchmarks.generate_vault import GENERATOR_VERSION, generate_hub_vault, generate_vault
 from benchmarks.scenarios import SCRATCH_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_VAULTS_DIR = REPO / "tests" / "vaults"
 REAL_VAULTS = ("13th-age-srd", "kepano-obsidian")
+HUB_NOTES = 6_000
+"""Plugin notes of the generated hub-shaped vault ``--real-vaults`` adds (obsidian-hub: 6,573)."""
 DEFAULT_OUT = REPO / "benchmarks" / "out"
 TARGET_N = 100_000
 COLD_TARGET_N = 10_000
-COLD_RAW_READ_FACTOR = 10.0
+COLD_RAW_READ_FACTOR = 5.0
 """A cold index may take at most this many times as long as a raw read of the same notes."""
 STARTUP_MEMORIES = 910
 """The start-up figures run ``recall`` on a synthetic vault of 910 memories + 91 notes (1,001)."""
@@ -206,6 +213,24 @@ def cached_vault(out: Path, n: int, seed: int = 0) -> tuple[Path, float | None]:
     return root, seconds
 
 
+def cached_hub_vault(out: Path, n: int = HUB_NOTES, seed: int = 0) -> tuple[Path, float | None]:
+    """The generated hub-shaped vault of ``n`` plugin notes under ``out`` (generated if missing;
+    :func:`benchmarks.generate_vault.generate_hub_vault`), and its generation time (None when
+    reused). Benchmarked through a writable copy, as the real vaults are."""
+    root = out / f"hub-n{n}-s{seed}-g{GENERATOR_VERSION}"
+    if (root / COMPLETE_MARK).exists():
+        return root, None
+    partial = root.with_name(root.name + ".partial")
+    for stale in (root, partial):
+        shutil.rmtree(stale, ignore_errors=True)
+    started = time.perf_counter()
+    generate_hub_vault(partial, n, seed)
+    seconds = time.perf_counter() - started
+    (partial / COMPLETE_MARK).write_text(f"generated in {seconds:.1f} s\n")
+    partial.rename(root)
+    return root, seconds
+
+
 def _writable_copy(source: Path) -> Path:
     """A writable copy of ``source`` in the run's scratch folder (deleted after the last
     scenario: see :func:`benchmarks.scenarios.scratch_folder`)."""
@@ -264,8 +289,7 @@ def index_figures(
     at_target = n == TARGET_N
     read_rate = read["notes"] / read["seconds"] if "error" not in read else 0.0
     read_base = f"raw read {_fmt(read_rate)} notes/s" if read_rate else "-"
-    synthetic = n is not None
-    target = "≤ 10x raw read" + (", ≥ 5,000 notes/s" if synthetic else "")
+    target = "≤ 5x raw read" + (", ≥ 10,000 notes/s at 100k" if at_target else "")
     if "error" in cold:
         rows.append(_error_row(FIGURES[0], cold, target))
     else:
@@ -274,7 +298,7 @@ def index_figures(
         rows.append(Figure(
             FIGURES[0], f"{_fmt(rate)} notes/s ({_secs(cold['seconds'])}{_cpu(cold)})",
             f"{read_base} (cold = {_ratio(read_rate, rate)} of it)", target,
-            within and (not synthetic or rate >= 5000), rate,
+            within and (not at_target or rate >= 10_000), rate,
         ))
     walk_s = float(walk.get("seconds", 0.0))
     walk_base = f"stat walk {_secs(walk_s)}" if "error" not in walk else "-"
@@ -339,7 +363,7 @@ def plan_figures(
     n: int,
 ) -> list[Figure]:
     at_target = n == TARGET_N
-    target = "≤ 1 s at N=100k"
+    target = "≤ 0.7 s at N=100k"
     if "error" in result:
         return [_error_row(FIGURES[5], result, target), _error_row(FIGURES[6], result, target),
                 _error_row(FIGURES[8], result, target)]
@@ -349,7 +373,7 @@ def plan_figures(
     return [
         Figure(FIGURES[5], f"{_secs(s)} ({_memories(result)}{_cpu(result)})",
                f"stat walk {_secs(walk_s)} ({_ratio(s, walk_s)} of it)" if walk_s else "-",
-               target, _check(s, 1.0, False, at_target), s),
+               target, _check(s, 0.7, False, at_target), s),
         Figure("  sync alone (walk here)", _secs(result["sync_seconds"]),
                "overlaps the load in vault.table from 10,000 notes"),
         Figure("  load + score columns alone", _secs(result["load_seconds"])),
@@ -404,8 +428,8 @@ APPLY_MAX_N = 20_000
 
 APPLY_TARGET = 2_000.0
 """Moves per second a lifecycle run applies, at least (issue 13)."""
-IMPORT_TARGET = 2_000.0
-"""Memories per second ``import`` writes, at least (issue 13)."""
+IMPORT_TARGET = 3_000.0
+"""Memories per second ``import`` writes, at least (issue 31; 2,000 in issue 13)."""
 IMPORT_MEMORIES = 5_000
 
 
@@ -567,10 +591,13 @@ def synthetic_figures(raw: dict[str, Any], n: int) -> list[Figure]:
             *recall_figures(raw["recall"], raw["raw_read"], n), rows[3], plan_rows[-1]]
 
 
-def bench_real(source: Path, effort: Effort, log: Log) -> Corpus:
+def bench_real(
+    source: Path, effort: Effort, log: Log, *, label: str = "real vault", profile: bool = False,
+    generated: float | None = None,
+) -> Corpus:
     root = _writable_copy(source)
     notes, size_mb = vault_size(root)
-    corpus = Corpus(f"real vault {source.name}", str(source), notes, size_mb,
+    corpus = Corpus(f"{label} {source.name}", str(source), notes, size_mb, generated,
                     load_average=[_load()])
     log(f"[{corpus.label}] copied to {root}")
     walk = _median_of("stat_walk", root, effort.baseline)
@@ -582,8 +609,21 @@ def bench_real(source: Path, effort: Effort, log: Log) -> Corpus:
     corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
                   "nochange": nochange, "one_note": one}
     corpus.figures = index_figures(walk, read, idle, cold, nochange, one, n=None)
+    if profile:
+        log(f"[{corpus.label}] profile of the cold index")
+        corpus.raw["cold_profile"] = run_scenario("cold_profile", root)
+        corpus.figures.append(profile_figure(corpus.raw["cold_profile"]))
     corpus.load_average.append(_load())
     return corpus
+
+
+def profile_figure(result: dict[str, Any]) -> Figure:
+    """The cold index's three costliest functions (own time, share of the profiled total)."""
+    if "error" in result:
+        return Figure("cold index profile, top 3", result["error"])
+    top = "; ".join(f"{row['function']} {100 * row['share']:.0f} %" for row in result["top"])
+    return Figure("cold index profile, top 3", top,
+                  f"profiled total {_secs(result['seconds'])}, in one process")
 
 
 def startup_figures(result: dict[str, Any]) -> list[Figure]:
@@ -717,12 +757,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help="cache of generated vaults and last-run.json (default benchmarks/out)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
+    parser.add_argument("--profile", action="store_true",
+                        help="with --real-vaults: also profile each vault's cold index (in one "
+                             "process) and print its three costliest functions")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument(
-        "--settle-seconds", type=float, default=DEFAULT_LIMIT_SECONDS, metavar="S",
+        "--settle-seconds", type=float, default=0.0, metavar="S",
         help="before each apply and import run, wait up to S seconds while the file system "
              "creates files slowly (after mass deletions nearby; the wait is printed beside the "
-             f"figure; 0: never wait; default {DEFAULT_LIMIT_SECONDS:.0f})")
+             "figure; the kernel's window is over after "
+             f"{DEFAULT_LIMIT_SECONDS:.0f}); default 0: never wait, measure as a newcomer "
+             "would, the probe's rate printed beside the figure")
     args = parser.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     effort = QUICK if args.quick else FULL
@@ -742,9 +787,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in REAL_VAULTS:
                 source = REAL_VAULTS_DIR / name
                 if source.is_dir():
-                    corpora.append(bench_real(source, effort, log))
+                    corpora.append(bench_real(source, effort, log, profile=args.profile))
                 else:
                     log(f"real vault {source} is missing; skipped")
+            hub, generated = cached_hub_vault(out, 500 if args.quick else HUB_NOTES)
+            corpora.append(bench_real(hub, effort, log, label="generated hub-shaped vault",
+                                      profile=args.profile, generated=generated))
         settle = settler(Path(scratch), args.settle_seconds, log)
         imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES, settle)
         startup = bench_startup(out, effort, log)

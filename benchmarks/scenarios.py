@@ -172,6 +172,38 @@ def cold(root: Path) -> Result:
             "report": report.as_dict()}
 
 
+def cold_profile(root: Path) -> Result:
+    """The cold index of :func:`cold` read and parsed in this one process (no worker processes,
+    so that the profile sees every note) under cProfile: ``top``, the three functions that
+    spend the most time of their own, with their seconds and share of the profiled total."""
+    import cProfile
+    import pstats
+
+    from vaultmem.core import links, note_reading  # noqa: F401  (see cold)
+    from vaultmem.services import index_bulk, index_sync  # noqa: F401
+    from vaultmem.store.sidecar import SIDECAR_DIR
+
+    shutil.rmtree(root / SIDECAR_DIR, ignore_errors=True)
+    db, settings = _open(root)
+    worker_start = index_sync.worker_start
+    index_sync.worker_start = lambda notes: None  # type: ignore[assignment]  # all in here
+    profiler = cProfile.Profile()
+    try:
+        profiler.enable()
+        index_sync.sync_index(root, db, settings, rebuild=True)
+        profiler.disable()
+    finally:
+        index_sync.worker_start = worker_start  # type: ignore[assignment]
+        db.close()
+    stats = pstats.Stats(profiler)
+    total = float(stats.total_tt)  # type: ignore[attr-defined]
+    own = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)  # type: ignore[attr-defined]
+    top = [{"function": f"{Path(file).name}:{line}({name})", "seconds": tt,
+            "share": tt / total if total else 0.0}
+           for (file, line, name), (_cc, _nc, tt, _ct, _callers) in own[:3]]
+    return {"seconds": total, "top": top}
+
+
 def nochange(root: Path, repeat: int) -> Result:
     """``sync_index`` of an index already in step with the vault, ``repeat`` times."""
     from vaultmem.services.index_sync import sync_index
@@ -682,6 +714,7 @@ SCENARIOS: dict[str, Callable[[Path, argparse.Namespace], Result]] = {
     "raw_read": lambda root, a: raw_read(root),
     "idle": lambda root, a: idle(root),
     "cold": lambda root, a: cold(root),
+    "cold_profile": lambda root, a: cold_profile(root),
     "nochange": lambda root, a: nochange(root, a.repeat),
     "one_note": lambda root, a: one_note(root, a.repeat),
     "watcher": lambda root, a: watcher(root, a.saves),

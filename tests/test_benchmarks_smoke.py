@@ -20,12 +20,18 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
     sys.path.insert(0, str(REPO))
 
-from benchmarks.generate_vault import FRONTMATTER_KEYS, MEMORY_LINKS, generate_vault  # noqa: E402
-from benchmarks.run import FIGURES  # noqa: E402
+from benchmarks.generate_vault import (  # noqa: E402
+    FRONTMATTER_KEYS,
+    MEMORY_LINKS,
+    generate_hub_vault,
+    generate_vault,
+)
+from benchmarks.run import FIGURES, profile_figure  # noqa: E402
 from benchmarks.scenarios import (  # noqa: E402
     CREATE_PROBE_FILES,
     SCRATCH_ENV,
     apply,
+    cold_profile,
     scratch_folder,
 )
 
@@ -69,6 +75,32 @@ def test_generator_is_deterministic(tmp_path: Path) -> None:
     generate_vault(tmp_path / "c", 50, 7, seed=2)
     assert _notes(tmp_path / "a") == _notes(tmp_path / "b")
     assert _notes(tmp_path / "a") != _notes(tmp_path / "c")
+
+
+def test_hub_shaped_vault_and_the_cold_index_profile(tmp_path: Path) -> None:
+    """The hub-shaped generator writes plugin notes with inline code in list items, nested
+    lists and HTML, deterministically; the profile scenario indexes them all in one process
+    and names its three costliest functions."""
+    generate_hub_vault(tmp_path / "a", 40, seed=1)
+    generate_hub_vault(tmp_path / "b", 40, seed=1)
+    notes = _notes(tmp_path / "a")
+    assert notes == _notes(tmp_path / "b")
+    plugins = [text for rel, text in notes.items() if rel.startswith("01 - Community/01 - Plug")]
+    assert len(plugins) == 40 and len(notes) == 140
+    assert all("- Plugin ID: `" in text and '<span class="git-footer">' in text for text in plugins)
+    assert any("\n    - " in text for text in plugins)  # nested list items
+    result = cold_profile(tmp_path / "a")
+    assert len(result["top"]) == 3 and result["seconds"] > 0
+    assert all(0 < row["share"] <= 1 and row["function"] for row in result["top"])
+    from vaultmem.services import index_sync
+    from vaultmem.store.index_db import IndexDB
+
+    assert index_sync.worker_start(10**6) is not None or os.cpu_count() == 1  # put back
+    db = IndexDB.open(tmp_path / "a" / ".vaultmem")
+    assert db.conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 140
+    db.close()
+    figure = profile_figure(result)
+    assert figure.value.count(" %") == 3 and figure.value.startswith(result["top"][0]["function"])
 
 
 @pytest.mark.slow

@@ -308,14 +308,12 @@ import json, sys
 from vaultmem.core import links
 before = "vaultmem.core.code_spans" in sys.modules
 result = links.ENTRY("`[[in code]]` and [[Out]]\\n")
-if isinstance(result, tuple):  # _code_by_line: the text outside code, and the code
-    result = links._scan(*result)
 print(json.dumps({{"before": before, "after": "vaultmem.core.code_spans" in sys.modules,
                    "found": [link.target for link in result]}}))
 """
 
 
-@pytest.mark.parametrize("entry", ["extract_links", "_code_by_line", "_parsed_links"])
+@pytest.mark.parametrize("entry", ["extract_links", "_parsed_links"])
 def test_the_code_span_scanner_loads_when_a_note_first_may_hold_code(
     entry: str, tmp_path: Path
 ) -> None:

@@ -13,6 +13,8 @@ Pure; about 20 µs for a 2 kB note with a fenced block, against about 400 µs fo
 
 from __future__ import annotations
 
+import re
+
 from vaultmem.core.lazy_patterns import lazy_pattern
 
 __all__ = [
@@ -35,6 +37,14 @@ _SETEXT_RE = lazy_pattern(globals(), "_SETEXT_RE", r" {0,3}(?:=+|-+)[ \t]*")
 # Lines that open a block this scanner does not follow: a block quote, a list item, HTML.
 _UNSURE_LINE_RE = lazy_pattern(
     globals(), "_UNSURE_LINE_RE", r" {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))"
+)
+# The same anywhere in a body: text_outside_code gives up at once (lines in fenced or indented
+# code match too; the line-by-line scanner takes those bodies).
+_UNSURE_ANYWHERE_RE = lazy_pattern(
+    globals(),
+    "_UNSURE_ANYWHERE_RE",
+    r"^ {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))",
+    re.MULTILINE,
 )
 _REFERENCE_START_RE = lazy_pattern(globals(), "_REFERENCE_START_RE", r" {0,3}\[")
 _TICKS_RE = lazy_pattern(globals(), "_TICKS_RE", r"`+")
@@ -59,6 +69,8 @@ def text_outside_code(body: str) -> tuple[str, list[str]] | None:
     ``"\\0<n>\\0"`` (its source in ``code[n]``) and the blank lines; fenced and indented code
     and setext underlines are left out. ``body`` has ``\\n`` line ends and no NUL.
     """
+    if _UNSURE_ANYWHERE_RE.search(body):
+        return None
     pieces: list[str] = []
     code: list[str] = []
     paragraph: list[str] = []

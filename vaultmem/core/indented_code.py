@@ -31,6 +31,13 @@ _REFERENCE_LINE_RE = lazy_pattern(
     globals(), "_REFERENCE_LINE_RE", r"\n[ \t>*+\-0-9.)]*\[[^\]\n]*\]:"
 )
 _LIST_ITEM_RE = lazy_pattern(globals(), "_LIST_ITEM_RE", r"([-+*]|[0-9]{1,9}[.)])([ \t]+|$)")
+FENCE_MARK = "***[[\0"
+"""Stands, after its indentation, for a fenced block that opens indented by spaces (see
+:func:`vaultmem.core.code_lines.text_outside_code_by_line`): the walk takes it for a fence,
+which ends a paragraph and open items less indented, and answers True where it would be
+paragraph text or indented code instead. Its ``[[`` makes
+:func:`links_may_sit_in_indented_code` take it for a line that may hide a link, so that the
+walk's answer is asked for. A body holds no NUL, so no line of its own is one."""
 _BLOCK_START_CHARS = frozenset("#-+*_=0123456789>")
 _ATX_RE = lazy_pattern(globals(), "_ATX_RE", r"#{1,6}(?:[ \t]|$)")
 _THEMATIC_RE = lazy_pattern(
@@ -97,7 +104,8 @@ def _list_walk_finds_code(body: str) -> bool:
     indented code.
 
     A small CommonMark block walk (sections 4.4, 5.1–5.3) for bodies without fences, HTML or
-    reference definitions: ``offsets`` holds the content column of each open list item. A line
+    reference definitions: ``offsets`` holds the content column of each open list item
+    (:data:`FENCE_MARK` lines stand for fenced blocks). A line
     that opens a block 4+ columns past the innermost item it stays in is indented code; a line
     that continues an open paragraph (lazily or not) never is. A block quote is followed only
     when each of its lines holds one paragraph line, heading or break (see
@@ -116,6 +124,16 @@ def _list_walk_finds_code(body: str) -> bool:
             in_paragraph = empty_item_open = False
             continue
         empty_item_open = False
+        if stripped == FENCE_MARK:  # a fenced block indented by spaces (core/code_lines)
+            indent = len(line) - len(stripped)
+            if in_paragraph and indent >= (offsets[-1] if offsets else 0) + 4:
+                return True  # paragraph text, not a fence: not followed
+            while offsets and indent < offsets[-1]:  # a fence is no lazy continuation
+                offsets.pop()
+            if indent - (offsets[-1] if offsets else 0) >= 4:
+                return True
+            in_paragraph = quoted = False
+            continue
         first = stripped[0]
         if in_paragraph and first not in _BLOCK_START_CHARS:
             continue  # paragraph continuation text

@@ -336,11 +336,13 @@ def _quiet_debug_logging() -> None:
     those calls (two Python frames each) cost 6 % of a parse although nothing is logged. A
     logger set to DEBUG before the first parse keeps its messages."""
     import logging
+    import sys
 
-    from markdown_it import rules_block
+    import markdown_it  # noqa: F401  (loads its rule modules)
 
-    for name in rules_block.__all__:
-        module = __import__(getattr(rules_block, name).__module__, fromlist=["LOGGER"])
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("markdown_it.rules_block."):
+            continue
         logger = getattr(module, "LOGGER", None)
         if isinstance(logger, logging.Logger) and not logger.isEnabledFor(logging.DEBUG):
             setattr(module, "LOGGER", _QuietLogger())  # noqa: B010 (a module global)
