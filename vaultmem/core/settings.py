@@ -109,12 +109,12 @@ class EmbeddingSettings(NamedTuple):
     ollama_model: str = "nomic-embed-text"
     probe_seconds: float = 2.0
     batch_size: int = 32
-    weight_vector: float = 2.5
+    weight_vector: float = 0.5
     vector_floor: float = 0.25
-    agreement_damping: float = 0.5
+    agreement_damping: float = 0.0
     agreement_start: float = 0.7
     vector_candidates: int = 30
-    matched_vector_share: float = 0.4
+    matched_vector_share: float = 1.0
     auto_link_cosine: float = 0.80
     near_duplicate: float = 0.92
     surprise_k: int = 5

@@ -7,7 +7,7 @@ a note is embedded once per text: a ``touch``, a move or a lifecycle pass never 
 
 Tiers (engram; :mod:`vaultmem.core.quantisation`): with ``[embeddings] quantise`` (default on)
 ``embed`` stores each memory's vector at the precision of its decay retention tier and moves
-vectors of memories that faded to a coarser tier; archived memories are stored as int2. A person's
+vectors of memories that faded to a coarser tier; archived memories are stored as int4. A person's
 own notes have no decay and stay float32.
 
 Without a configured provider every function here is inert (``semantic_query`` returns ``None``)
@@ -397,6 +397,15 @@ class SemanticQuery:
                 )
             self._near[k] = [(m.paths[int(i)], float(c)) for i, c in zip(rows, sims, strict=True)]
         return self._near[k]
+
+    def cosine_between(self, a: str, b: str) -> float | None:
+        """Cosine of the stored vectors of the notes at ``a`` and ``b``; ``None`` when either has
+        no vector."""
+        m = self.matrix
+        ra, rb = m.row.get(a), m.row.get(b)
+        if ra is None or rb is None:
+            return None
+        return float(m.vectors[ra] @ m.vectors[rb])
 
     @property
     def top(self) -> float:
