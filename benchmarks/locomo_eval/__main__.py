@@ -54,7 +54,7 @@ CONFIGS: dict[str, dict[str, float] | None] = {
 runs first: its latency includes embedding each query (later configurations reuse it)."""
 
 GRID: list[dict[str, float]] = [
-    {"vector": v, "episode": e} for v in (0.25, 0.5, 0.75, 1.0) for e in (0.25, 0.5, 1.0)
+    {"vector": v, "episode": e} for v in (0.5, 0.75, 1.0) for e in (0.25, 0.5, 1.0)
 ]
 """The fusion weights cross-validation chooses from (with the extra)."""
 GRID_NO_VECTORS: list[dict[str, float]] = [

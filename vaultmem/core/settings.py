@@ -109,7 +109,7 @@ class EmbeddingSettings(NamedTuple):
     ollama_model: str = "nomic-embed-text"
     probe_seconds: float = 2.0
     batch_size: int = 32
-    weight_vector: float = 0.5
+    weight_vector: float = 0.75
     vector_floor: float = 0.25
     agreement_damping: float = 0.0
     agreement_start: float = 0.7
