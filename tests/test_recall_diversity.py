@@ -52,7 +52,7 @@ def _meetings_vault(root: Path, *, provider: str = "none") -> Vault:
     Vault.init(root)[0].close()
     settings = root / "vaultmem.toml"
     settings.write_text(settings.read_text(encoding="utf-8").replace(
-        'provider = "none"', f'provider = "{provider}"', 1), encoding="utf-8")
+        'provider = "auto"', f'provider = "{provider}"', 1), encoding="utf-8")
     for n in DAYS:
         memory(root, f"STM/Meeting notes day {n}.md",
                f"Meeting notes day {n}: the team went through the sprint board, open tickets and "

@@ -346,6 +346,17 @@ def embed_new(vault: VaultContext, path: str, now: dt.datetime) -> None:
         vault.warnings.append(f"{path} not embedded: {err}")
 
 
+def embed_imported(vault: VaultContext, paths: Sequence[str], now: dt.datetime) -> None:
+    """Embed the memories ``import`` just wrote, in batches, when a provider is ready (a
+    provider failing adds one warning and leaves them to ``embed --all`` or the watcher)."""
+    if provider(vault) is None:
+        return
+    try:
+        embed_notes(vault, paths, now=now, sync=False)
+    except EmbeddingUnavailableError as err:
+        vault.warnings.append(f"{len(paths)} imported memories not embedded: {err}")
+
+
 # ---------------------------------------------------------------------------- searching
 SCREEN_POOL = 400
 """Rows screened by the projection (large vaults) whose exact cosines are computed."""
