@@ -185,9 +185,10 @@ def test_graph_proximity_lifts_a_linked_note(root: Path) -> None:
 
 def test_review_blending_puts_danger_zone_memories_at_the_seeds_positions(root: Path) -> None:
     # equally relevant, and different enough not to be near-duplicates of each other
-    words = ("wind tide fog rain hail snow gulls boats stars ships waves cliffs lamps ropes "
-             "clouds storms dunes reefs flags bells").split()
-    bodies = [f"The lighthouse keeper logs {a} and {b}." for a, b in zip(words[::2], words[1::2])]
+    words = ["wind", "tide", "fog", "rain", "hail", "snow", "gulls", "boats", "stars", "ships",
+             "waves", "cliffs", "lamps", "ropes", "clouds", "storms", "dunes", "reefs"]
+    bodies = [f"The lighthouse keeper logs {a} and {b}."
+              for a, b in zip(words[::2], words[1::2], strict=True)]
     for n in range(12):
         memory(root, f"STM/Fresh {n:02d}.md", bodies[n % len(bodies)] if n < 10 else
                f"The lighthouse keeper logs {words[n]} and {words[n + 5]}.")
