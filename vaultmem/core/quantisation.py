@@ -14,9 +14,10 @@ archive    never written now; still read    int2, 4 levels         96 + 8
 
 Why int4 is the coarsest tier written: on the LoCoMo dev conversations (``python -m
 benchmarks.locomo_eval``, hybrid recall, docs/user-guide.md "Semantic recall") every vector at
-int8 loses 0.0 points of R@10 against float32, at int4 0.1, at int2 0.6 (vectors alone: 0.4 at
-int4, 3.1 at int2): int2 costs more than the half point of R@10 a storage tier may cost. Vectors
-an earlier version stored at int2 (tier ``archive``) are still read; a tier never regains bits.
+int8 or int4 costs nothing measurable in R@10 against float32 (±0.3), at int2 0.5–0.6 points
+(vectors alone: 0.4 at int4, 3.0 at int2): int2 costs the half point of R@10 a storage tier may
+cost. Vectors an earlier version stored at int2 (tier ``archive``) are still read; a tier never
+regains bits.
 
 Quantisation is uniform per vector: ``q = round((x − lo) / step)`` with ``lo = min(x)``,
 ``step = (max(x) − lo) / (levels − 1)``; the 8 extra bytes hold ``lo`` and ``step`` as float32.
