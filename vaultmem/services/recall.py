@@ -16,7 +16,9 @@ is ``Vault.review``. Steps:
    strong hits (either direction); linked notes that did not match the words, and episode
    neighbours, join as candidates (:mod:`vaultmem.services.recall_neighbours`) — Mnemon's graph
    traversal.
-4. **Fusion and review blending** (:mod:`vaultmem.core.recall_fusion`; Mnemon, Mnemex).
+4. **Fusion, near-duplicates and review blending** (:mod:`vaultmem.core.recall_fusion`; Mnemon,
+   Mnemex): near-duplicates of a better hit move behind the distinct hits
+   (:mod:`vaultmem.core.recall_diversity`).
 5. **Vectors** (only when ``[embeddings]`` names a provider and notes have vectors;
    :mod:`vaultmem.services.embeddings`): the query's nearest notes join the candidates and every
    candidate gets the vector signal of :mod:`vaultmem.core.vector_fusion`. Without a provider
