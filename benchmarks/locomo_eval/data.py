@@ -137,6 +137,7 @@ def build_vault(
     text = re.sub(r'(?m)^provider = "[a-z]+"', f'provider = "{provider}"', text, count=1)
     settings.write_text(text, encoding="utf-8")
     if embeddings and vectors is not None and vectors.is_file():
+        (root / ".vaultmem").mkdir(exist_ok=True)
         shutil.copyfile(vectors, root / ".vaultmem" / "vectors.db")
     vault = Vault.open(root)
     turns = conversation.turns
