@@ -20,6 +20,10 @@ from vaultmem.services import index_stamps
 settings.register_profile("repeatable", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+# New vaults say `provider = "auto"`: with the embeddings extra installed every test vault would
+# load the model. Tests about embeddings name `provider = "local"`; the others stay on keywords
+# (subprocesses inherit this). tests/test_embeddings.py checks "auto" itself.
+os.environ.setdefault("VAULTMEM_EMBEDDINGS", "off")
 """The property tests draw the same examples on every run, so a run of the suite passes or fails
 for the code alone (CI lands a submission or not on one run). ``HYPOTHESIS_PROFILE=explore``
 draws new random examples on each run: run it a few times when changing the parsers."""

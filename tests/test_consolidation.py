@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from test_embeddings import make_vault, snapshot
 
 from vaultmem.cli import main
-from vaultmem.core.clusters import Band, cohesion, single_linkage
+from vaultmem.core.clusters import Band, cohesion, fact_tokens, same_facts, single_linkage
 from vaultmem.core.quantisation import unit
 from vaultmem.services.embeddings import embed_notes
 
@@ -135,3 +135,49 @@ def test_consolidate_needs_vectors(tmp_path: Path) -> None:
     make_vault(none, "none").close()
     result = CliRunner().invoke(main, ["consolidate", "--dry-run", "--vault", str(none)])
     assert result.exit_code == 1 and "pip install 'vaultmem[embeddings]'" in result.output
+
+
+def test_fact_tokens_tell_dated_events_apart() -> None:
+    assert fact_tokens("Meeting notes day 12: sprint board") == {"12"}
+    assert fact_tokens("Paid 40.50 on Monday, 3 March") == {"40.50", "3", "monday", "march"}
+    assert fact_tokens("The deploy script needs the VPN; you may go") == frozenset()
+    assert fact_tokens("day 07") == fact_tokens("day 7")
+    vectors = np.stack([unit(np.ones(4, dtype=np.float32))] * 3)
+    facts = [fact_tokens("day 12"), fact_tokens("day 16"), fact_tokens("day 12 again")]
+    # identical vectors, but day 16 is another event: it links to neither
+    assert single_linkage(vectors, 0.83, same_facts(facts)) == [[0, 2]]
+
+
+def test_distinct_dated_events_are_not_merged_and_a_merge_keeps_time_order(
+    tmp_path: Path,
+) -> None:
+    vault = make_vault(tmp_path / "v")
+    days = (12, 16, 20, 24, 28, 4, 8)  # written out of order, as the issue saw them merged
+    for n in days:
+        vault.remember(
+            f"Meeting notes day {n}: the team went through the sprint board, open tickets and "
+            "the release checklist.", title=f"Meeting notes day {n}", now=NOW, link=False,
+            created=f"2026-10-{n:02d}T10:00:00")
+    told = {"Deploy needs VPN": "2026-11-03T09:00:00", "VPN first for deploys":
+            "2026-11-01T09:00:00", "VPN before deploy": "2026-11-02T09:00:00"}
+    for title, created in told.items():
+        vault.remember(DUPLICATES[title], title=title, now=NOW, link=False, created=created)
+    embed_notes(vault, now=NOW)
+    vault.close()
+    result = CliRunner().invoke(main, ["consolidate", "--dry-run", "--json", "--vault",
+                                       str(tmp_path / "v"), "--now", "2026-11-20T12:00:00"])
+    assert result.exit_code == 0, result.output
+    clusters = json.loads(result.output)["clusters"]
+    for cluster in clusters:  # no cluster holds two different meetings
+        assert sum("Meeting notes" in p for p in cluster["members"]) <= 1, cluster
+    merges = [c for c in clusters if c["action"] == "merge"]
+    assert len(merges) == 1 and len(merges[0]["members"]) == 3
+    applied = CliRunner().invoke(main, ["consolidate", "--vault", str(tmp_path / "v"),
+                                        "--now", "2026-11-20T12:00:00"])
+    assert applied.exit_code == 0, applied.output
+    merged = next((tmp_path / "v" / "STM").glob("*(consolidated).md")).read_text("utf-8")
+    body = merged.split("---\n", 2)[2]
+    # the members' bodies in the order they were told (created), not by length or title
+    order = sorted(told, key=told.__getitem__)
+    positions = [body.index(DUPLICATES[title].rstrip("!.")) for title in order]
+    assert positions == sorted(positions), body

@@ -102,8 +102,8 @@ def test_quantisation_round_trip_and_sizes() -> None:
     assert fidelity["cold"] > fidelity["archive"] > 0.5
     assert stored_bytes(384, "archive") == 8 + 96
     assert tier_for(0.9) == "active" and tier_for(0.5) == "warm"
-    assert tier_for(0.2) == "cold" and tier_for(0.05) == "archive"
-    assert tier_for(None) == "active" and tier_for(0.99, archived=True) == "archive"
+    assert tier_for(0.2) == "cold" and tier_for(0.05) == "cold"  # int2 costs recall: never
+    assert tier_for(None) == "active" and tier_for(0.99, archived=True) == "cold"
 
 
 def test_vector_signal_and_top_k() -> None:
@@ -509,17 +509,17 @@ def test_embed_stores_faded_memories_at_coarser_tiers(tmp_path: Path) -> None:
     report = embed_notes(vault, now=NOW)
     assert report.embedded == vault.index.note_count()  # link=False: remember did not embed
     tiers = vector_store(vault).tier_counts("local:all-MiniLM-L6-v2-int8")
-    assert tiers["archive"][0] == 1  # the faded memory moved to int2 …
+    assert tiers["cold"][0] == 1  # the faded memory moved to int4 (the coarsest written) …
     assert tiers["active"][0] == vault.index.note_count() - 1  # … everything else stays float32
-    assert tiers["archive"][1] < tiers["active"][1] / (tiers["active"][0]) / 10
-    # and it is still found by meaning, from its int2 vector
+    assert tiers["cold"][1] < tiers["active"][1] / (tiers["active"][0]) / 7
+    # and it is still found by meaning, from its int4 vector
     hits = vault.recall("trip to Europe", k=3, now=NOW)
     assert hits[0].path == old.path and hits[0].path != fresh.path
     # two months later the fresh memory has faded too: its stored vector moves down, once
     later = embed_notes(vault, now=NOW + dt.timedelta(days=60))
     assert later.embedded == 0 and later.retiered == 1
     assert embed_notes(vault, now=NOW + dt.timedelta(days=60)).retiered == 0
-    assert vector_store(vault).tier_counts("local:all-MiniLM-L6-v2-int8")["archive"][0] == 2
+    assert vector_store(vault).tier_counts("local:all-MiniLM-L6-v2-int8")["cold"][0] == 2
 
 
 def test_screened_search_finds_the_exact_neighbours(

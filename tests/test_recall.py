@@ -184,11 +184,17 @@ def test_graph_proximity_lifts_a_linked_note(root: Path) -> None:
 
 
 def test_review_blending_puts_danger_zone_memories_at_the_seeds_positions(root: Path) -> None:
-    body = "The lighthouse keeper logs the weather at dawn."
+    # equally relevant, and different enough not to be near-duplicates of each other
+    words = ["wind", "tide", "fog", "rain", "hail", "snow", "gulls", "boats", "stars", "ships",
+             "waves", "cliffs", "lamps", "ropes", "clouds", "storms", "dunes", "reefs"]
+    bodies = [f"The lighthouse keeper logs {a} and {b}."
+              for a, b in zip(words[::2], words[1::2], strict=True)]
     for n in range(12):
-        memory(root, f"STM/Fresh {n:02d}.md", body)
-    memory(root, "STM/Due 1.md", body, days_ago=DANGER_DAYS)
-    memory(root, "STM/Due 2.md", body, days_ago=DANGER_DAYS + 0.5)
+        memory(root, f"STM/Fresh {n:02d}.md", bodies[n % len(bodies)] if n < 10 else
+               f"The lighthouse keeper logs {words[n]} and {words[n + 5]}.")
+    memory(root, "STM/Due 1.md", "The lighthouse keeper logs oil and wicks.", days_ago=DANGER_DAYS)
+    memory(root, "STM/Due 2.md", "The lighthouse keeper logs gales and swell.",
+           days_ago=DANGER_DAYS + 0.5)
     memory(root, "STM/Due elsewhere.md", "The volcano erupted twice.", days_ago=DANGER_DAYS)
     hits = ask(root, "lighthouse keeper", k=10)
     assert [hit.rank for hit in hits if hit.review] == [3, 6]

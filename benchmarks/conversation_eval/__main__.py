@@ -58,7 +58,7 @@ def _use_local_model(root: Path) -> None:
     settings = root / "vaultmem.toml"
     text = settings.read_text(encoding="utf-8")
     settings.write_text(
-        text.replace('provider = "none"', 'provider = "local"', 1), encoding="utf-8"
+        text.replace('provider = "auto"', 'provider = "local"', 1), encoding="utf-8"
     )
 
 

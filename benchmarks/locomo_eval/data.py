@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,10 +120,11 @@ def import_lines(turns: Sequence[Turn]) -> list[str]:
 
 
 def build_vault(
-    root: Path, conversation: Conversation, *, embeddings: bool
+    root: Path, conversation: Conversation, *, embeddings: bool, vectors: Path | None = None
 ) -> tuple[Vault, dict[str, str]]:
     """A new vault at ``root`` holding the conversation's turns (the provider switched to the
-    packaged local model when ``embeddings``); the open vault and dia_id → memory path.
+    packaged local model when ``embeddings``: import embeds them, reusing the vectors of the
+    file ``vectors`` when given); the open vault and dia_id → memory path.
 
     A turn that repeats a turn already imported maps to the memory it repeats. Raises
     ``RuntimeError`` when import refuses a line.
@@ -134,6 +136,9 @@ def build_vault(
     provider = "local" if embeddings else "none"
     text = re.sub(r'(?m)^provider = "[a-z]+"', f'provider = "{provider}"', text, count=1)
     settings.write_text(text, encoding="utf-8")
+    if embeddings and vectors is not None and vectors.is_file():
+        (root / ".vaultmem").mkdir(exist_ok=True)
+        shutil.copyfile(vectors, root / ".vaultmem" / "vectors.db")
     vault = Vault.open(root)
     turns = conversation.turns
     report = vault.import_jsonl(import_lines(turns), now=conversation.now)

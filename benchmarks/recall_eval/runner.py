@@ -219,7 +219,7 @@ def prepare_vault(source: Path, target: Path, *, memory_lines: Sequence[str] = (
         vault.close()
         settings = target / "vaultmem.toml"
         text = settings.read_text(encoding="utf-8")
-        settings.write_text(text.replace('provider = "none"', 'provider = "local"', 1),
+        settings.write_text(text.replace('provider = "auto"', 'provider = "local"', 1),
                             encoding="utf-8")
         vault = Vault.open(target)
     if memory_lines:

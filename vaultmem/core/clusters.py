@@ -6,10 +6,15 @@
 - **Cohesion** of a cluster = the mean cosine over all its pairs (1.0 for identical vectors).
   Bands: ``≥ merge`` (0.9) → merged by ``consolidate``; ``review``..``merge`` (0.75–0.9) →
   listed for a person to review; lower → kept apart (a chain of links whose ends differ).
+- **Distinct events are never linked**: two memories whose texts name different numbers, dates,
+  months or weekdays (:func:`fact_tokens`: "Meeting notes day 12" and "… day 16", "paid 40 €"
+  and "paid 45 €") tell different events however close their vectors are, so no link joins them.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,9 +31,37 @@ def _find(parent: list[int], i: int) -> int:
     return i
 
 
-def single_linkage(vectors: npt.ArrayLike, threshold: float) -> list[list[int]]:
+_NUMBER = re.compile(r"\d+(?:[.,:/]\d+)*")
+_CALENDAR_WORDS = frozenset((
+    "january", "february", "march", "april", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday", "yesterday", "tomorrow",
+))
+"""Months ("may" left out: mostly the verb) and weekdays, and the relative days."""
+
+
+def fact_tokens(text: str) -> frozenset[str]:
+    """The numbers (leading zeros dropped: ``"07"`` = ``"7"``) and calendar words (months,
+    weekdays, yesterday/tomorrow) of ``text``: what tells one dated event from another."""
+    numbers = {".".join(part.lstrip("0") or "0" for part in re.split(r"[.,:/]", n))
+               for n in _NUMBER.findall(text)}
+    words = {w for w in re.findall(r"[^\W\d_]+", text.casefold()) if w in _CALENDAR_WORDS}
+    return frozenset(numbers | words)
+
+
+def same_facts(facts: Sequence[frozenset[str]]) -> Callable[[int, int], bool]:
+    """A ``linkable(i, j)`` for :func:`single_linkage`: rows i and j name the same facts."""
+    return lambda i, j: facts[i] == facts[j]
+
+
+def single_linkage(
+    vectors: npt.ArrayLike, threshold: float,
+    linkable: Callable[[int, int], bool] | None = None,
+) -> list[list[int]]:
     """Clusters (row indices, ascending; clusters by first index) of two or more unit vectors
-    linked by cosine > ``threshold``. Singletons are left out."""
+    linked by cosine > ``threshold`` (and, when given, ``linkable(i, j)``: e.g.
+    :func:`same_facts`). Singletons are left out."""
     m = np.asarray(vectors, dtype=np.float32)
     n = len(m)
     parent = list(range(n))
@@ -36,7 +69,7 @@ def single_linkage(vectors: npt.ArrayLike, threshold: float) -> list[list[int]]:
         sims = m[start : start + BLOCK] @ m.T
         rows, cols = np.nonzero(sims > threshold)
         for r, c in zip((rows + start).tolist(), cols.tolist(), strict=True):
-            if c <= r:
+            if c <= r or (linkable is not None and not linkable(r, c)):
                 continue
             a, b = _find(parent, r), _find(parent, c)
             if a != b:

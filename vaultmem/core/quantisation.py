@@ -8,9 +8,16 @@ tier       when (decay retention ``R``)     precision              bytes for d =
 active     ``R > 0.8`` (and every note      float32                1536
            without decay fields)
 warm       ``0.3 < R ≤ 0.8``                int8, 256 levels       384 + 8
-cold       ``0.1 < R ≤ 0.3``                int4, 16 levels        192 + 8
-archive    ``R ≤ 0.1`` or archived          int2, 4 levels         96 + 8
+cold       ``R ≤ 0.3`` or archived          int4, 16 levels        192 + 8
+archive    never written now; still read    int2, 4 levels         96 + 8
 =========  ===============================  =====================  ========================
+
+Why int4 is the coarsest tier written: on the LoCoMo dev conversations (``python -m
+benchmarks.locomo_eval``, hybrid recall, docs/user-guide.md "Semantic recall") every vector at
+int8 or int4 costs nothing measurable in R@10 against float32 (±0.3), at int2 0.5–0.6 points
+(vectors alone: 0.4 at int4, 3.0 at int2): int2 costs the half point of R@10 a storage tier may
+cost. Vectors an earlier version stored at int2 (tier ``archive``) are still read; a tier never
+regains bits.
 
 Quantisation is uniform per vector: ``q = round((x − lo) / step)`` with ``lo = min(x)``,
 ``step = (max(x) − lo) / (levels − 1)``; the 8 extra bytes hold ``lo`` and ``step`` as float32.
@@ -32,20 +39,22 @@ FloatArray = npt.NDArray[np.float32]
 
 TIERS: Final = ("active", "warm", "cold", "archive")
 BITS: Final = {"active": 32, "warm": 8, "cold": 4, "archive": 2}
-TIER_FLOORS: Final = (("active", 0.8), ("warm", 0.3), ("cold", 0.1))
-"""A vector is in the first tier whose floor its retention exceeds; else ``archive``."""
+TIER_FLOORS: Final = (("active", 0.8), ("warm", 0.3))
+"""A vector is in the first tier whose floor its retention exceeds; else :data:`COARSEST`."""
+COARSEST: Final = "cold"
+"""The coarsest tier written (int4): int2 loses more than half a point of R@10 (above)."""
 
 
 def tier_for(retention: float | None, *, archived: bool = False) -> str:
     """The storage tier of a note with decay ``retention`` (``None``: no decay → ``active``)."""
     if archived:
-        return "archive"
+        return COARSEST
     if retention is None:
         return "active"
     for tier, floor in TIER_FLOORS:
         if retention > floor:
             return tier
-    return "archive"
+    return COARSEST
 
 
 def encode(vector: npt.ArrayLike, tier: str) -> bytes:

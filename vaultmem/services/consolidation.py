@@ -3,7 +3,8 @@
 After Mnemex, Engram and engram; ``docs/user-guide.md``, "Consolidation".
 
 1. **Clusters.** The vectors of the active and promoted memories (``embed`` must have run) are
-   grouped by single linkage at ``[embeddings] cluster_cosine`` (0.83) and each cluster's
+   grouped by single linkage at ``[embeddings] cluster_cosine`` (0.83) — never linking two
+   memories whose texts name different numbers or dates (distinct events) — and each cluster's
    cohesion (mean pairwise cosine) is put in a band (:mod:`vaultmem.core.clusters`): ``merge``
    (≥ 0.9), ``review`` (0.75–0.9, listed for a person), ``keep`` (below).
 2. **Plan** (``--dry-run`` stops here and changes no byte): for each ``merge`` cluster, the
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vaultmem.core.clusters import Band, cohesion, single_linkage
+from vaultmem.core.clusters import Band, cohesion, fact_tokens, same_facts, single_linkage
 from vaultmem.core.content_hash import normalised_content_hash
 from vaultmem.core.fields import MemoryFields
 from vaultmem.core.link_resolution import note_key
@@ -63,6 +64,7 @@ class Member:
     status: str
     tags: tuple[str, ...]
     body: str
+    created: float | None = None
 
 
 @dataclass(slots=True)
@@ -109,7 +111,7 @@ class ConsolidationReport:
 
 _MEMBER_SQL = """
     SELECT n.path, n.id, n.hash, n.use_count, n.last_used, n.strength, n.importance,
-           n.category, n.layer, n.status, n.tags, f.body
+           n.category, n.layer, n.status, n.tags, f.body, n.created
     FROM notes n JOIN notes_fts f ON f.rowid = n.nid
     WHERE n.type = 'memory' AND n.status IN ('active', 'promoted')
     ORDER BY n.path
@@ -133,6 +135,7 @@ def _members(vault: VaultContext) -> dict[str, Member]:
             str(row[9]),
             tags,
             str(row[11] or ""),
+            row[12],
         )
     return out
 
@@ -151,7 +154,8 @@ def find_clusters(vault: VaultContext) -> tuple[int, list[Cluster]]:
     settings = vault.settings.embeddings
     band = Band(settings.cohesion_merge, settings.cohesion_review)
     clusters = []
-    for group in single_linkage(vectors, settings.cluster_cosine):
+    facts = [fact_tokens(members[p].body) for p in paths]
+    for group in single_linkage(vectors, settings.cluster_cosine, same_facts(facts)):
         value = cohesion(vectors[group])
         clusters.append(Cluster([members[paths[i]] for i in group], value, band.action(value)))
     clusters.sort(key=lambda c: (-c.cohesion, c.members[0].path))
@@ -161,7 +165,8 @@ def find_clusters(vault: VaultContext) -> tuple[int, list[Cluster]]:
 def _merged_body(members: list[Member]) -> str:
     seen: set[str] = set()
     parts: list[str] = []
-    for member in sorted(members, key=lambda m: (-len(m.body), m.path)):
+    # chronological: the first told first (notes without `created` last, by path)
+    for member in sorted(members, key=lambda m: (m.created is None, m.created or 0.0, m.path)):
         body = member.body.strip()
         key = normalised_content_hash(body)
         if body and key not in seen:

@@ -7,7 +7,7 @@ a note is embedded once per text: a ``touch``, a move or a lifecycle pass never 
 
 Tiers (engram; :mod:`vaultmem.core.quantisation`): with ``[embeddings] quantise`` (default on)
 ``embed`` stores each memory's vector at the precision of its decay retention tier and moves
-vectors of memories that faded to a coarser tier; archived memories are stored as int2. A person's
+vectors of memories that faded to a coarser tier; archived memories are stored as int4. A person's
 own notes have no decay and stay float32.
 
 Without a configured provider every function here is inert (``semantic_query`` returns ``None``)
@@ -346,6 +346,17 @@ def embed_new(vault: VaultContext, path: str, now: dt.datetime) -> None:
         vault.warnings.append(f"{path} not embedded: {err}")
 
 
+def embed_imported(vault: VaultContext, paths: Sequence[str], now: dt.datetime) -> None:
+    """Embed the memories ``import`` just wrote, in batches, when a provider is ready (a
+    provider failing adds one warning and leaves them to ``embed --all`` or the watcher)."""
+    if provider(vault) is None:
+        return
+    try:
+        embed_notes(vault, paths, now=now, sync=False)
+    except EmbeddingUnavailableError as err:
+        vault.warnings.append(f"{len(paths)} imported memories not embedded: {err}")
+
+
 # ---------------------------------------------------------------------------- searching
 SCREEN_POOL = 400
 """Rows screened by the projection (large vaults) whose exact cosines are computed."""
@@ -397,6 +408,15 @@ class SemanticQuery:
                 )
             self._near[k] = [(m.paths[int(i)], float(c)) for i, c in zip(rows, sims, strict=True)]
         return self._near[k]
+
+    def cosine_between(self, a: str, b: str) -> float | None:
+        """Cosine of the stored vectors of the notes at ``a`` and ``b``; ``None`` when either has
+        no vector."""
+        m = self.matrix
+        ra, rb = m.row.get(a), m.row.get(b)
+        if ra is None or rb is None:
+            return None
+        return float(m.vectors[ra] @ m.vectors[rb])
 
     @property
     def top(self) -> float:

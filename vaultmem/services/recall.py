@@ -16,7 +16,9 @@ is ``Vault.review``. Steps:
    strong hits (either direction); linked notes that did not match the words, and episode
    neighbours, join as candidates (:mod:`vaultmem.services.recall_neighbours`) — Mnemon's graph
    traversal.
-4. **Fusion and review blending** (:mod:`vaultmem.core.recall_fusion`; Mnemon, Mnemex).
+4. **Fusion, near-duplicates and review blending** (:mod:`vaultmem.core.recall_fusion`; Mnemon,
+   Mnemex): near-duplicates of a better hit move behind the distinct hits
+   (:mod:`vaultmem.core.recall_diversity`).
 5. **Vectors** (only when ``[embeddings]`` names a provider and notes have vectors;
    :mod:`vaultmem.services.embeddings`): the query's nearest notes join the candidates and every
    candidate gets the vector signal of :mod:`vaultmem.core.vector_fusion`. Without a provider
@@ -46,6 +48,7 @@ from vaultmem.core.recall_context import (
     episode_signal,
     plain_note_decay,
 )
+from vaultmem.core.recall_diversity import Spread, spread_near_duplicates
 from vaultmem.core.recall_fusion import (
     REVIEW_MIN_RELEVANCE,
     STRONG_HIT,
@@ -62,9 +65,7 @@ from vaultmem.core.recall_fusion import (
 )
 from vaultmem.core.reinforcement import touch_changes
 from vaultmem.core.score_formulas import COLUMN_ORDER, row_scores
-from vaultmem.core.text_tokens import (
-    query_terms,
-)
+from vaultmem.core.text_tokens import content_tokens, query_terms
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.core.vector_fusion import (
     keyword_agreement,
@@ -423,8 +424,10 @@ def _rank(
     fused = fused._replace(score=capped)
     priority = [p if d and st == "active" else 0.0
                 for (_, p), d, st in zip(scored, decays, statuses, strict=True)]
-    primary = ranking(fused.score, paths)
-    due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE]
+    primary, held = _spread(conn, ranking(fused.score, paths), paths, k, semantic,
+                            vault.settings.embeddings.near_duplicate)
+    due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE
+           and i not in held]
     due.sort(key=lambda i: -priority[i])  # stable: equal priorities keep the fused order
     hits: list[Hit] = []
     chosen = list(blend_results(primary, due, k, weights.review_blend))
@@ -450,6 +453,32 @@ def _rank(
             vector=float(fused.vector[i]) if fused.vector is not None else 0.0,
         ))
     return hits
+
+
+def _spread(
+    conn: sqlite3.Connection, order: list[int], paths: Sequence[str], k: int,
+    semantic: SemanticQuery | None, near_cosine: float,
+) -> Spread:
+    """``order`` with near-duplicates of a better hit behind the first ``k`` distinct ones
+    (:mod:`vaultmem.core.recall_diversity`): their words (title and body) from the index, their
+    vectors' cosine when both have one."""
+    window = order[: DIVERSITY_WINDOW * k]
+    bodies = _bodies(conn, [paths[i] for i in window])
+    words = {i: content_tokens(f"{title_of(paths[i])} {bodies.get(paths[i], '')}")
+             for i in window}
+    empty: frozenset[str] = frozenset()
+    cosine = None
+    if semantic is not None:
+        found = semantic
+
+        def cosine(i: int, j: int) -> float | None:
+            return found.cosine_between(paths[i], paths[j])
+
+    return spread_near_duplicates(order, k, lambda i: words.get(i, empty), cosine, near_cosine)
+
+
+DIVERSITY_WINDOW = 3
+"""Near-duplicates are looked for among the first ``DIVERSITY_WINDOW × k`` candidates."""
 
 
 def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:

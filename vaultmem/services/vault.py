@@ -367,13 +367,20 @@ class Vault:
     ) -> ImportReport:
         """Import one memory per JSONL line, text or raw bytes (see
         :func:`.remembering.import_lines`): bad lines are reported and skipped, lines already
-        in the vault are not imported again.
+        in the vault are not imported again. With an embedding provider the imported memories
+        are then embedded in batches (``[embeddings] batch_size``; a provider failing leaves
+        them to ``embed --all``, with a warning).
 
         When the vault then holds more active memories than ``max_active``, ``over_cap`` of the
         report (and a line in :attr:`warnings`) says how many the next prune archives."""
         from vaultmem.services.remembering import import_lines
 
-        report = import_lines(self, lines, now=now or utc_now(), progress=progress)
+        when = now or utc_now()
+        report = import_lines(self, lines, now=when, progress=progress)
+        if report.imported and self.settings.embeddings.enabled:
+            from vaultmem.services.embeddings import embed_imported
+
+            embed_imported(self, report.imported, when)
         cap = self.settings.lifecycle.max_active
         (active,) = self.index.conn.execute(
             "SELECT COUNT(*) FROM notes WHERE type = 'memory' AND status = 'active'"
