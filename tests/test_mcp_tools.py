@@ -342,6 +342,7 @@ def test_undo_reverts_only_this_servers_changes_and_names_what_it_would_revert(
         ("forget", "mcp", True),
     ]
     cli_entry, mcp_entry = entries[0]["entry"], entries[1]["entry"]
+    assert [e["entry"] for e in client.ok("journal", limit=1)["entries"]] == [cli_entry]
     undone = client.ok("undo")  # the server's own forget, not the newer one
     assert undone["journal"].startswith(mcp_entry) and undone["who"] == "mcp"
     assert (root / str(mine["path"])).exists()
