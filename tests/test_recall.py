@@ -128,6 +128,18 @@ def test_blend_follows_seed_001_example() -> None:
     assert blend_results([1, 2, 3], [], 10, 0.3) == [(1, False), (2, False), (3, False)]
 
 
+def test_review_candidate_takes_a_slot_only_when_close_to_the_hit_it_displaces() -> None:
+    primary = [0, 1, 2, 3, 4, 5]
+    score = [1.0, 0.9, 0.8, 0.7, 0.6, 0.5]
+    # candidate 5 (0.5) against the hit it would displace at slot 3 (candidate 2, 0.8)
+    assert blend_results(primary, [5], 4, 0.3, score, 0.5)[2] == (5, True)  # 0.5 ≥ 0.5 × 0.8
+    assert blend_results(primary, [5], 4, 0.3, score, 0.9) == [
+        (0, False), (1, False), (2, False), (3, False)]  # 0.5 < 0.9 × 0.8: primary order
+    # the queue keeps its order: the head waits for a slot where it is close enough
+    assert blend_results(primary, [5, 3], 6, 0.3, score, 0.9) == [
+        (0, False), (1, False), (2, False), (3, False), (4, False), (5, True)]
+
+
 def test_weights_override_and_validation() -> None:
     weights = FusionWeights().with_overrides({"decay": 0, "graph": 0})
     assert (weights.relevance, weights.decay, weights.graph) == (1.0, 0.0, 0.0)

@@ -50,6 +50,7 @@ from vaultmem.core.recall_context import (
 )
 from vaultmem.core.recall_diversity import Spread, spread_near_duplicates
 from vaultmem.core.recall_fusion import (
+    REVIEW_CLOSENESS,
     REVIEW_MIN_RELEVANCE,
     STRONG_HIT,
     FusionWeights,
@@ -430,7 +431,8 @@ def _rank(
            and i not in held]
     due.sort(key=lambda i: -priority[i])  # stable: equal priorities keep the fused order
     hits: list[Hit] = []
-    chosen = list(blend_results(primary, due, k, weights.review_blend))
+    chosen = list(blend_results(primary, due, k, weights.review_blend, fused.score,
+                                 REVIEW_CLOSENESS))
     bodies = _bodies(conn, [paths[i] for i, _ in chosen])
     for rank, (i, by_review) in enumerate(chosen, 1):
         via = int(episode_via[i]) if lift[i] > 0 else int(proximity.via[i])
