@@ -25,6 +25,7 @@ from vaultmem.core.recall_fusion import (
     relevance_signal,
     review_period,
 )
+from vaultmem.core.recall_time import TIME_LIFT, asks_when, mentions_time
 from vaultmem.core.text_tokens import content_tokens, fts_string, jaccard, query_terms
 from vaultmem.errors import InputError
 from vaultmem.services.recall import Hit
@@ -455,3 +456,26 @@ def test_real_vault_keyword_recall_finds_the_rules_note(copy_vault: object) -> N
     hits = ask(root, "the Escalation Die", weights=KEYWORD_ONLY, k=5)
     assert hits[0].path.endswith("Combat-Sequence/Escalation-Die.md")
     assert all(hit.id is None for hit in hits)  # nothing in the SRD is a managed memory
+
+
+def test_time_words_are_recognised_in_questions_and_memories() -> None:
+    assert asks_when("When did Caroline go to the support group?")
+    assert asks_when("what year did she move") and asks_when("How long ago was the trip?")
+    assert not asks_when("Where did Caroline go?") and not asks_when("Since when? no")
+    assert mentions_time("I went yesterday") and mentions_time("back in May 2022")
+    assert mentions_time("a long time ago")
+    assert not mentions_time("I went to the support group") and not mentions_time("Mayor")
+
+
+def test_a_question_asking_when_lifts_the_memory_that_says_when(root: Path) -> None:
+    memory(root, "STM/Group A.md", "I went to the support group.")
+    memory(root, "STM/Group B.md", "I went to the support group yesterday.")
+    plain = ask(root, "Did I go to the support group?")
+    assert paths(plain) == ["STM/Group A.md", "STM/Group B.md"]  # shorter: better BM25
+    when = ask(root, "When did I go to the support group?")
+    assert paths(when) == ["STM/Group B.md", "STM/Group A.md"]
+    assert when[0].score == pytest.approx(when[0].relevance + when[0].decay + when[0].graph)
+    assert when[0].graph - plain[1].graph == pytest.approx(TIME_LIFT)  # shown as context
+    bm25 = {**KEYWORD_ONLY, "episode": 0.0, "vector": 0.0}
+    keywords = ask(root, "When did I go to the support group?", weights=bm25)
+    assert paths(keywords) == ["STM/Group A.md", "STM/Group B.md"]  # pure BM25 stays BM25

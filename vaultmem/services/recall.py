@@ -64,6 +64,7 @@ from vaultmem.core.recall_fusion import (
     relevance_signal,
     strong_hits,
 )
+from vaultmem.core.recall_time import TIME_LIFT, asks_when, mentions_time
 from vaultmem.core.reinforcement import touch_changes
 from vaultmem.core.score_formulas import COLUMN_ORDER, row_scores
 from vaultmem.core.text_tokens import content_tokens, query_terms
@@ -277,7 +278,7 @@ def recall_notes(
         semantic = semantic_query(vault, query)
     if not terms and semantic is None:
         return []
-    hits = _rank(vault, terms, filters, weights, k, now, semantic)
+    hits = _rank(vault, terms, filters, weights, k, now, semantic, asks_when(query))
     _warn_wrong_types(vault, [hit.path for hit in hits])
     touch = options.get("touch")
     if touch:
@@ -351,9 +352,10 @@ def _touch(vault: VaultContext, hits: Sequence[Hit], now: dt.datetime) -> None:
 
 def _rank(
     vault: VaultContext, terms: Sequence[str], filters: RecallFilters, weights: FusionWeights,
-    k: int, now: dt.datetime, semantic: SemanticQuery | None = None,
+    k: int, now: dt.datetime, semantic: SemanticQuery | None = None, when: bool = False,
 ) -> list[Hit]:
-    """Candidates → signals → fused order → blended top ``k`` as :class:`Hit` objects."""
+    """Candidates → signals → fused order → blended top ``k`` as :class:`Hit` objects; ``when``:
+    the query asks for a time (candidates mentioning one are lifted, :mod:`recall_time`)."""
     conn = vault.index.conn
     rows, bm25_values = (
         fts_candidates(conn, terms, filters, max(CANDIDATES, k)) if terms else ([], [])
@@ -417,7 +419,14 @@ def _rank(
     episode, episode_via = episode_signal(
         relevance, seeds, [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]
     )
-    lift = episode_contribution(episode, relevance, weights.episode)
+    episode_lift = episode_contribution(episode, relevance, weights.episode)
+    lift = episode_lift
+    # a question asking when: memories that say when (pure BM25 keeps BM25's order)
+    if when and weights.relevance > 0 and any(
+            (weights.decay, weights.graph, weights.episode, weights.vector)):
+        texts = _bodies(conn, paths)
+        lift = [x + (TIME_LIFT if mentions_time(texts.get(p, "")) else 0.0)
+                for x, p in zip(lift, paths, strict=True)]
     fused = fuse(relevance, decay, proximity.signal, weights, vector)
     fused = fused._replace(graph=[g + x for g, x in zip(fused.graph, lift, strict=True)],
                     score=[s + x for s, x in zip(fused.score, lift, strict=True)])
@@ -435,7 +444,7 @@ def _rank(
                                  REVIEW_CLOSENESS))
     bodies = _bodies(conn, [paths[i] for i, _ in chosen])
     for rank, (i, by_review) in enumerate(chosen, 1):
-        via = int(episode_via[i]) if lift[i] > 0 else int(proximity.via[i])
+        via = int(episode_via[i]) if episode_lift[i] > 0 else int(proximity.via[i])
         hits.append(Hit(
             rank=rank, path=paths[i],
             id=cast("str | None", rows[i][_ID]) if kinds[i] in MANAGED_TYPES else None,
