@@ -48,7 +48,7 @@ def test_tilde_and_variables_are_expanded_in_every_path(
 
     code, out, err = run("list", "--json", env={"VAULTMEM_VAULT": "~/Notes"})
     assert code == 0, err
-    assert sorted(row["title"] for row in json.loads(out)) == [
+    assert sorted(row["title"] for row in json.loads(out)["memories"]) == [
         "Coffee after lunch only",
         "Tea is best at 80 C",
     ]

@@ -250,7 +250,7 @@ def test_a_note_merged_without_the_driver_stays_visible_and_is_fixed(tmp_path: P
     code, out, _ = cli(c.b, "list")
     assert code == 0 and "X.md" in out and "conflicted" in out
     code, out, _ = cli(c.b, "list", "--json")
-    (row,) = json.loads(out)
+    (row,) = json.loads(out)["memories"]
     assert row["conflicted"] is True and row["use_count"] == 3  # read from its "ours" side
     code, out, _ = cli(c.b, "status")
     assert "1 memory among" in out and "conflicted" in out

@@ -82,7 +82,7 @@ def test_bad_lines_are_reported_by_number_and_skipped(vault: Path, tmp_path: Pat
     texts = [(vault / p).read_text(encoding="utf-8") for p in written]
     assert any("First good memory about apples" in t for t in texts)
     assert any("😀 emoji pair is fine" in t for t in texts)
-    listed = json.loads(run("list", "--json", vault=vault)[1])
+    listed = json.loads(run("list", "--json", vault=vault)[1])["memories"]
     assert {row["path"] for row in listed} == written
 
     code, out, err = run("import", str(jsonl), "--json", "--now", NOW, vault=vault)

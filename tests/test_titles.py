@@ -78,7 +78,7 @@ def test_every_title_gives_a_visible_findable_note(vault: Path, title: str) -> N
     assert not any(ord(ch) < 32 for ch in name)
     code, out, err = run("show", data["id"], "--json", vault=vault)
     assert code == 0 and json.loads(out)["path"] == data["path"]
-    listed = json.loads(run("list", "--json", vault=vault)[1])
+    listed = json.loads(run("list", "--json", vault=vault)[1])["memories"]
     assert [row["path"] for row in listed] == [data["path"]]
 
 
