@@ -25,7 +25,7 @@ from vaultmem.core.note_text import parse_frontmatter, render_note
 from vaultmem.errors import LockedError, NoteChangedError
 from vaultmem.services import pass_session
 from vaultmem.services.remembering import KEYS_TABLE
-from vaultmem.store import journal, note_files
+from vaultmem.store import journal, journal_undo, note_files
 from vaultmem.store.note_files import (
     ASIDE_SUFFIX,
     TEMP_SUFFIX,
@@ -104,7 +104,7 @@ def test_a_pass_flushes_per_batch_and_undo_restores_every_byte(
     assert all(len(call) == len(set(call)) for call in refreshed)
     assert _ids(generated_vault) == _ids_of(before)  # every memory once, none lost or doubled
     fsyncs.clear()
-    monkeypatch.setattr(journal, "UNDO_BATCH", 64)  # several batches here too
+    monkeypatch.setattr(journal_undo, "UNDO_BATCH", 64)  # several batches here too
     steps: list[tuple[int, int]] = []
     report = vault.undo(progress=lambda done, total: steps.append((done, total)))
     vault.close()

@@ -18,15 +18,9 @@ from vaultmem.errors import InputError
 from vaultmem.services.pass_indexer import PassIndexer
 from vaultmem.store.durability import batched_dir_syncs
 from vaultmem.store.interrupts import finish_step_on_signal
-from vaultmem.store.journal import (
-    JournalEntry,
-    journals,
-    read_journal,
-    recover,
-    undo,
-    undo_steps_left,
-)
+from vaultmem.store.journal import JournalEntry, journals, read_journal, recover
 from vaultmem.store.journal_entries import journal_summary
+from vaultmem.store.journal_undo import undo, undo_steps_left
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
