@@ -11,7 +11,6 @@ from vaultmem.cli.common import (
     json_option,
     now_option,
     print_json,
-    progress_bar,
     progress_shown,
     vault_command,
     with_error,
@@ -288,13 +287,8 @@ def undo(
     if list_only:
         _print_journal(vault.journal(), as_json)
         return
-    with progress_bar(0, "undoing", as_json=as_json) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.length = total
-            bar.update(done - bar.pos)
-
-        report = vault.undo(entry, commit=commit, progress=progress)
+    with progress_shown(as_json):
+        report = vault.undo(entry, commit=commit)
     if as_json:
         print_json(report.as_dict())
         if report.commit_error:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vaultmem.core.timestamps import utc_now
@@ -180,11 +180,10 @@ def undo_last_run(
     *,
     commit: bool | None = None,
     session: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
 ) -> UndoReport:
     """Reverse the journal entry ``ref`` (default: the last applied pass) exactly; refuses,
     naming it, if a note changed (:func:`~vaultmem.services.undo.undo_entry`, which also says
-    what ``session`` and ``progress`` do).
+    what ``session`` does and how progress is reported).
 
     See docs/user-guide.md, "Journal, undo and safety".
 
@@ -205,7 +204,7 @@ def undo_last_run(
             paths = [p for op in entry.operations for p in (op.source, op.target) if p]
             committed = committed_as_is(vault.root, paths)
 
-    report = undo_entry(vault, ref, session=session, before=check, progress=progress)
+    report = undo_entry(vault, ref, session=session, before=check)
     vault.catch_up()
     paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
     remove_emptied_folders(vault.root, paths, vault.folders())
