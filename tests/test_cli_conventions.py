@@ -303,6 +303,29 @@ def test_an_mcp_config_may_name_the_vault_with_a_tilde(home: Path) -> None:
     assert served.returncode == 0 and "Error" not in served.stderr, served.stderr
 
 
+def test_an_undo_whose_commit_fails_prints_one_json_object(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = home / "v"
+    Vault.init(vault)[0].close()
+    subprocess.run(["git", "init", "-q"], cwd=vault, check=True)
+    for key, value in (("user.name", "t"), ("user.email", "t@example.org")):
+        subprocess.run(["git", "config", key, value], cwd=vault, check=True)
+    run("remember", "An old fact to forget", "--now", "2026-01-01T00:00:00", "--vault", str(vault))
+    code, out, err = run("lifecycle", "--now", NOW, "--vault", str(vault))
+    assert code == 0, err
+    hook = vault / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'refused by the hook' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    code, out, err = run("undo", "--commit", "--json", "--vault", str(vault))
+    assert code == 1
+    report = json.loads(out)  # one object: the undo's report, with the error added
+    assert report["exit_code"] == 1 and report["error"] == report["commit_error"]
+    assert "git commit failed: refused by the hook" in report["error"]
+    assert report["restored"] and "Error:" not in err
+    assert (vault / "STM" / "An old fact to forget.md").exists()  # the undo itself stands
+
+
 def test_a_json_report_that_then_fails_is_one_object_with_the_error(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -454,13 +454,19 @@ def test_a_plain_undo_of_a_committed_pass_commits_too_and_leaves_the_tree_clean(
 def test_lifecycle_commit_failure_still_prints_the_report(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     Vault.init(root)
+    git(root, "init", "-q")
+    git(root, "config", "user.name", "t")
+    git(root, "config", "user.email", "t@example.org")
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'refused by the hook' >&2\nexit 1\n")
+    hook.chmod(0o755)
     with Vault.open(root) as vault:
-        vault.remember("Not in git", title="N", now=T0)
-        vault.remember("Not in git either", title="N2", now=T0 + HOUR / 6)
+        vault.remember("Not committed", title="N", now=T0)
+        vault.remember("Not committed either", title="N2", now=T0 + HOUR / 6)
     code, out, err = cli(root, "lifecycle", "--commit", "--now", at(T0 + DAY))
     assert code == 1
     assert "seal: 3 applied" in out  # the pass happened and says so (box + two members)
-    assert "not in a git repository" in err and "not committed" in err
+    assert "git commit failed: refused by the hook" in err and "not committed" in err
 
 
 def test_init_git_is_idempotent_and_registers_the_driver_in_a_fresh_clone(tmp_path: Path) -> None:

@@ -96,7 +96,8 @@ def _confirm_hard(
 commit_option = click.option(
     "--commit",
     is_flag=True,
-    help="In a git repository, commit exactly this pass's changes with a message saying why.",
+    help="Commit exactly this pass's changes with a message saying why (refused, nothing "
+    "changed, when the vault is not in a git repository).",
 )
 
 
@@ -269,8 +270,9 @@ def _print_journal(rows: list[dict[str, object]], as_json: bool) -> None:
 @click.option(
     "--commit/--no-commit",
     default=None,
-    help="In a git repository, commit the reverted files (only those). Default: commit when "
-    "the pass's files were committed (lifecycle --commit), so the tree stays clean.",
+    help="Commit the reverted files (only those; --commit is refused, nothing changed, outside "
+    "a git repository). Default: commit when the pass's files were committed (lifecycle "
+    "--commit), so the tree stays clean.",
 )
 @json_option
 @vault_command
@@ -289,10 +291,10 @@ def undo(
         return
     with progress_shown(as_json):
         report = vault.undo(entry, commit=commit)
-    if as_json:
-        print_json(report.as_dict())
+    if as_json:  # one object: the report, with the error added when the commit failed
+        print_json(with_error(report.as_dict(), report.commit_error))
         if report.commit_error:
-            raise click.ClickException(report.commit_error)
+            raise SystemExit(1)
         return
     for item in report.restored:
         if item["operation"] == "create":
