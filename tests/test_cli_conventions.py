@@ -303,15 +303,19 @@ def test_an_mcp_config_may_name_the_vault_with_a_tilde(home: Path) -> None:
     assert served.returncode == 0 and "Error" not in served.stderr, served.stderr
 
 
-def test_an_undo_whose_commit_fails_prints_one_json_object(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _git_vault_with_an_old_fact(home: Path) -> Path:
+    """A new vault ``home/v``, a git repository, with one memory that fades by ``NOW``."""
     vault = home / "v"
     Vault.init(vault)[0].close()
     subprocess.run(["git", "init", "-q"], cwd=vault, check=True)
+    run("remember", "An old fact to forget", "--now", "2026-01-01T00:00:00", "--vault", str(vault))
+    return vault
+
+
+def test_an_undo_whose_commit_fails_prints_one_json_object(home: Path) -> None:
+    vault = _git_vault_with_an_old_fact(home)
     for key, value in (("user.name", "t"), ("user.email", "t@example.org")):
         subprocess.run(["git", "config", key, value], cwd=vault, check=True)
-    run("remember", "An old fact to forget", "--now", "2026-01-01T00:00:00", "--vault", str(vault))
     code, out, err = run("lifecycle", "--now", NOW, "--vault", str(vault))
     assert code == 0, err
     hook = vault / ".git" / "hooks" / "pre-commit"
@@ -329,10 +333,7 @@ def test_an_undo_whose_commit_fails_prints_one_json_object(
 def test_a_json_report_that_then_fails_is_one_object_with_the_error(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = home / "v"
-    Vault.init(vault)[0].close()
-    subprocess.run(["git", "init", "-q"], cwd=vault, check=True)
-    run("remember", "An old fact to forget", "--now", "2026-01-01T00:00:00", "--vault", str(vault))
+    vault = _git_vault_with_an_old_fact(home)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):  # git refuses an empty name
         monkeypatch.setenv(name, "")
