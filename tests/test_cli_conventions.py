@@ -265,12 +265,22 @@ def test_passes_report_progress_to_a_listener(home: Path) -> None:
 
 
 def test_progress_bars_on_a_terminal_and_none_when_piped(home: Path) -> None:
-    import pty
-
     vault = _faded_vault(home, 12)
     command = [sys.executable, "-m", "vaultmem", "gc", "--now", NOW, "--vault", str(vault)]
     piped = subprocess.run(command + ["--dry-run"], capture_output=True, text=True, timeout=60)
     assert piped.returncode == 0 and piped.stderr == ""
+    out, drawn = _on_a_terminal(command)
+    assert out.count("archived STM/Faded fact number") == 12
+    assert b"forget" in drawn and b"100%" in drawn
+    out, drawn = _on_a_terminal(command[:3] + ["undo", "--vault", str(vault)])
+    assert out.count("restored STM/Faded fact number") == 12
+    assert b"undoing" in drawn and b"100%" in drawn  # undo reports as the passes do
+
+
+def _on_a_terminal(command: list[str]) -> tuple[str, bytes]:
+    """Run ``command`` with stderr on a pseudo-terminal: (its stdout, what it drew there)."""
+    import pty
+
     controller, terminal = pty.openpty()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=terminal) as shown:
         os.close(terminal)
@@ -287,8 +297,7 @@ def test_progress_bars_on_a_terminal_and_none_when_piped(home: Path) -> None:
             break
         drawn += chunk
     os.close(controller)
-    assert out.count("archived STM/Faded fact number") == 12
-    assert b"forget" in drawn and b"100%" in drawn
+    return out, drawn
 
 
 def test_an_mcp_config_may_name_the_vault_with_a_tilde(home: Path) -> None:
