@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 
 from vaultmem import Vault
-from vaultmem.cli import main
 from vaultmem.services.remembering import IMPORT_BATCH, content_key
 
 NOW = "2026-11-20T09:00:00"
@@ -42,12 +41,6 @@ LINES: list[tuple[bytes, str | None]] = [
     (b'{"content": "bad pinned", "pinned": "yes"}', "pinned must be true or false"),
     (b'{"content": "\\ud83d\\ude00 emoji pair is fine"}', None),
 ]
-
-
-def run(*args: str, vault: Path) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, [*args, "--vault", str(vault)])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
