@@ -503,6 +503,8 @@ def _import_lines(
         taken: set[str] = set()
 
         def commit() -> None:
+            if len(batch):
+                vault.index.check_writable()  # create_memory leaves it to the batch's writer
             failed = batch.commit()
             written = [path for number, path in pending if vault.root / path not in failed]
             report.errors.extend(
