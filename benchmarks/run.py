@@ -623,7 +623,7 @@ def profile_figure(result: dict[str, Any]) -> Figure:
         return Figure("cold index profile, top 3", result["error"])
     top = "; ".join(f"{row['function']} {100 * row['share']:.0f} %" for row in result["top"])
     return Figure("cold index profile, top 3", top,
-                  f"profiled total {_secs(result['seconds'])}, in one process")
+                  f"profiled total {_secs(result['seconds'])} cpu, in one process")
 
 
 def startup_figures(result: dict[str, Any]) -> list[Figure]:

@@ -204,7 +204,7 @@ def test_read_only_commands_answer_on_a_full_disk_and_writes_change_nothing(
 ) -> None:
     before = _notes(full_disk)
     for command, shown in ((["list"], "STM/Ramen.md"), (["recall", "ramen"], "STM/Ramen.md"),
-                           (["show", "Ramen"], "STM/Ramen.md"), (["status"], "1 memories")):
+                           (["show", "Ramen"], "STM/Ramen.md"), (["status"], "1 memory ")):
         code, out, err = run(*command, vault=full_disk)
         assert code == 0, (command, err)
         assert shown in out and "is on a full disk: the index is used as it is" in err

@@ -48,13 +48,14 @@ def _model_or_skip() -> None:
 
 
 def _found(vault: Vault, questions: list[tuple[str, set[str]]], weights: Mapping[str, float]
-           | None, k: int, now: object) -> float:
-    """Share of the answers found in the top ``k``, summed over questions."""
-    total = 0.0
+           | None, ks: tuple[int, ...], now: object) -> dict[int, float]:
+    """Per k of ``ks``: the share of each question's answers in the top k, summed."""
+    total = dict.fromkeys(ks, 0.0)
     for query, answers in questions:
-        hits = vault.recall(query, k=k, now=now, sync=False,
+        hits = vault.recall(query, k=max(ks), now=now, sync=False,
                             weights=None if weights is None else dict(weights))
-        total += len(answers & {h.path for h in hits}) / len(answers)
+        for k in ks:
+            total[k] += len(answers & {h.path for h in hits[:k]}) / len(answers)
     return total
 
 
@@ -66,20 +67,16 @@ def test_vectors_never_hurt_on_the_shipped_kepano_vault(tmp_path: Path) -> None:
                                  embeddings=True)
     try:
         asked = [(q.query, set(q.answers)) for q in questions]
-        for k in (1, 5, 10):
-            keyword = _found(vault, asked, KEYWORD, k, runner.NOW)
-            hybrid = _found(vault, asked, None, k, runner.NOW)
-            assert hybrid >= keyword, (k, hybrid, keyword)
-        # the vectors are doing something: a paraphrase only meaning finds is found
-        assert _found(vault, asked, None, 10, runner.NOW) > _found(
-            vault, asked, KEYWORD, 10, runner.NOW) or _found(
-            vault, asked, None, 1, runner.NOW) > _found(vault, asked, KEYWORD, 1, runner.NOW)
+        keyword = _found(vault, asked, KEYWORD, (1, 5, 10), runner.NOW)
+        hybrid = _found(vault, asked, None, (1, 5, 10), runner.NOW)
+        assert all(hybrid[k] >= keyword[k] for k in keyword), (hybrid, keyword)
+        assert hybrid != keyword  # the vectors did change something
     finally:
         vault.close()
 
 
-SESSIONS = 6
-"""Sessions of the sample conversation: enough turns (~130) for BM25 and vectors to differ."""
+SESSIONS = 4
+"""Sessions of the sample conversation: enough turns (~75) for BM25 and vectors to differ."""
 
 
 def test_vectors_never_hurt_on_a_sample_of_real_conversations(tmp_path: Path) -> None:
@@ -93,18 +90,19 @@ def test_vectors_never_hurt_on_a_sample_of_real_conversations(tmp_path: Path) ->
     ids = {t.dia_id for t in turns}
     questions = tuple(q for q in conversation.questions
                       if q.evidence and set(q.evidence) <= ids)
-    assert len(questions) >= 20 and len(turns) >= 80
+    assert len(questions) >= 20 and len(turns) >= 60
     sample = locomo.Conversation(conversation.sample_id, turns, questions,
                                  max(t.created for t in turns))
     vault, path_of = locomo.build_vault(tmp_path / "v", sample, embeddings=True)
     try:
-        embed_notes(vault, now=sample.now, sync=False)
+        embed_notes(vault, now=sample.now, sync=False)  # import embedded the turns: tiers now
         asked = [(q.question, {path_of[e] for e in q.evidence}) for q in questions]
-        for k in (5, 10, 25):
-            keyword = _found(vault, asked, KEYWORD, k, sample.now)
-            fused = _found(vault, asked, NO_VECTORS, k, sample.now)
-            hybrid = _found(vault, asked, None, k, sample.now)
-            assert hybrid >= keyword and hybrid >= fused, (k, hybrid, fused, keyword)
+        ks = (5, 10, 25)
+        keyword = _found(vault, asked, KEYWORD, ks, sample.now)
+        fused = _found(vault, asked, NO_VECTORS, ks, sample.now)
+        hybrid = _found(vault, asked, None, ks, sample.now)
+        for k in ks:
+            assert hybrid[k] >= keyword[k] and hybrid[k] >= fused[k], (k, hybrid, fused, keyword)
     finally:
         vault.close()
         shutil.rmtree(tmp_path / "v", ignore_errors=True)

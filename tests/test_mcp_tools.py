@@ -342,6 +342,7 @@ def test_undo_reverts_only_this_servers_changes_and_names_what_it_would_revert(
         ("forget", "mcp", True),
     ]
     cli_entry, mcp_entry = entries[0]["entry"], entries[1]["entry"]
+    assert [e["entry"] for e in client.ok("journal", limit=1)["entries"]] == [cli_entry]
     undone = client.ok("undo")  # the server's own forget, not the newer one
     assert undone["journal"].startswith(mcp_entry) and undone["who"] == "mcp"
     assert (root / str(mine["path"])).exists()
@@ -396,7 +397,9 @@ def test_journal_entries_say_who_made_them(tmp_path: Path) -> None:
     text = _cli(vault.root, "undo", "--list").stdout.splitlines()
     assert "undone" in text[0] and "forget" in text[0] and "by cron" in text[0]
     assert "undoable" in text[1] and "lifecycle" in text[1] and "by cron" in text[1]
-    assert "nothing has been applied" in _cli(tmp_path, "undo", "--list").stdout or True
+    empty, _ = Vault.init(tmp_path / "empty")
+    empty.close()
+    assert "nothing has been applied" in _cli(empty.root, "undo", "--list").stdout
 
 
 def test_consolidate_and_embed_status_with_embeddings_and_undo(tmp_path: Path) -> None:
@@ -435,13 +438,17 @@ def test_show_of_a_persons_own_note_says_it_is_not_a_memory(served: Client) -> N
     assert "- charger" in text_of(result)
 
 
-def test_edit_refuses_a_memory_that_is_a_symbolic_link(served: Client) -> None:
+def test_edit_through_a_symbolic_link_edits_its_target_and_keeps_the_link(
+    served: Client,
+) -> None:
     made = served.ok("remember", content="Linked memory text", title="Linked source")
     source = served.root / str(made["path"])
     link = served.root / "STM/Linked copy.md"
     link.symlink_to(source)
     wait_until_indexed(served, "Linked copy")
     before = source.read_bytes()
-    message = one_line_error(served, "edit", id_or_title="Linked copy", append="more")
-    assert "a symbolic link; not edited" in message, message
-    assert link.is_symlink() and source.read_bytes() == before
+    edited = served.ok("edit", id_or_title="Linked copy", append="more")
+    assert edited["path"] == made["path"], edited
+    after = source.read_bytes()
+    assert after.startswith(before.rstrip(b"\n")) and after.rstrip().endswith(b"more")
+    assert link.is_symlink() and link.resolve() == source.resolve()

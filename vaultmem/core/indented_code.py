@@ -205,7 +205,7 @@ def _block_start(stripped: str) -> tuple[int, re.Match[str] | None]:
         return _QUOTE, None
     if first == "#":
         return (_LEAF if _ATX_RE.match(stripped) else _TEXT), None
-    if first in "-*_" and _THEMATIC_RE.fullmatch(stripped):
+    if first in "-*_" and stripped.count(first) >= 3 and _THEMATIC_RE.fullmatch(stripped):
         return _LEAF, None
     if first in "-*+0123456789":
         item = _LIST_ITEM_RE.match(stripped)

@@ -47,7 +47,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "lifecycle": {"passes": ["seal", "promote"], "apply": False},
     "consolidate": {"apply": False},
     "undo": {},
-    "journal": {},
+    "journal": {"limit": 10},
     "embed_status": {},
     "doctor": {},
 }

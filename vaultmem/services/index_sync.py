@@ -309,7 +309,7 @@ class _Syncer:
             self.dirty_keys.add(note_key(rel))
             report.added += 1
         if gone:  # (the write path's module: not loaded by a recall that finds nothing gone)
-            from vaultmem.store.note_files import held_aside
+            from vaultmem.store.held_asides import held_aside
         for rel in gone:
             # second stat: a note the walk missed but that is still there (and not excluded
             # since) stays; so does one a write holds aside (a killed write's is put back)

@@ -490,46 +490,6 @@ def _listing(folder: Path) -> list[os.DirEntry[str]]:
         return list(entries)
 
 
-def set_aside_names(folder: Path) -> frozenset[str]:
-    """The names of the notes in ``folder`` a write holds aside (killed, or still in flight)."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return frozenset()
-    held = set()
-    for name in names:
-        if name.startswith(".") and name.endswith(ASIDE_SUFFIX):
-            note, _, _token = name[1 : -len(ASIDE_SUFFIX)].rpartition(".")
-            if note:
-                held.add(note)
-    return frozenset(held)
-
-
-def held_aside(path: Path, root: Path, sidecar: Path, listings: dict[Path, frozenset[str]]) -> bool:
-    """Whether a write holds the missing note ``path`` aside; a killed write's is put back.
-
-    A read that finds a note missing calls this before it drops the note: if an aside file of
-    it is there and no vaultmem write is in flight (the vault lock is free, and not held by this
-    process or the one it was forked from), the killed write
-    is finished (:func:`recover_interrupted_writes`), so the next command of any kind puts
-    back a note a kill hid. ``listings`` caches :func:`set_aside_names` per folder.
-    """
-    from vaultmem.errors import LockedError, SidecarError
-    from vaultmem.store.vault_lock import held_in_process, vault_lock
-
-    folder = path.parent
-    names = listings.get(folder)
-    if names is None:
-        names = listings[folder] = set_aside_names(folder)
-    if path.name not in names:
-        return False
-    if held_in_process(sidecar):  # a write of this process (or its parent) may be in flight
-        return True
-    with contextlib.suppress(LockedError, SidecarError), vault_lock(sidecar, timeout_seconds=0):
-        recover_interrupted_writes(folder, search=root)
-    return True
-
-
 def _landed(aside: Path, original: Path, temp: Path, search: Path) -> bool:
     """Whether the write that set ``aside`` aside had put its new file in place.
 

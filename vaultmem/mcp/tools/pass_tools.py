@@ -102,13 +102,15 @@ def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one 
         )
 
     @server.tool(annotations=READ)
-    def journal() -> CallToolResult:
+    def journal(
+        limit: Annotated[int, Field(description="How many entries at most.", ge=1, le=500)] = 20,
+    ) -> CallToolResult:
         """The journal of changes, newest first: each entry's name, command, who made it
         (cli, cron, mcp with its session; yours is marked), files changed, time and whether it
         can still be undone."""
 
         def work() -> dict[str, object]:
-            rows = vault.journal()
+            rows = vault.journal()[:limit]
             for row in rows:
                 row["mine"] = row["session"] == tools.session
             return {"entries": rows}
