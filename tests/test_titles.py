@@ -111,6 +111,19 @@ def test_safe_titles_are_safe_file_names_everywhere(text: str) -> None:
     assert title.split(".")[0].strip().upper() not in WINDOWS_RESERVED
 
 
+@given(
+    st.sampled_from("aZ09"),
+    st.text(st.characters(blacklist_categories=("Zs", "Zl", "Zp", "Cc")), max_size=300),
+)
+def test_a_word_starting_with_an_ascii_letter_or_digit_is_never_cleaned_away(
+    first: str, rest: str
+) -> None:
+    # default titles keep such a word without cleaning it first (the import's fast path)
+    word = first + rest
+    assert safe_title(word)
+    assert title_from_content(f"{word} and more")
+
+
 def test_default_titles_end_at_a_word_and_outside_brackets() -> None:
     assert (
         title_from_content("Promised to send Bob the tart recipe (the one with pears) tomorrow")
