@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
 from hypothesis import settings
 
 from vaultmem import Vault
+from vaultmem.cli import main
 from vaultmem.services import index_stamps
 
 settings.register_profile("repeatable", derandomize=True, database=None)
@@ -103,6 +105,14 @@ def copy_vault(tmp_path: Path) -> Callable[[str], Path]:
         return target
 
     return copy
+
+
+def run_cli(*args: str, vault: Path) -> tuple[int, str, str]:
+    """``vaultmem ARGS --vault VAULT`` through click's CliRunner: (exit code, stdout, stderr);
+    an exception other than an exit fails the test."""
+    result = CliRunner().invoke(main, [*args, "--vault", str(vault)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
 
 
 def snapshot_files(root: Path) -> dict[str, bytes]:

@@ -7,10 +7,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from vaultmem import Vault
 from vaultmem.cli import main
+from vaultmem.core.note_text import parse_frontmatter, split_note
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -19,6 +21,19 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "t@example.org",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
+
+
+@pytest.fixture(autouse=True)
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commits made by vaultmem itself carry :data:`GIT_ENV`'s author (a test module imports
+    this fixture to have it in every test)."""
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+
+
+def fields(path: Path) -> dict[str, object]:
+    """The frontmatter of the note at ``path``."""
+    return parse_frontmatter(split_note(path.read_text(encoding="utf-8")).yaml)
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

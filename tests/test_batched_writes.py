@@ -24,8 +24,9 @@ from vaultmem.core.collector import collector_paused
 from vaultmem.core.note_text import parse_frontmatter, render_note
 from vaultmem.errors import LockedError, NoteChangedError
 from vaultmem.services import pass_session
+from vaultmem.services.progress import progress_to
 from vaultmem.services.remembering import KEYS_TABLE
-from vaultmem.store import journal, note_files
+from vaultmem.store import journal, journal_undo, note_files
 from vaultmem.store.note_files import (
     ASIDE_SUFFIX,
     TEMP_SUFFIX,
@@ -104,9 +105,11 @@ def test_a_pass_flushes_per_batch_and_undo_restores_every_byte(
     assert all(len(call) == len(set(call)) for call in refreshed)
     assert _ids(generated_vault) == _ids_of(before)  # every memory once, none lost or doubled
     fsyncs.clear()
-    monkeypatch.setattr(journal, "UNDO_BATCH", 64)  # several batches here too
-    steps: list[tuple[int, int]] = []
-    report = vault.undo(progress=lambda done, total: steps.append((done, total)))
+    monkeypatch.setattr(journal_undo, "UNDO_BATCH", 64)  # several batches here too
+    reports: list[tuple[str, int, int]] = []
+    with progress_to(lambda *step: reports.append(step)):
+        report = vault.undo()
+    steps = [(done, total) for label, done, total in reports if label == "undoing"]
     vault.close()
     assert snapshot_files(generated_vault) == before
     # the undo writes its texts ahead in batches too: not one fsync per note put back

@@ -48,7 +48,7 @@ def test_tilde_and_variables_are_expanded_in_every_path(
 
     code, out, err = run("list", "--json", env={"VAULTMEM_VAULT": "~/Notes"})
     assert code == 0, err
-    assert sorted(row["title"] for row in json.loads(out)) == [
+    assert sorted(row["title"] for row in json.loads(out)["memories"]) == [
         "Coffee after lunch only",
         "Tea is best at 80 C",
     ]
@@ -265,12 +265,22 @@ def test_passes_report_progress_to_a_listener(home: Path) -> None:
 
 
 def test_progress_bars_on_a_terminal_and_none_when_piped(home: Path) -> None:
-    import pty
-
     vault = _faded_vault(home, 12)
     command = [sys.executable, "-m", "vaultmem", "gc", "--now", NOW, "--vault", str(vault)]
     piped = subprocess.run(command + ["--dry-run"], capture_output=True, text=True, timeout=60)
     assert piped.returncode == 0 and piped.stderr == ""
+    out, drawn = _on_a_terminal(command)
+    assert out.count("archived STM/Faded fact number") == 12
+    assert b"forget" in drawn and b"100%" in drawn
+    out, drawn = _on_a_terminal(command[:3] + ["undo", "--vault", str(vault)])
+    assert out.count("restored STM/Faded fact number") == 12
+    assert b"undoing" in drawn and b"100%" in drawn  # undo reports as the passes do
+
+
+def _on_a_terminal(command: list[str]) -> tuple[str, bytes]:
+    """Run ``command`` with stderr on a pseudo-terminal: (its stdout, what it drew there)."""
+    import pty
+
     controller, terminal = pty.openpty()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=terminal) as shown:
         os.close(terminal)
@@ -287,8 +297,7 @@ def test_progress_bars_on_a_terminal_and_none_when_piped(home: Path) -> None:
             break
         drawn += chunk
     os.close(controller)
-    assert out.count("archived STM/Faded fact number") == 12
-    assert b"forget" in drawn and b"100%" in drawn
+    return out, drawn
 
 
 def test_an_mcp_config_may_name_the_vault_with_a_tilde(home: Path) -> None:
@@ -303,13 +312,37 @@ def test_an_mcp_config_may_name_the_vault_with_a_tilde(home: Path) -> None:
     assert served.returncode == 0 and "Error" not in served.stderr, served.stderr
 
 
-def test_a_json_report_that_then_fails_is_one_object_with_the_error(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _git_vault_with_an_old_fact(home: Path) -> Path:
+    """A new vault ``home/v``, a git repository, with one memory that fades by ``NOW``."""
     vault = home / "v"
     Vault.init(vault)[0].close()
     subprocess.run(["git", "init", "-q"], cwd=vault, check=True)
     run("remember", "An old fact to forget", "--now", "2026-01-01T00:00:00", "--vault", str(vault))
+    return vault
+
+
+def test_an_undo_whose_commit_fails_prints_one_json_object(home: Path) -> None:
+    vault = _git_vault_with_an_old_fact(home)
+    for key, value in (("user.name", "t"), ("user.email", "t@example.org")):
+        subprocess.run(["git", "config", key, value], cwd=vault, check=True)
+    code, out, err = run("lifecycle", "--now", NOW, "--vault", str(vault))
+    assert code == 0, err
+    hook = vault / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'refused by the hook' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    code, out, err = run("undo", "--commit", "--json", "--vault", str(vault))
+    assert code == 1
+    report = json.loads(out)  # one object: the undo's report, with the error added
+    assert report["exit_code"] == 1 and report["error"] == report["commit_error"]
+    assert "git commit failed: refused by the hook" in report["error"]
+    assert report["restored"] and "Error:" not in err
+    assert (vault / "STM" / "An old fact to forget.md").exists()  # the undo itself stands
+
+
+def test_a_json_report_that_then_fails_is_one_object_with_the_error(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = _git_vault_with_an_old_fact(home)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):  # git refuses an empty name
         monkeypatch.setenv(name, "")

@@ -175,7 +175,7 @@ def test_observe_cross_domain_boosts_strength(vault: Path) -> None:
         vault=vault,
     )
     assert code == 0, err
-    seen = json.loads(out)[0]
+    seen = json.loads(out)["memories"][0]
     assert seen["strength"] == pytest.approx(1.1)
     assert seen["cross_domain_count"] == 1
     assert seen["review_count"] == 1
@@ -258,15 +258,15 @@ def test_list_filters_and_sorts(vault: Path) -> None:
     remember(vault, "alpha memory", "--tags", "a")
     remember(vault, "beta memory", "--tags", "b", "--layer", "semantic")
     code, out, _ = run("list", "--json", "--tag", "a", vault=vault)
-    assert [r["title"] for r in json.loads(out)] == ["alpha memory"]
+    assert [r["title"] for r in json.loads(out)["memories"]] == ["alpha memory"]
     code, out, _ = run("list", "--json", "--layer", "semantic", vault=vault)
-    assert [r["title"] for r in json.loads(out)] == ["beta memory"]
+    assert [r["title"] for r in json.loads(out)["memories"]] == ["beta memory"]
     code, out, _ = run(
         "list", "--json", "--sort", "title", "--now", "2027-01-20T00:00:00", vault=vault
     )
-    assert [r["title"] for r in json.loads(out)] == ["alpha memory", "beta memory"]
+    assert [r["title"] for r in json.loads(out)["memories"]] == ["alpha memory", "beta memory"]
     code, out, _ = run("list", "--json", "--now", "2027-01-20T00:00:00", vault=vault)
-    rows = json.loads(out)
+    rows = json.loads(out)["memories"]
     assert rows[0]["title"] == "beta memory"  # semantic: no decay, score stays 1.0
     assert rows[0]["score"] == pytest.approx(1.0)
     assert rows[1]["score"] < 0.05

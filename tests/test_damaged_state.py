@@ -69,7 +69,7 @@ def test_a_damaged_index_page_names_the_fix_and_rebuild_replaces_it(vault: Path)
     ]
     assert json.loads(out)["added"] == len(notes) >= 5
     code, out, err = run("recall", "coffee", "--json", vault=vault)
-    assert code == 0 and json.loads(out)[0]["path"] == "STM/Coffee order.md"
+    assert code == 0 and json.loads(out)["hits"][0]["path"] == "STM/Coffee order.md"
     code, out, err = run("doctor", vault=vault)
     assert code == 0 and "0 problems" in out
 

@@ -335,7 +335,7 @@ def test_explain_shows_the_vector_signal(tmp_path: Path) -> None:
         CliRunner()
         .invoke(main, ["recall", "--json", "food", "allergies", "--vault", str(root)])
         .output
-    )
+    )["hits"]
     assert data[0]["signals"]["cosine"] > 0 and data[0]["contributions"]["vector"] > 0
 
 

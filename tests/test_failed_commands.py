@@ -10,21 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 from conftest import snapshot_files
 
 from vaultmem import Vault
-from vaultmem.cli import main
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import NoteNotFoundError
 
 NOW = "2026-11-20T09:00:00"
-
-
-def run(*args: str, vault: Path) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, [*args, "--vault", str(vault)])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

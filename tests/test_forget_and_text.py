@@ -135,11 +135,11 @@ def test_recall_and_show_carry_the_memory_text(root: Path) -> None:
     remember(root, long_text, "--title", "Long planning")
     code, out, err = cli("recall", "green", "tea", "--json", root=root)
     assert code == 0, err
-    hit = json.loads(out)[0]
+    hit = json.loads(out)["hits"][0]
     assert hit["id"] == made["id"]
     assert hit["text"] == "Drinks green tea every morning before the standup"
     code, out, _ = cli("recall", "quarterly", "planning", "--json", root=root)
-    text = json.loads(out)[0]["text"]
+    text = json.loads(out)["hits"][0]["text"]
     assert text.startswith("Quarterly planning notes. word word")
     assert len(text) <= HIT_TEXT_CHARS + 40 and text.endswith("more characters]")
     assert "tail sentence" not in text

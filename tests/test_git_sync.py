@@ -8,12 +8,20 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from git_clones import GIT_ENV, cli, commit_all, git, make_clones, memory_notes, pull
+from git_clones import (
+    cli,
+    commit_all,
+    fields,
+    git,
+    git_identity,  # noqa: F401  (autouse: vaultmem's commits have an author)
+    make_clones,
+    memory_notes,
+    pull,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,18 +34,6 @@ from vaultmem.services.merge_driver import git_merge_lines
 T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)
 DAY = dt.timedelta(days=1)
-
-
-@pytest.fixture(autouse=True)
-def _git_identity(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key, value in GIT_ENV.items():
-        monkeypatch.setenv(key, value)
-    yield
-
-
-def fields(path: Path) -> dict[str, object]:
-    note = split_note(path.read_text(encoding="utf-8"))
-    return parse_frontmatter(note.yaml)
 
 
 def at(when: dt.datetime) -> str:
@@ -250,7 +246,7 @@ def test_a_note_merged_without_the_driver_stays_visible_and_is_fixed(tmp_path: P
     code, out, _ = cli(c.b, "list")
     assert code == 0 and "X.md" in out and "conflicted" in out
     code, out, _ = cli(c.b, "list", "--json")
-    (row,) = json.loads(out)
+    (row,) = json.loads(out)["memories"]
     assert row["conflicted"] is True and row["use_count"] == 3  # read from its "ours" side
     code, out, _ = cli(c.b, "status")
     assert "1 memory among" in out and "conflicted" in out
@@ -454,13 +450,17 @@ def test_a_plain_undo_of_a_committed_pass_commits_too_and_leaves_the_tree_clean(
 def test_lifecycle_commit_failure_still_prints_the_report(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     Vault.init(root)
+    git(root, "init", "-q")
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'refused by the hook' >&2\nexit 1\n")
+    hook.chmod(0o755)
     with Vault.open(root) as vault:
-        vault.remember("Not in git", title="N", now=T0)
-        vault.remember("Not in git either", title="N2", now=T0 + HOUR / 6)
+        vault.remember("Not committed", title="N", now=T0)
+        vault.remember("Not committed either", title="N2", now=T0 + HOUR / 6)
     code, out, err = cli(root, "lifecycle", "--commit", "--now", at(T0 + DAY))
     assert code == 1
     assert "seal: 3 applied" in out  # the pass happened and says so (box + two members)
-    assert "not in a git repository" in err and "not committed" in err
+    assert "git commit failed: refused by the hook" in err and "not committed" in err
 
 
 def test_init_git_is_idempotent_and_registers_the_driver_in_a_fresh_clone(tmp_path: Path) -> None:

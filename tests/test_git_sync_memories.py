@@ -4,28 +4,25 @@ days, two memories with one title, a sync tool's conflict copy, a NUL byte in a 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from git_clones import GIT_ENV, cli, commit_all, git, make_clones, pull
+from git_clones import (
+    Clones,
+    cli,
+    commit_all,
+    fields,
+    git,
+    git_identity,  # noqa: F401  (autouse: vaultmem's commits have an author)
+    make_clones,
+    pull,
+)
 
 from vaultmem import Vault
-from vaultmem.core.note_text import find_conflict_markers, parse_frontmatter, split_note
+from vaultmem.core.note_text import find_conflict_markers
 
 MARCH = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
-
-
-@pytest.fixture(autouse=True)
-def _git_identity(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key, value in GIT_ENV.items():
-        monkeypatch.setenv(key, value)
-    yield
-
-
-def fields(path: Path) -> dict[str, object]:
-    return parse_frontmatter(split_note(path.read_text(encoding="utf-8")).yaml)
 
 
 def _used_on_different_days(tmp_path: Path, *, driver: bool) -> tuple[Path, Path, str]:
@@ -157,8 +154,13 @@ def test_doctor_fix_merges_a_sync_conflict_copy_into_the_original(
     assert code == 0 and "unresolved" not in out  # [[X]] still resolves
 
 
-def test_a_nul_byte_in_a_memory_merges_both_sides(tmp_path: Path) -> None:
-    c = make_clones(tmp_path)
+def _nul_memory_changed_on_both(
+    tmp_path: Path, *, driver: bool, a_line: str, b_line: str
+) -> tuple[Clones, str, Path, Path]:
+    """Memory X holds a NUL byte (git calls it binary); clone A touches it a day later and adds
+    ``a_line`` under "A notes:", B two days later and ``b_line`` under "B notes:"; both commit.
+    (the clones, X's path, its note in A, its note in B)."""
+    c = make_clones(tmp_path, driver=driver)
     a = Vault.open(c.a)
     x = a.remember("Prefers ramen\n\nA notes:\n\nB notes:\n", title="X", now=MARCH)
     note_a = c.a / x.path
@@ -169,11 +171,18 @@ def test_a_nul_byte_in_a_memory_merges_both_sides(tmp_path: Path) -> None:
     b = Vault.open(c.b)
     note_b = c.b / x.path
     a.touch("X", now=MARCH + DAY)
-    note_a.write_text(note_a.read_text().replace("A notes:\n", "A notes:\n- ours line\n"))
-    note_b.write_text(note_b.read_text().replace("B notes:\n", "B notes:\n- theirs line\n"))
+    note_a.write_text(note_a.read_text().replace("A notes:\n", f"A notes:\n- {a_line}\n"))
     b.touch("X", now=MARCH + 2 * DAY)
+    note_b.write_text(note_b.read_text().replace("B notes:\n", f"B notes:\n- {b_line}\n"))
     commit_all(c.a, "A")
     commit_all(c.b, "B")
+    return c, x.path, note_a, note_b
+
+
+def test_a_nul_byte_in_a_memory_merges_both_sides(tmp_path: Path) -> None:
+    c, _, note_a, _ = _nul_memory_changed_on_both(
+        tmp_path, driver=True, a_line="ours line", b_line="theirs line"
+    )
     git(c.b, "push", "--quiet")
     assert pull(c.a), git(c.a, "status").stdout  # git calls it binary; the driver merges it
     text = note_a.read_text(encoding="utf-8")
@@ -202,30 +211,17 @@ def test_when_nothing_can_merge_both_sides_stay_between_markers(tmp_path: Path) 
 
 
 def test_a_note_git_kept_one_side_of_is_flagged_and_merged_by_doctor_fix(tmp_path: Path) -> None:
-    c = make_clones(tmp_path, driver=False)  # B: no driver; git calls the note binary (NUL)
-    a = Vault.open(c.a)
-    x = a.remember("Prefers ramen\n\nA notes:\n\nB notes:\n", title="X", now=MARCH)
-    note_a = c.a / x.path
-    note_a.write_text(note_a.read_text().replace("Prefers ramen", "Prefers\0ramen"))
-    commit_all(c.a, "X")
-    git(c.a, "push", "--quiet")
-    assert pull(c.b)
-    b = Vault.open(c.b)
-    note_b = c.b / x.path
-    a.touch("X", now=MARCH + DAY)
-    note_a.write_text(note_a.read_text().replace("A notes:\n", "A notes:\n- theirs line\n"))
-    b.touch("X", now=MARCH + 2 * DAY)
-    note_b.write_text(note_b.read_text().replace("B notes:\n", "B notes:\n- ours line\n"))
-    commit_all(c.a, "A")
-    commit_all(c.b, "B")
+    c, path, _, note_b = _nul_memory_changed_on_both(  # B: no driver; git calls the note binary
+        tmp_path, driver=False, a_line="theirs line", b_line="ours line"
+    )
     git(c.a, "push", "--quiet")
     assert not pull(c.b)  # binary: git keeps B's side, no markers
     kept = note_b.read_text(encoding="utf-8")
     assert "- theirs line" not in kept and not find_conflict_markers(kept)
     code, out, _ = cli(c.b, "doctor")
-    assert code == 1 and f"[unmerged] {x.path}" in out and "doctor --fix" in out
+    assert code == 1 and f"[unmerged] {path}" in out and "doctor --fix" in out
     code, out, _ = cli(c.b, "doctor", "--fix")
-    assert code == 0 and f"fixed {x.path}: git kept one side" in out, out
+    assert code == 0 and f"fixed {path}: git kept one side" in out, out
     text = note_b.read_text(encoding="utf-8")
     assert "- ours line\n" in text and "- theirs line\n" in text and "Prefers\0ramen" in text
     assert fields(note_b)["use_count"] == 3  # counted against git's common version

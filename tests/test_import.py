@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 
 from vaultmem import Vault
-from vaultmem.cli import main
 from vaultmem.services.remembering import IMPORT_BATCH, content_key
 
 NOW = "2026-11-20T09:00:00"
@@ -42,12 +41,6 @@ LINES: list[tuple[bytes, str | None]] = [
     (b'{"content": "bad pinned", "pinned": "yes"}', "pinned must be true or false"),
     (b'{"content": "\\ud83d\\ude00 emoji pair is fine"}', None),
 ]
-
-
-def run(*args: str, vault: Path) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, [*args, "--vault", str(vault)])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
@@ -82,7 +75,7 @@ def test_bad_lines_are_reported_by_number_and_skipped(vault: Path, tmp_path: Pat
     texts = [(vault / p).read_text(encoding="utf-8") for p in written]
     assert any("First good memory about apples" in t for t in texts)
     assert any("😀 emoji pair is fine" in t for t in texts)
-    listed = json.loads(run("list", "--json", vault=vault)[1])
+    listed = json.loads(run("list", "--json", vault=vault)[1])["memories"]
     assert {row["path"] for row in listed} == written
 
     code, out, err = run("import", str(jsonl), "--json", "--now", NOW, vault=vault)

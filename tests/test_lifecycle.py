@@ -287,10 +287,32 @@ def test_lifecycle_commit_records_exactly_the_pass(vault: Vault) -> None:
     assert "?? unrelated.md" in git("status", "--porcelain")
 
 
-def test_commit_outside_git_is_a_clear_error(vault: Vault) -> None:
+def test_commit_outside_git_is_refused_before_anything_changes(vault: Vault) -> None:
+    journal = vault.root / ".vaultmem" / "journal"
+    later = (T0 + DAY).isoformat()
+    code, out, err = cli(vault, "lifecycle", "--commit", "--now", later)  # nothing to do: still
+    assert code == 1 and out == ""
+    assert err.startswith("Error: ") and err.count("\n") == 1  # one line
+    assert "not in a git repository" in err and "`git init`" in err and "drop --commit" in err
     vault.remember("first", now=T0)
-    code, _, err = cli(vault, "lifecycle", "--commit", "--now", (T0 + DAY).isoformat())
-    assert code == 1 and "not in a git repository" in err
+    before = snapshot_files(vault.root)
+    for command in ("lifecycle", "seal"):
+        code, out, err = cli(vault, command, "--commit", "--now", later)
+        assert code == 1 and "`git init`" in err and "seal" not in out
+        code, out, _ = cli(vault, command, "--commit", "--json", "--now", later)
+        assert code == 1 and json.loads(out)["exit_code"] == 1  # one object: the error
+        assert "`git init`" in json.loads(out)["error"]
+    assert snapshot_files(vault.root) == before
+    assert not list(journal.glob("*.jsonl"))  # no pass was applied
+    assert cli(vault, "lifecycle", "--now", later)[0] == 0  # without --commit it runs
+    changed = snapshot_files(vault.root)
+    code, out, err = cli(vault, "undo", "--commit")
+    assert code == 1 and "`git init`" in err and "drop --commit" in err and out == ""
+    assert snapshot_files(vault.root) == changed  # the undo was refused, not half done
+    assert [p.name.endswith(".undone.jsonl") for p in journal.glob("*.jsonl")] == [False]
+    code, out, err = cli(vault, "undo")
+    assert code == 0 and "undid lifecycle" in out, err
+    assert snapshot_files(vault.root) == before
 
 
 def test_json_output_of_a_run(vault: Vault) -> None:

@@ -190,9 +190,9 @@ def linked(vault: Path) -> Path:
 
 def test_a_symlink_and_its_target_are_one_note(linked: Path) -> None:
     code, out, err = run("list", "--json", vault=linked)
-    assert code == 0 and [m["path"] for m in json.loads(out)] == ["STM/Ramen.md"]
+    assert code == 0 and [m["path"] for m in json.loads(out)["memories"]] == ["STM/Ramen.md"]
     code, out, err = run("recall", "ramen", "--json", vault=linked)
-    assert [h["path"] for h in json.loads(out)] == ["STM/Ramen.md"]
+    assert [h["path"] for h in json.loads(out)["hits"]] == ["STM/Ramen.md"]
     code, out, err = run("doctor", vault=linked)
     assert code == 0 and "duplicate-id" not in out, out
     code, out, err = run("doctor", "--fix", vault=linked)

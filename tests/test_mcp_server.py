@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -138,16 +138,22 @@ class Client:
         self._stack.close()
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
-    base = tmp_path_factory.mktemp("mcp")
-    vault, _ = Vault.init(base / "vault")
+@contextmanager
+def serving_new_vault(folder: Path) -> Iterator[Client]:
+    """A client of a server on a new vault ``folder/vault`` (its stderr in ``folder``)."""
+    vault, _ = Vault.init(folder / "vault")
     vault.close()
-    client = Client(vault.root, base / "server-stderr.txt")
+    client = Client(vault.root, folder / "server-stderr.txt")
     try:
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+    with serving_new_vault(tmp_path_factory.mktemp("mcp")) as client:
+        yield client
 
 
 def wait_until_indexed(served: Client, ref: str, timeout: float = 15.0) -> None:

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import snapshot_files
 from mcp.types import TextContent, TextResourceContents
-from test_mcp_server import OLD_NOTE, Client, text_of, wait_until_indexed
+from test_mcp_server import OLD_NOTE, Client, serving_new_vault, text_of, wait_until_indexed
 
 from vaultmem import Vault
 from vaultmem.cli import main
@@ -25,25 +25,14 @@ from vaultmem.cli import main
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
-    base = tmp_path_factory.mktemp("mcp-tools")
-    vault, _ = Vault.init(base / "vault")
-    vault.close()
-    client = Client(vault.root, base / "server-stderr.txt")
-    try:
+    with serving_new_vault(tmp_path_factory.mktemp("mcp-tools")) as client:
         yield client
-    finally:
-        client.close()
 
 
 @pytest.fixture()
 def own_server(tmp_path: Path) -> Iterator[Client]:
-    vault, _ = Vault.init(tmp_path / "vault")
-    vault.close()
-    client = Client(vault.root, tmp_path / "server-stderr.txt")
-    try:
+    with serving_new_vault(tmp_path) as client:
         yield client
-    finally:
-        client.close()
 
 
 def listed_tools(client: Client) -> list[Any]:

@@ -291,7 +291,7 @@ def test_a_one_item_list_is_its_item_and_wrong_types_warn_once_per_note_and_key(
         "---\nid: A2\ntype: memory\nstrength: lots\ncreated: 2026-11-01T09:00:00\n---\ny\n"
     )
     code, out, err = cli(vault.root, "list", "--status", "active", "--json")
-    assert code == 0 and [r["title"] for r in json.loads(out)] == ["Strong one"]
+    assert code == 0 and [r["title"] for r in json.loads(out)["memories"]] == ["Strong one"]
     assert err.count("STM/Strong one.md: strength: 'lots' is not a number") == 1
     for command in (["status"], ["lifecycle", "--dry-run"], ["recall", "strong"]):
         code, _, err = cli(vault.root, *command)
@@ -410,6 +410,6 @@ def test_a_boxed_hit_shows_its_box_as_its_episode(vault: Vault) -> None:
     lunch = vault.recall("ramen", now=T0 + 3 * DAY)
     assert lunch[0].title == "Lunch" and lunch[0].episode is None  # in no box
     code, out, _ = cli(vault.root, "recall", "deploy freeze", "--json", "--now", _iso(T0 + DAY))
-    assert code == 0 and {h["episode"] for h in json.loads(out)} == {box}
+    assert code == 0 and {h["episode"] for h in json.loads(out)["hits"]} == {box}
     code, out, _ = cli(vault.root, "recall", "deploy freeze", "--now", _iso(T0 + DAY))
     assert code == 0 and f"episode: {box}" in out

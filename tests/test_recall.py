@@ -347,7 +347,7 @@ def test_cli_explain_shows_every_signal(garden: Path) -> None:
 def test_cli_json_shape(garden: Path) -> None:
     code, out, err = cli("recall", "basil", "--json", "--k", "3", root=garden)
     assert code == 0, err
-    data = json.loads(out)
+    data = json.loads(out)["hits"]
     assert len(data) == 3
     for hit in data:
         assert {"rank", "path", "id", "title", "score", "review", "contributions",
@@ -374,7 +374,8 @@ def test_cli_plain_output_and_no_match(garden: Path) -> None:
 
 def test_cli_touch_reinforces_the_first_memory_only(garden: Path) -> None:
     code, out, _ = cli("recall", "basil", "--json", root=garden)
-    memories = [h["path"] for h in json.loads(out) if h["signals"]["decay_score"] is not None]
+    hits = json.loads(out)["hits"]
+    memories = [h["path"] for h in hits if h["signals"]["decay_score"] is not None]
     assert len(memories) == 2  # two memories are returned …
     code, out, err = cli("recall", "basil", "--touch", root=garden)
     assert code == 0, err
@@ -437,7 +438,7 @@ def test_review_queue_orders_by_priority(due: Path) -> None:
 def test_review_cli(due: Path) -> None:
     code, out, err = cli("review", "--json", "--k", "1", root=due)
     assert code == 0, err
-    assert [row["path"] for row in json.loads(out)] == ["STM/Peak.md"]
+    assert [row["path"] for row in json.loads(out)["memories"]] == ["STM/Peak.md"]
     code, out, _ = cli("review", root=due)
     assert code == 0 and out.splitlines()[0].split() == ["priority", "score", "uses", "last",
                                                          "used", "path"]

@@ -116,7 +116,7 @@ def _recall(root: Path, cwd: Path, *words: str) -> tuple[set[str], list[dict[str
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    return set(json.loads(proc.stderr.strip().splitlines()[-1])), json.loads(proc.stdout)
+    return set(json.loads(proc.stderr.strip().splitlines()[-1])), json.loads(proc.stdout)["hits"]
 
 
 def test_keyword_recall_imports_neither_numpy_nor_the_write_path(tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ def test_every_title_gives_a_visible_findable_note(vault: Path, title: str) -> N
     assert not any(ord(ch) < 32 for ch in name)
     code, out, err = run("show", data["id"], "--json", vault=vault)
     assert code == 0 and json.loads(out)["path"] == data["path"]
-    listed = json.loads(run("list", "--json", vault=vault)[1])
+    listed = json.loads(run("list", "--json", vault=vault)[1])["memories"]
     assert [row["path"] for row in listed] == [data["path"]]
 
 
@@ -109,6 +109,19 @@ def test_safe_titles_are_safe_file_names_everywhere(text: str) -> None:
     assert not any(ord(ch) < 32 or 0xD800 <= ord(ch) <= 0xDFFF for ch in title)
     assert not title.startswith(".") and not title.endswith((".", " "))
     assert title.split(".")[0].strip().upper() not in WINDOWS_RESERVED
+
+
+@given(
+    st.sampled_from("aZ09"),
+    st.text(st.characters(blacklist_categories=("Zs", "Zl", "Zp", "Cc")), max_size=300),
+)
+def test_a_word_starting_with_an_ascii_letter_or_digit_is_never_cleaned_away(
+    first: str, rest: str
+) -> None:
+    # default titles keep such a word without cleaning it first (the import's fast path)
+    word = first + rest
+    assert safe_title(word)
+    assert title_from_content(f"{word} and more")
 
 
 def test_default_titles_end_at_a_word_and_outside_brackets() -> None:

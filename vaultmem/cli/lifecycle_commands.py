@@ -11,7 +11,6 @@ from vaultmem.cli.common import (
     json_option,
     now_option,
     print_json,
-    progress_bar,
     progress_shown,
     vault_command,
     with_error,
@@ -97,7 +96,8 @@ def _confirm_hard(
 commit_option = click.option(
     "--commit",
     is_flag=True,
-    help="In a git repository, commit exactly this pass's changes with a message saying why.",
+    help="Commit exactly this pass's changes with a message saying why (refused, nothing "
+    "changed, when the vault is not in a git repository).",
 )
 
 
@@ -270,8 +270,9 @@ def _print_journal(rows: list[dict[str, object]], as_json: bool) -> None:
 @click.option(
     "--commit/--no-commit",
     default=None,
-    help="In a git repository, commit the reverted files (only those). Default: commit when "
-    "the pass's files were committed (lifecycle --commit), so the tree stays clean.",
+    help="Commit the reverted files (only those; --commit is refused, nothing changed, outside "
+    "a git repository). Default: commit when the pass's files were committed (lifecycle "
+    "--commit), so the tree stays clean.",
 )
 @json_option
 @vault_command
@@ -288,17 +289,12 @@ def undo(
     if list_only:
         _print_journal(vault.journal(), as_json)
         return
-    with progress_bar(0, "undoing", as_json=as_json) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.length = total
-            bar.update(done - bar.pos)
-
-        report = vault.undo(entry, commit=commit, progress=progress)
-    if as_json:
-        print_json(report.as_dict())
+    with progress_shown(as_json):
+        report = vault.undo(entry, commit=commit)
+    if as_json:  # one object: the report, with the error added when the commit failed
+        print_json(with_error(report.as_dict(), report.commit_error))
         if report.commit_error:
-            raise click.ClickException(report.commit_error)
+            raise SystemExit(1)
         return
     for item in report.restored:
         if item["operation"] == "create":

@@ -213,7 +213,7 @@ def observe(
     """
     memories = vault.observe(list(refs), _split_tags(context_tags) or [], now=now)
     if as_json:
-        print_json([m.as_dict() for m in memories])
+        print_json({"memories": [m.as_dict() for m in memories]})
     else:
         for memory in memories:
             _report(memory, "observed", False)

@@ -77,7 +77,7 @@ def recall(vault: Vault, query: tuple[str, ...], k: int | None, explain: bool, t
     chosen: object = list(touch_hit) if touch_hit else touch
     hits = vault.recall(text, k=k, now=now, touch=chosen, **filters)
     if as_json:
-        print_json([hit.as_dict() for hit in hits])
+        print_json({"query": text, "hits": [hit.as_dict() for hit in hits]})
         return
     if not hits:
         click.echo(f"no notes match {text!r}")
@@ -157,7 +157,7 @@ def review(vault: Vault, k: int | None, as_json: bool, now: dt.datetime) -> None
     """
     rows = vault.review(k=k, now=now)
     if as_json:
-        print_json([row.as_dict() for row in rows])
+        print_json({"memories": [row.as_dict() for row in rows]})
         return
     if not rows:
         click.echo("no memories are due for review")

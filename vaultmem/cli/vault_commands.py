@@ -85,7 +85,7 @@ def list_(vault: Vault, as_json: bool, now: dt.datetime, **filters: object) -> N
     """List memories with their score, EI and review priority."""
     rows = vault.memories(now=now, **filters)  # type: ignore[arg-type]
     if as_json:
-        print_json([row.as_dict() for row in rows])
+        print_json({"memories": [row.as_dict() for row in rows]})
         return
     if not rows:
         click.echo("no memories match")

@@ -134,6 +134,14 @@ def _starts_phrase(word: str) -> bool:
     return word.lower().strip(",;:.!?\"'()[]") in _PHRASE_STARTS
 
 
+def _keeps(word: str) -> bool:
+    """Whether a default title keeps ``word``: a dash, or a word with something left once made
+    safe. A word starting with an ASCII letter or digit always keeps it (no step of
+    :func:`safe_title` removes it), so most words skip the full clean-up."""
+    first = word[0]
+    return (first.isascii() and first.isalnum()) or bool(safe_title(word)) or word in _DASHES
+
+
 def title_from_content(content: str, *, max_words: int = 8) -> str:
     """A title from the first words of the first non-empty line of ``content``.
 
@@ -145,9 +153,7 @@ def title_from_content(content: str, *, max_words: int = 8) -> str:
     satay and pesto made with pine nuts" gives "Allergic to peanuts".
     """
     for line in content.splitlines():
-        words = [
-            w for w in line[:2000].lstrip("#>-*+ \t").split() if safe_title(w) or w in _DASHES
-        ]
+        words = [w for w in line[:2000].lstrip("#>-*+ \t").split() if _keeps(w)]
         if not any(w not in _DASHES for w in words):
             continue
         cut = len(words) > max_words

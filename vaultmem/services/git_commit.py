@@ -1,4 +1,8 @@
-"""``lifecycle --commit``: commit exactly a pass's changes in a vault that is a git repository."""
+"""``lifecycle --commit``: commit exactly a pass's changes in a vault that is a git repository.
+
+Outside a git work tree ``--commit`` is refused before anything changes
+(:func:`require_work_tree`): a flag silently ignored would leave the tree dirty unnoticed.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vaultmem.errors import VaultmemError
+from vaultmem.errors import InputError, VaultmemError
 
 if TYPE_CHECKING:
     from vaultmem.services.lifecycle import LifecycleRun
@@ -23,6 +27,10 @@ VERBS = {
 }
 
 
+class GitMissingError(VaultmemError):
+    """git is not installed (or not on PATH)."""
+
+
 def _git(root: Path, *args: str, stdin: str | None = None) -> str:
     try:
         done = subprocess.run(
@@ -34,11 +42,35 @@ def _git(root: Path, *args: str, stdin: str | None = None) -> str:
             input=stdin,
         )
     except FileNotFoundError:
-        raise VaultmemError("--commit needs git, which is not installed") from None
+        raise GitMissingError("--commit needs git, which is not installed") from None
     except subprocess.CalledProcessError as err:
         message = (err.stderr or err.stdout).strip().splitlines()
         raise VaultmemError(f"git {args[0]} failed: {message[-1] if message else err}") from None
     return done.stdout
+
+
+def in_work_tree(root: Path) -> bool:
+    """Whether ``root`` is inside a git work tree (``False`` outside one, in a bare repository,
+    or on a mount git stops at). Raises :class:`VaultmemError` when git is not installed."""
+    try:
+        return _git(root, "rev-parse", "--is-inside-work-tree").strip() == "true"
+    except GitMissingError:
+        raise
+    except VaultmemError:
+        return False
+
+
+def require_work_tree(root: Path) -> None:
+    """Refuse ``--commit`` before anything changes when ``root`` is not in a git work tree.
+
+    Raises :class:`InputError` naming the fix (``git init``, or drop ``--commit``), or
+    :class:`VaultmemError` when git is not installed.
+    """
+    if not in_work_tree(root):
+        raise InputError(
+            f"{root} is not in a git repository, so --commit cannot commit: run `git init` "
+            "there first, or drop --commit (nothing was changed)"
+        )
 
 
 def commit_message(run: LifecycleRun) -> str:
@@ -63,13 +95,7 @@ def commit_paths(root: Path, paths: Iterable[str], message: str) -> str | None:
     not committed. Returns the new commit's hash, or ``None`` when the paths hold no change.
     Raises :class:`VaultmemError` when the vault is not in a git repository or git fails.
     """
-    try:  # outside a repository git fails, saying so or (on another mount) where it stopped
-        inside = _git(root, "rev-parse", "--is-inside-work-tree").strip() == "true"
-    except VaultmemError as err:
-        raise VaultmemError(
-            f"{root} is not in a git repository ({err}); --commit needs one"
-        ) from None
-    if not inside:
+    if not in_work_tree(root):
         raise VaultmemError(f"{root} is not in a git repository; --commit needs one")
     wanted = sorted(set(paths))
     if not wanted:
@@ -101,7 +127,7 @@ def committed_as_is(root: Path, paths: Iterable[str]) -> bool:
     if not wanted:
         return False
     try:
-        if _git(root, "rev-parse", "--is-inside-work-tree").strip() != "true":
+        if not in_work_tree(root):
             return False
         tracked = _git(root, "ls-files", "-z", "--", *wanted)
         changed = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *wanted)

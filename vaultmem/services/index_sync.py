@@ -544,8 +544,9 @@ def sync_paths(
         present: StatMap = {}
         attachments: set[str] = set()
         linked_folder = LinkedFolders(root)  # a pass's thousands of paths share a few folders
+        base = str(root)
         for rel in rels:
-            full = root / rel
+            full = os.path.join(base, rel)  # a string: a pass or an import names thousands
             linked = linked_folder(rel.rpartition("/")[0])
             try:
                 own = os.lstat(full)
@@ -554,7 +555,7 @@ def sync_paths(
             if own is not None and S_ISREG(own.st_mode):
                 is_dir, is_link = False, False
             else:
-                is_dir, is_link = full.is_dir(), own is not None and S_ISLNK(own.st_mode)
+                is_dir, is_link = Path(full).is_dir(), own is not None and S_ISLNK(own.st_mode)
             if linked or (is_dir and linked_folder(rel)):
                 continue  # a full walk never enters linked folders either
             if is_dir and not any(p.startswith(".") for p in rel.split("/") if p):

@@ -91,13 +91,15 @@ def create_memory(
     and refreshes the index itself once per batch. A clash of the name with a person's note
     is always reported (:attr:`NoteCreator.title_clashes`); one with a memory only when
     ``title`` was asked for (``explicit_title``, default: whenever ``title`` is given). With
-    ``batch`` the note is added to it and appears when the caller commits the batch.
+    ``batch`` the note is added to it and appears when the caller commits the batch (the caller
+    calls ``check_writable`` before it commits: nothing is written before then).
     """
     base = safe_title(title) if title else title_from_content(content)
     if not base:
         base = f"Memory {fields.get('id') or new_id()}"
     with vault_lock(vault.sidecar):
-        vault.index.check_writable()
+        if batch is None:  # a batch's writer checks once before it commits the batch
+            vault.index.check_writable()
         name = unique_title(vault.index, base, taken)
         if name != base:
             report_title_clash(

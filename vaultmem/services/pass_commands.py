@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vaultmem.core.timestamps import utc_now
@@ -140,17 +140,20 @@ def run_lifecycle(
 
     Raises :class:`LockedError` when another pass is running. With ``commit`` in a git
     repository, the pass's changes (and only those) are committed with a message that counts
-    what moved and why.
+    what moved and why; outside one, ``commit`` raises :class:`InputError` before anything
+    changes (a dry run too: it shows what the real run would do).
     """
     from vaultmem.core.lifecycle_plan import PASS_ORDER
     from vaultmem.services.emptied_folders import remove_emptied_folders
-    from vaultmem.services.git_commit import commit_run
+    from vaultmem.services.git_commit import commit_run, require_work_tree
     from vaultmem.services.lifecycle import run_passes
 
     passes = PASS_ORDER if passes is None else passes
     unknown = [p for p in passes if p not in PASS_ORDER]
     if unknown:
         raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
+    if commit:
+        require_work_tree(vault.root)
     run = run_passes(
         vault,
         tuple(passes),
@@ -180,22 +183,25 @@ def undo_last_run(
     *,
     commit: bool | None = None,
     session: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
 ) -> UndoReport:
     """Reverse the journal entry ``ref`` (default: the last applied pass) exactly; refuses,
     naming it, if a note changed (:func:`~vaultmem.services.undo.undo_entry`, which also says
-    what ``session`` and ``progress`` do).
+    what ``session`` does and how progress is reported).
 
     See docs/user-guide.md, "Journal, undo and safety".
 
     ``commit``: in a git repository, commit the reversal (only its files). ``None`` (default):
     commit it when the pass's files were committed as the pass left them (``lifecycle
-    --commit``), so the tree stays as clean as it was; ``False``: never. A git failure is
+    --commit``), so the tree stays as clean as it was; ``False``: never. ``True`` outside a
+    git work tree raises :class:`InputError` before anything changes. A git failure is
     reported in ``report.commit_error`` and the files stay reverted.
     """
     from vaultmem.services.emptied_folders import remove_emptied_folders
-    from vaultmem.services.git_commit import commit_paths, committed_as_is
+    from vaultmem.services.git_commit import commit_paths, committed_as_is, require_work_tree
     from vaultmem.services.undo import undo_entry
+
+    if commit:
+        require_work_tree(vault.root)
 
     committed = False
 
@@ -205,7 +211,7 @@ def undo_last_run(
             paths = [p for op in entry.operations for p in (op.source, op.target) if p]
             committed = committed_as_is(vault.root, paths)
 
-    report = undo_entry(vault, ref, session=session, before=check, progress=progress)
+    report = undo_entry(vault, ref, session=session, before=check)
     vault.catch_up()
     paths = [p for item in report.restored for p in (item["from"], item["to"]) if p]
     remove_emptied_folders(vault.root, paths, vault.folders())

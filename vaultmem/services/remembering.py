@@ -503,23 +503,23 @@ def _import_lines(
         taken: set[str] = set()
 
         def commit() -> None:
+            if len(batch):
+                vault.index.check_writable()  # create_memory leaves it to the batch's writer
             failed = batch.commit()
-            written = [path for number, path in pending if vault.root / path not in failed]
+            fulls = [(number, path, vault.root / path) for number, path in pending]  # once each
+            written = [(path, full) for _, path, full in fulls if full not in failed]
             report.errors.extend(
-                (number, f"{path}: {failed[vault.root / path]}")
-                for number, path in pending
-                if vault.root / path in failed
+                (number, f"{path}: {failed[full]}")
+                for number, path, full in fulls
+                if full in failed
             )
-            report.imported.extend(written)
-            texts = {
-                path: WrittenNote(*batch.linked[vault.root / path])
-                for path in written
-                if vault.root / path in batch.linked
-            }
+            report.imported.extend(path for path, _ in written)
+            linked = batch.linked
+            texts = {path: WrittenNote(*linked[full]) for path, full in written if full in linked}
             pending.clear()
             taken.clear()
             if written:
-                vault.refresh(written, texts)
+                vault.refresh([path for path, _ in written], texts)
 
         try:
             for number, draft in conversation_order(drafts):

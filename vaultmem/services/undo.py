@@ -16,17 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmem.errors import InputError
 from vaultmem.services.pass_indexer import PassIndexer
+from vaultmem.services.progress import progress_of
 from vaultmem.store.durability import batched_dir_syncs
 from vaultmem.store.interrupts import finish_step_on_signal
-from vaultmem.store.journal import (
-    JournalEntry,
-    journals,
-    read_journal,
-    recover,
-    undo,
-    undo_steps_left,
-)
+from vaultmem.store.journal import JournalEntry, journals, read_journal, recover
 from vaultmem.store.journal_entries import journal_summary
+from vaultmem.store.journal_undo import undo, undo_steps_left
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
@@ -180,14 +175,14 @@ def undo_entry(
     *,
     session: str | None = None,
     before: Callable[[JournalEntry], None] | None = None,
-    progress: Callable[[int, int], None] | None = None,
 ) -> UndoReport:
     """Reverse the journal entry ``ref`` (its name or a unique start of it; default: the newest
     not yet undone); an interrupted pass is finished first.
 
     ``session``: only an entry that MCP session wrote (else :class:`InputError` naming the
     entry it would revert). ``before(entry)`` runs once the entry is read, before any file is
-    touched. ``progress(done, total)`` follows the reverts.
+    touched. The reverts are reported as ``("undoing", done, total)`` to a progress listener
+    (:mod:`vaultmem.services.progress`).
 
     Raises :class:`InputError` when there is nothing to undo or ``ref`` names no entry, one
     already undone or several, and :class:`~vaultmem.errors.NoteChangedError` (naming the note,
@@ -212,6 +207,7 @@ def undo_entry(
         if before is not None:
             before(entry)
         total, done = undo_steps_left(entry), 0
+        progress = progress_of("undoing")
 
         def step(n: int) -> None:
             nonlocal done

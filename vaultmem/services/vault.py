@@ -499,12 +499,11 @@ class Vault:
         *,
         commit: bool | None = None,
         session: str | None = None,
-        progress: Callable[[int, int], None] | None = None,
     ) -> UndoReport:
         """Reverse the journal ``entry`` (default: the last applied pass) exactly; refuses,
         naming it, if a note changed (see
         :func:`~vaultmem.services.pass_commands.undo_last_run`)."""
-        return undo_last_run(self, entry, commit=commit, session=session, progress=progress)
+        return undo_last_run(self, entry, commit=commit, session=session)
 
     def journal(self) -> list[dict[str, Any]]:
         """The journal's entries, newest first (:func:`~vaultmem.services.undo.list_entries`)."""

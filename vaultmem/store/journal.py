@@ -9,10 +9,8 @@ killed process is found again by :func:`recover`; the texts before and after are
 - :func:`recover` rolls an interrupted pass forward to its planned end (every note exists
   exactly once at every instant: a move renames the note and gives it its new fields in one
   step; an edit is one owned, atomic replace), and
-- :func:`undo` puts every file back byte for byte — after checking that no note changed since
-  the pass (it refuses, naming the note, if one did). The undo is journaled in the same file
-  (``undoing``/``undone`` per operation), so an undo that was killed or stopped resumes where it
-  was and never mistakes its own earlier steps for a person's change.
+- :func:`~vaultmem.store.journal_undo.undo` puts every file back byte for byte (in
+  :mod:`vaultmem.store.journal_undo`, journaled in the same file).
 
 One journal file per applied command: ``<started>-<command>.jsonl``; an undone journal is renamed
 ``….undone.jsonl``. Journals are read back through :mod:`vaultmem.store.journal_check`, which
@@ -26,7 +24,7 @@ import datetime as dt
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -35,7 +33,6 @@ from vaultmem.core.content_hash import content_hash
 from vaultmem.errors import (
     JournalWriteError,
     NoteChangedError,
-    NoteError,
     UnsafePathError,
     VaultmemError,
 )
@@ -63,17 +60,19 @@ __all__ = [
     "JournalEntry",
     "JournalWriter",
     "Operation",
+    "append_record",
     "apply_operation",
+    "file_sha",
     "journals",
-    "last_undoable",
     "read_journal",
     "recover",
-    "undo",
-    "undo_steps_left",
+    "reopen_journal",
+    "text_sha",
 ]
 
 
-def _sha(text: str | None) -> str | None:
+def text_sha(text: str | None) -> str | None:
+    """The content hash of a note's text (``None``: the note does not exist)."""
     return None if text is None else content_hash(text.encode("utf-8"))
 
 
@@ -87,7 +86,7 @@ def journal_dir(sidecar: Path) -> Path:
     return sidecar / JOURNAL_DIR
 
 
-def _append(
+def append_record(
     handle: IO[str],
     record: dict[str, Any],
     *,
@@ -119,7 +118,7 @@ def _append(
 
 
 @contextmanager
-def _reopen(path: Path) -> Iterator[IO[str]]:
+def reopen_journal(path: Path) -> Iterator[IO[str]]:
     """A journal opened to append to it, first cutting off a torn last line (written in part: a
     kill or a full disk mid-append; the step it announced never started), so the next line
     starts a line of its own instead of joining the torn one. Closed on leaving; a line that
@@ -188,7 +187,7 @@ class JournalWriter:
         self._staged: dict[tuple[str, str], StagedText] = {}  # (note, its next text) → staged
         self._unflushed: list[Path] = []
         self._flushing: _Flush | None = None  # staged files being flushed on a helper thread
-        _append(
+        append_record(
             self._handle,
             {
                 "journal": 1,
@@ -218,15 +217,15 @@ class JournalWriter:
             except BaseException:  # not journaled yet: the note is simply not written
                 discard_staged(staged)
                 raise
-        _append(self._handle, operation.as_json())
+        append_record(self._handle, operation.as_json())
         try:
             apply_operation(self.root, operation, strict=True, staged=staged, at=at)
         except (VaultmemError, OSError):
             if staged is not None:
                 discard_staged(staged)
-            _append(self._handle, {"skipped": operation.seq})
+            append_record(self._handle, {"skipped": operation.seq})
             raise
-        _append(self._handle, {"done": operation.seq}, held=True)  # goes out with the next line
+        append_record(self._handle, {"done": operation.seq}, held=True)  # out with the next line
         self.applied += 1
 
     def stage(self, rel: str, text: str, *, path: Path | None = None) -> None:
@@ -322,7 +321,7 @@ class JournalWriter:
     def close(self) -> None:
         """Mark the journal complete (fsynced)."""
         self.discard_staged()
-        _append(self._handle, {"complete": True}, durable=True)
+        append_record(self._handle, {"complete": True}, durable=True)
         self._handle.close()
 
     def abandon(self) -> None:
@@ -364,14 +363,14 @@ def apply_operation(
     if strict:
         _carry(op, source, target, staged)
         return True
-    before, after = _sha(op.before), _sha(op.after)
+    before, after = text_sha(op.before), text_sha(op.after)
     if staged is not None:
         discard_staged(staged)
     try:
         if op.kind == "move":
             assert source is not None
-            now = _file_sha(target)
-            if now is None and _file_sha(source) == before:
+            now = file_sha(target)
+            if now is None and file_sha(source) == before:
                 _carry(op, source, target)
             elif now == before and after != before and not os.path.lexists(source):
                 # an older journal moved first and edited after: finish the edit
@@ -379,19 +378,19 @@ def apply_operation(
         elif op.kind == "create":
             if not os.path.lexists(target):
                 _carry(op, source, target)
-        elif _file_sha(target) == before:  # edit, delete
+        elif file_sha(target) == before:  # edit, delete
             _carry(op, source, target)
     except NoteChangedError:
         pass
     if op.kind == "move":
-        return _file_sha(target) == after and not os.path.lexists(source or target)
-    return _file_sha(target) == after
+        return file_sha(target) == after and not os.path.lexists(source or target)
+    return file_sha(target) == after
 
 
 def _carry(
     op: Operation, source: Path | None, target: Path, staged: StagedText | None = None
 ) -> None:
-    before = _sha(op.before) or ""
+    before = text_sha(op.before) or ""
     if op.kind == "move":
         assert source is not None
         text = op.after if op.after != op.before else None
@@ -406,7 +405,8 @@ def _carry(
         raise VaultmemError(f"unknown journal operation {op.kind!r}")
 
 
-def _file_sha(path: Path) -> str | None:
+def file_sha(path: Path) -> str | None:
+    """The content hash of the file at ``path`` (``None``: there is no file)."""
     try:
         return content_hash(path.read_bytes())
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -444,14 +444,14 @@ def recover(root: Path, sidecar: Path, folders: tuple[str, ...]) -> list[Journal
         if not entry.header:  # torn before its header was whole: the pass never started
             entry.path.unlink(missing_ok=True)
             continue
-        with _reopen(entry.path) as handle:
+        with reopen_journal(entry.path) as handle:
             for op in entry.operations:
                 if op.seq in entry.done or op.seq in entry.skipped:
                     continue
                 reached = apply_operation(root, op)
                 (entry.done if reached else entry.skipped).add(op.seq)
-                _append(handle, {"done" if reached else "skipped": op.seq})
-            _append(handle, {"complete": True, "recovered": True}, durable=True)
+                append_record(handle, {"done" if reached else "skipped": op.seq})
+            append_record(handle, {"complete": True, "recovered": True}, durable=True)
         entry.complete = True
     return entries
 
@@ -467,173 +467,3 @@ def sweep_interrupted_writes(root: Path, folders: Iterable[str]) -> list[Path]:
         if path.is_dir():
             restored += recover_interrupted_writes(path, recursive=True, search=root)
     return restored
-
-
-def last_undoable(root: Path, sidecar: Path, folders: tuple[str, ...]) -> JournalEntry | None:
-    """The newest journal that has not been undone (``None`` if there is none)."""
-    for path in reversed(journals(sidecar)):
-        if not path.name.endswith(".undone.jsonl"):
-            return read_journal(path, root, folders)
-    return None
-
-
-def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
-    """The operations to reverse, newest first, checked against the files before any is touched.
-
-    Walks the journal backwards over a virtual view of the files, so a note moved twice in one
-    pass (sealed into a box, then promoted) is followed through both moves. Operations whose
-    note is already as before are passed over. Raises :class:`NoteChangedError` naming the first
-    note that is neither as the pass left it nor as it was before.
-    """
-    state: dict[str, str | None] = {}
-
-    def sha(rel: str) -> str | None:
-        if rel not in state:
-            state[rel] = _file_sha(confined(root, rel))
-        return state[rel]
-
-    def refuse(rel: str) -> NoteChangedError:
-        return NoteChangedError(rel, "changed after the pass; undo refused (nothing was changed)")
-
-    steps: list[Operation] = []
-    for op in reversed(operations):
-        after, before = _sha(op.after), _sha(op.before)
-        now = sha(op.target)
-        if op.kind == "move":
-            assert op.source is not None
-            if now in (after, before) and sha(op.source) is None:
-                state[op.target], state[op.source] = None, before
-                steps.append(op)
-            elif not (now is None and sha(op.source) == before):
-                raise refuse(op.target)
-        elif now == after:  # create (after = new text), edit, delete (after = None: gone)
-            state[op.target] = before
-            steps.append(op)
-        elif now != before:
-            raise refuse(op.target)
-    return steps
-
-
-def undo(
-    root: Path,
-    entry: JournalEntry,
-    progress: Callable[[int], None] | None = None,
-    batch_done: Callable[[list[str]], None] | None = None,
-) -> list[Operation]:
-    """Reverse ``entry``'s operations, newest first; returns every operation reverted.
-
-    ``progress(n)`` is called as steps are done (``n`` more each time; the total is
-    :func:`undo_steps_left`'s); ``batch_done(paths)`` after each batch of :data:`UNDO_BATCH`
-    reverts with the paths (vault-relative) they wrote or removed, to be re-indexed meanwhile.
-
-    Checks every operation still to revert first (:func:`_undo_steps`); if a note changed after
-    the pass it raises :class:`NoteChangedError` naming it and changes nothing. Each step is
-    journaled before and after, so an interrupted undo resumes where it stopped; Ctrl-C stops
-    it between two steps (:class:`~vaultmem.errors.InterruptedRunError`).
-    """
-    by_seq = {op.seq: op for op in entry.operations}
-    remaining = [
-        op for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
-    ]
-    steps = _undo_steps(root, remaining)
-    with _reopen(entry.path) as handle:
-        if not entry.undo_started:
-            _append(handle, {"undo": "start"}, durable=True)
-        for start in range(0, len(steps), UNDO_BATCH):
-            batch = steps[start : start + UNDO_BATCH]
-            staged = _stage_reverts(root, batch)  # one flush to disk per batch, not one per note
-            try:
-                for op in batch:
-                    stop_if_requested("run `vaultmem undo` again to finish undoing")
-                    _append(handle, {"undoing": op.seq})
-                    _revert(root, op, staged.pop(op.seq, None))
-                    _append(handle, {"undone": op.seq}, held=True)  # out with the next line
-                    entry.undone.add(op.seq)
-                    if progress is not None:
-                        progress(1)
-            finally:
-                for item in staged.values():
-                    discard_staged(item)
-            if batch_done is not None:
-                batch_done([p for op in batch for p in (op.target, op.source) if p is not None])
-        _append(handle, {}, durable=True, nothing=True)
-    folders = {
-        confined(root, rel).parent
-        for op in entry.operations
-        for rel in (op.target, op.source)
-        if rel is not None
-    }
-    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
-        _remove_empty_parents(folder, root)
-    entry.path.rename(entry.path.with_name(entry.path.name.replace(".jsonl", ".undone.jsonl")))
-    now_undone = {op.seq for op in steps}
-    earlier = [by_seq[s] for s in sorted(entry.undone, reverse=True) if s not in now_undone]
-    return earlier + steps
-
-
-UNDO_BATCH = 500
-"""Reverted texts written ahead and flushed to disk together (one ``syncfs``) before an undo
-puts them in place, as a pass does with its new texts."""
-
-
-def _stage_reverts(root: Path, batch: list[Operation]) -> dict[int, StagedText]:
-    """The texts ``batch``'s reverts will write, staged beside their notes and flushed at once.
-
-    A revert whose text turns out not to match (the note changed meanwhile) writes its own.
-    """
-    staged: dict[int, StagedText] = {}
-    try:
-        for op in batch:
-            rewrites = op.kind in ("edit", "delete") or op.before != op.after  # not a bare rename
-            if op.kind != "create" and op.before is not None and rewrites:
-                staged[op.seq] = stage_text(confined(root, op.target), op.before)
-        flush_files(root, [item.temp for item in staged.values()])
-    except BaseException:
-        for item in staged.values():
-            discard_staged(item)
-        raise
-    return staged
-
-
-def undo_steps_left(entry: JournalEntry) -> int:
-    """How many operations an undo of ``entry`` may still revert (a bound for progress)."""
-    return sum(
-        1 for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
-    )
-
-
-def _revert(root: Path, op: Operation, staged: StagedText | None = None) -> None:
-    """Put ``op``'s note back as it was; ``staged``: its old text, already flushed beside it."""
-    target = confined(root, op.target)
-    if op.kind == "move":
-        assert op.source is not None
-        now = _file_sha(target) or ""
-        text = op.before if now != _sha(op.before) else None
-        if text is None and staged is not None:
-            discard_staged(staged)
-            staged = None
-        move_note(
-            target, confined(root, op.source), text=text, expected_sha256=now, staged=staged
-        )
-    elif op.kind == "create":
-        delete_note(target, expected_sha256=_sha(op.after) or "")
-    elif op.kind == "edit":
-        replace_note(
-            target, op.before or "", expected_sha256=_sha(op.after) or "", staged=staged
-        )
-    elif op.kind == "delete":
-        try:
-            create_note(target, op.before or "", staged=staged)
-        except NoteError:
-            if _file_sha(target) != _sha(op.before):
-                raise
-
-
-def _remove_empty_parents(folder: Path, root: Path) -> None:
-    """Remove empty folders a pass created (``Boxes/<date>/<box>/``), up to a top folder."""
-    while folder != root and folder.parent != root:
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent

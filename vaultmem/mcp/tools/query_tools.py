@@ -33,6 +33,34 @@ Limit = Annotated[int, Field(description="How many memories at most.", ge=1, le=
 def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one def per tool)
     vault = tools.vault
 
+    def listed(
+        status: str | None,
+        layer: str | None,
+        tag: str | None,
+        folder: str | None,
+        sort: str,
+        limit: int,
+    ) -> CallToolResult:
+        """What ``list`` and ``recent`` answer: the memories
+        :meth:`~vaultmem.services.vault.Vault.memories` finds, as rows."""
+        return tools.call(
+            lambda: {
+                "memories": [
+                    row.as_dict()
+                    for row in vault.memories(
+                        status=status,
+                        layer=layer,
+                        tag=tag,
+                        folder=folder,
+                        sort=sort,
+                        limit=limit,
+                        now=utc_now(),
+                    )
+                ]
+            },
+            lambda data: rendering.rows_text(data["memories"], "no memories match"),
+        )
+
     @server.tool(annotations=READ)
     def recall(
         query: Annotated[
@@ -107,23 +135,7 @@ def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one 
     ) -> CallToolResult:
         """List memories with their score, effective importance and review priority, with the
         filters and orders of `vaultmem list`."""
-        return tools.call(
-            lambda: {
-                "memories": [
-                    row.as_dict()
-                    for row in vault.memories(
-                        status=status,
-                        layer=layer,
-                        tag=tag,
-                        folder=folder,
-                        sort=sort,
-                        limit=limit,
-                        now=utc_now(),
-                    )
-                ]
-            },
-            lambda data: rendering.rows_text(data["memories"], "no memories match"),
-        )
+        return listed(status, layer, tag, folder, sort, limit)
 
     @server.tool(annotations=READ)
     def recent(
@@ -135,23 +147,7 @@ def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one 
     ) -> CallToolResult:
         """The memories used most recently (last_used, newest first): what was on the
         person's mind lately. The filters of `list`."""
-        return tools.call(
-            lambda: {
-                "memories": [
-                    row.as_dict()
-                    for row in vault.memories(
-                        status=status,
-                        layer=layer,
-                        tag=tag,
-                        folder=folder,
-                        sort="last_used",
-                        limit=limit,
-                        now=utc_now(),
-                    )
-                ]
-            },
-            lambda data: rendering.rows_text(data["memories"], "no memories match"),
-        )
+        return listed(status, layer, tag, folder, "last_used", limit)
 
     @server.tool(annotations=READ)
     def review(

@@ -1,0 +1,208 @@
+"""Undoing a pass from its journal: every file put back byte for byte.
+
+docs/user-guide.md, "Journal, undo and safety": :func:`undo` reverses the operations a pass
+journaled (:mod:`vaultmem.store.journal`), newest first — after checking that no note changed since
+the pass (it refuses, naming the note, if one did). The undo is journaled in the same file
+(``undoing``/``undone`` per operation), so an undo that was killed or stopped resumes where it was
+and never mistakes its own earlier steps for a person's change; once done the journal is renamed
+``….undone.jsonl``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from vaultmem.errors import NoteChangedError, NoteError
+from vaultmem.store.interrupts import stop_if_requested
+from vaultmem.store.journal import (
+    append_record,
+    file_sha,
+    journals,
+    reopen_journal,
+    text_sha,
+)
+from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
+from vaultmem.store.note_batch import flush_files
+from vaultmem.store.note_files import (
+    StagedText,
+    create_note,
+    delete_note,
+    discard_staged,
+    move_note,
+    replace_note,
+    stage_text,
+)
+from vaultmem.store.vault_paths import confined
+
+__all__ = ["UNDO_BATCH", "last_undoable", "undo", "undo_steps_left"]
+
+
+def last_undoable(root: Path, sidecar: Path, folders: tuple[str, ...]) -> JournalEntry | None:
+    """The newest journal that has not been undone (``None`` if there is none)."""
+    for path in reversed(journals(sidecar)):
+        if not path.name.endswith(".undone.jsonl"):
+            return read_journal(path, root, folders)
+    return None
+
+
+def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
+    """The operations to reverse, newest first, checked against the files before any is touched.
+
+    Walks the journal backwards over a virtual view of the files, so a note moved twice in one
+    pass (sealed into a box, then promoted) is followed through both moves. Operations whose
+    note is already as before are passed over. Raises :class:`NoteChangedError` naming the first
+    note that is neither as the pass left it nor as it was before.
+    """
+    state: dict[str, str | None] = {}
+
+    def sha(rel: str) -> str | None:
+        if rel not in state:
+            state[rel] = file_sha(confined(root, rel))
+        return state[rel]
+
+    def refuse(rel: str) -> NoteChangedError:
+        return NoteChangedError(rel, "changed after the pass; undo refused (nothing was changed)")
+
+    steps: list[Operation] = []
+    for op in reversed(operations):
+        after, before = text_sha(op.after), text_sha(op.before)
+        now = sha(op.target)
+        if op.kind == "move":
+            assert op.source is not None
+            if now in (after, before) and sha(op.source) is None:
+                state[op.target], state[op.source] = None, before
+                steps.append(op)
+            elif not (now is None and sha(op.source) == before):
+                raise refuse(op.target)
+        elif now == after:  # create (after = new text), edit, delete (after = None: gone)
+            state[op.target] = before
+            steps.append(op)
+        elif now != before:
+            raise refuse(op.target)
+    return steps
+
+
+def undo(
+    root: Path,
+    entry: JournalEntry,
+    progress: Callable[[int], None] | None = None,
+    batch_done: Callable[[list[str]], None] | None = None,
+) -> list[Operation]:
+    """Reverse ``entry``'s operations, newest first; returns every operation reverted.
+
+    ``progress(n)`` is called as steps are done (``n`` more each time; the total is
+    :func:`undo_steps_left`'s); ``batch_done(paths)`` after each batch of :data:`UNDO_BATCH`
+    reverts with the paths (vault-relative) they wrote or removed, to be re-indexed meanwhile.
+
+    Checks every operation still to revert first (:func:`_undo_steps`); if a note changed after
+    the pass it raises :class:`NoteChangedError` naming it and changes nothing. Each step is
+    journaled before and after, so an interrupted undo resumes where it stopped; Ctrl-C stops
+    it between two steps (:class:`~vaultmem.errors.InterruptedRunError`).
+    """
+    by_seq = {op.seq: op for op in entry.operations}
+    remaining = [
+        op for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
+    ]
+    steps = _undo_steps(root, remaining)
+    with reopen_journal(entry.path) as handle:
+        if not entry.undo_started:
+            append_record(handle, {"undo": "start"}, durable=True)
+        for start in range(0, len(steps), UNDO_BATCH):
+            batch = steps[start : start + UNDO_BATCH]
+            staged = _stage_reverts(root, batch)  # one flush to disk per batch, not one per note
+            try:
+                for op in batch:
+                    stop_if_requested("run `vaultmem undo` again to finish undoing")
+                    append_record(handle, {"undoing": op.seq})
+                    _revert(root, op, staged.pop(op.seq, None))
+                    append_record(handle, {"undone": op.seq}, held=True)  # out with the next line
+                    entry.undone.add(op.seq)
+                    if progress is not None:
+                        progress(1)
+            finally:
+                for item in staged.values():
+                    discard_staged(item)
+            if batch_done is not None:
+                batch_done([p for op in batch for p in (op.target, op.source) if p is not None])
+        append_record(handle, {}, durable=True, nothing=True)
+    folders = {
+        confined(root, rel).parent
+        for op in entry.operations
+        for rel in (op.target, op.source)
+        if rel is not None
+    }
+    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+        _remove_empty_parents(folder, root)
+    entry.path.rename(entry.path.with_name(entry.path.name.replace(".jsonl", ".undone.jsonl")))
+    now_undone = {op.seq for op in steps}
+    earlier = [by_seq[s] for s in sorted(entry.undone, reverse=True) if s not in now_undone]
+    return earlier + steps
+
+
+UNDO_BATCH = 500
+"""Reverted texts written ahead and flushed to disk together (one ``syncfs``) before an undo
+puts them in place, as a pass does with its new texts."""
+
+
+def _stage_reverts(root: Path, batch: list[Operation]) -> dict[int, StagedText]:
+    """The texts ``batch``'s reverts will write, staged beside their notes and flushed at once.
+
+    A revert whose text turns out not to match (the note changed meanwhile) writes its own.
+    """
+    staged: dict[int, StagedText] = {}
+    try:
+        for op in batch:
+            rewrites = op.kind in ("edit", "delete") or op.before != op.after  # not a bare rename
+            if op.kind != "create" and op.before is not None and rewrites:
+                staged[op.seq] = stage_text(confined(root, op.target), op.before)
+        flush_files(root, [item.temp for item in staged.values()])
+    except BaseException:
+        for item in staged.values():
+            discard_staged(item)
+        raise
+    return staged
+
+
+def undo_steps_left(entry: JournalEntry) -> int:
+    """How many operations an undo of ``entry`` may still revert (a bound for progress)."""
+    return sum(
+        1 for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
+    )
+
+
+def _revert(root: Path, op: Operation, staged: StagedText | None = None) -> None:
+    """Put ``op``'s note back as it was; ``staged``: its old text, already flushed beside it."""
+    target = confined(root, op.target)
+    if op.kind == "move":
+        assert op.source is not None
+        now = file_sha(target) or ""
+        text = op.before if now != text_sha(op.before) else None
+        if text is None and staged is not None:
+            discard_staged(staged)
+            staged = None
+        move_note(
+            target, confined(root, op.source), text=text, expected_sha256=now, staged=staged
+        )
+    elif op.kind == "create":
+        delete_note(target, expected_sha256=text_sha(op.after) or "")
+    elif op.kind == "edit":
+        replace_note(
+            target, op.before or "", expected_sha256=text_sha(op.after) or "", staged=staged
+        )
+    elif op.kind == "delete":
+        try:
+            create_note(target, op.before or "", staged=staged)
+        except NoteError:
+            if file_sha(target) != text_sha(op.before):
+                raise
+
+
+def _remove_empty_parents(folder: Path, root: Path) -> None:
+    """Remove empty folders a pass created (``Boxes/<date>/<box>/``), up to a top folder."""
+    while folder != root and folder.parent != root:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
