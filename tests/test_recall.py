@@ -477,6 +477,9 @@ def test_a_question_asking_when_lifts_the_memory_that_says_when(root: Path) -> N
     assert paths(when) == ["STM/Group B.md", "STM/Group A.md"]
     assert when[0].score == pytest.approx(when[0].relevance + when[0].decay + when[0].graph)
     assert when[0].graph - plain[1].graph == pytest.approx(TIME_LIFT)  # shown as context
+    assert when[0].signals.time == TIME_LIFT and when[1].signals.time == 0.0
+    code, out, _ = cli("recall", "When did I go to the support group?", "--explain", root=root)
+    assert code == 0 and "+ time words 0.300   (the question asks when" in out
     bm25 = {**KEYWORD_ONLY, "episode": 0.0, "vector": 0.0}
     keywords = ask(root, "When did I go to the support group?", weights=bm25)
     assert paths(keywords) == ["STM/Group A.md", "STM/Group B.md"]  # pure BM25 stays BM25

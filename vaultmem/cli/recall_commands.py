@@ -126,8 +126,13 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
                   else f"decay score {fmt_score(s.decay_score)}")
         click.echo(f"       decay     {hit.decay:6.3f} = {weights.decay:g} × {s.decay:.3f}   "
                    f"({source})")
-        episode = hit.graph - weights.graph * s.graph
-        if episode > 1e-9:  # the turn after a strong hit in its conversation
+        episode = hit.graph - weights.graph * s.graph - s.time
+        if s.time > 0:  # the question asks when and the note mentions a time
+            click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}"
+                       + (f" + episode {episode:.3f}" if episode > 1e-9 else "")
+                       + f" + time words {s.time:.3f}   (the question asks when; the note"
+                       " says when)")
+        elif episode > 1e-9:  # the turn after a strong hit in its conversation
             click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}"
                        f" + episode {episode:.3f}   (the turn after {s.linked_to!r})")
         else:

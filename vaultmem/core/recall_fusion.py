@@ -302,6 +302,8 @@ class HitSignals:
     linked_to: str | None
     vector: float = 0.0
     cosine: float | None = None
+    time: float = 0.0
+    """The time-words lift in ``graph`` (the query asks when, the note mentions a time)."""
 
 
 @dataclass(frozen=True, slots=True)

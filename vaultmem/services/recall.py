@@ -420,13 +420,13 @@ def _rank(
         relevance, seeds, [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]
     )
     episode_lift = episode_contribution(episode, relevance, weights.episode)
-    lift = episode_lift
+    time_lift = [0.0] * len(paths)
     # a question asking when: memories that say when (pure BM25 keeps BM25's order)
     if when and weights.relevance > 0 and any(
             (weights.decay, weights.graph, weights.episode, weights.vector)):
         texts = _bodies(conn, paths)
-        lift = [x + (TIME_LIFT if mentions_time(texts.get(p, "")) else 0.0)
-                for x, p in zip(lift, paths, strict=True)]
+        time_lift = [TIME_LIFT if mentions_time(texts.get(p, "")) else 0.0 for p in paths]
+    lift = [e + t for e, t in zip(episode_lift, time_lift, strict=True)]
     fused = fuse(relevance, decay, proximity.signal, weights, vector)
     fused = fused._replace(graph=[g + x for g, x in zip(fused.graph, lift, strict=True)],
                     score=[s + x for s, x in zip(fused.score, lift, strict=True)])
@@ -459,6 +459,7 @@ def _rank(
                 linked_to=title_of(paths[via]) if via >= 0 else None,
                 vector=float(vector[i]) if vector is not None else 0.0,
                 cosine=_finite(cosine[i]) if cosine is not None else None,
+                time=time_lift[i],
             ),
             text=capped_text(bodies.get(paths[i], "")),
             vector=float(fused.vector[i]) if fused.vector is not None else 0.0,
