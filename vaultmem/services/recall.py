@@ -18,7 +18,10 @@ is ``Vault.review``. Steps:
    traversal.
 4. **Fusion, near-duplicates and review blending** (:mod:`vaultmem.core.recall_fusion`; Mnemon,
    Mnemex): near-duplicates of a better hit move behind the distinct hits
-   (:mod:`vaultmem.core.recall_diversity`).
+   (:mod:`vaultmem.core.recall_diversity`); a query asking *when* lifts the notes that mention a
+   time (:mod:`vaultmem.core.recall_time`); a review slot goes to a danger-zone memory only
+   when its score is within :data:`~vaultmem.core.recall_fusion.REVIEW_CLOSENESS` of the hit
+   it displaces.
 5. **Vectors** (only when ``[embeddings]`` names a provider and notes have vectors;
    :mod:`vaultmem.services.embeddings`): the query's nearest notes join the candidates and every
    candidate gets the vector signal of :mod:`vaultmem.core.vector_fusion`. Without a provider
