@@ -204,7 +204,11 @@ def test_list_and_recent_filter_and_order_like_the_cli(served: Client) -> None:
         cli = CliRunner().invoke(
             main, ["list", "--tag", "kiln", "--sort", sort, "--json", "--vault", str(served.root)]
         )
-        assert [m["path"] for m in json.loads(cli.stdout)] == [m["path"] for m in rows]
+        printed = json.loads(cli.stdout)  # one shape from the CLI and MCP (scores move with now)
+        assert list(printed) == ["memories"] and [set(m) for m in printed["memories"]] == [
+            set(m) for m in rows
+        ]
+        assert [m["path"] for m in printed["memories"]] == [m["path"] for m in rows]
 
 
 def test_edit_appends_or_replaces_one_line_and_undo_reverts_it(served: Client) -> None:
