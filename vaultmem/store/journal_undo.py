@@ -18,11 +18,10 @@ from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal import (
     append_record,
     file_sha,
-    journals,
     reopen_journal,
     text_sha,
 )
-from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
+from vaultmem.store.journal_check import JournalEntry, Operation
 from vaultmem.store.note_batch import flush_files
 from vaultmem.store.note_files import (
     StagedText,
@@ -35,15 +34,7 @@ from vaultmem.store.note_files import (
 )
 from vaultmem.store.vault_paths import confined
 
-__all__ = ["UNDO_BATCH", "last_undoable", "undo", "undo_steps_left"]
-
-
-def last_undoable(root: Path, sidecar: Path, folders: tuple[str, ...]) -> JournalEntry | None:
-    """The newest journal that has not been undone (``None`` if there is none)."""
-    for path in reversed(journals(sidecar)):
-        if not path.name.endswith(".undone.jsonl"):
-            return read_journal(path, root, folders)
-    return None
+__all__ = ["UNDO_BATCH", "undo", "undo_steps_left"]
 
 
 def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
