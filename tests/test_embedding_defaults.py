@@ -67,3 +67,24 @@ def test_auto_is_keywords_only_without_the_extra_or_when_switched_off(
         vault.close()
     monkeypatch.setattr(settings_module, "_found_extra", [True])
     assert isinstance(make_provider(EmbeddingSettings()), LocalOnnxProvider)
+
+
+@pytest.mark.parametrize("value", ["yes", "0", "none", "of"])
+def test_a_switch_value_that_would_be_ignored_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    from click.testing import CliRunner
+
+    from vaultmem.cli import main
+
+    vault, _ = Vault.init(tmp_path / "v")
+    vault.close()
+    monkeypatch.setenv(AUTO_SWITCH, value)
+    result = CliRunner().invoke(main, ["recall", "anything", "--vault", str(vault.root)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"Error: VAULTMEM_EMBEDDINGS: is {value!r}; use off (keywords only) or auto"
+    )
+    for accepted in ("off", "OFF", "auto", ""):
+        monkeypatch.setenv(AUTO_SWITCH, accepted)
+        assert CliRunner().invoke(main, ["recall", "x", "--vault", str(vault.root)]).exit_code == 0

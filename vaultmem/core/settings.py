@@ -144,11 +144,19 @@ _found_extra: list[bool] = []
 def local_extra_installed() -> bool:
     """Whether ``vaultmem[embeddings]`` (onnxruntime, tokenizers, the packaged model) can be
     imported — looked up on ``sys.path`` once per process, not imported — and
-    ``$VAULTMEM_EMBEDDINGS`` is not ``off``."""
+    ``$VAULTMEM_EMBEDDINGS`` is not ``off``.
+
+    Raises :class:`~vaultmem.errors.ConfigError` when ``$VAULTMEM_EMBEDDINGS`` holds anything but
+    ``off``, ``auto`` or nothing (a value that would be ignored is refused)."""
     import os
 
-    if os.environ.get(AUTO_SWITCH, "").strip().lower() == "off":
+    switch = os.environ.get(AUTO_SWITCH, "").strip().lower()
+    if switch == "off":
         return False
+    if switch not in ("", "auto"):
+        from vaultmem.errors import ConfigError
+
+        raise ConfigError(AUTO_SWITCH, f"is {switch!r}; use off (keywords only) or auto")
     if not _found_extra:
         from importlib.util import find_spec
 
