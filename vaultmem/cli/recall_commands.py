@@ -126,19 +126,18 @@ def _print_explained(hits: list[Hit], weights: FusionWeights, query: str) -> Non
                   else f"decay score {fmt_score(s.decay_score)}")
         click.echo(f"       decay     {hit.decay:6.3f} = {weights.decay:g} × {s.decay:.3f}   "
                    f"({source})")
-        episode = hit.graph - weights.graph * s.graph - s.time
-        if s.time > 0:  # the question asks when and the note mentions a time
-            click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}"
-                       + (f" + episode {episode:.3f}" if episode > 1e-9 else "")
-                       + f" + time words {s.time:.3f}   (the question asks when; the note"
-                       " says when)")
-        elif episode > 1e-9:  # the turn after a strong hit in its conversation
-            click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}"
-                       f" + episode {episode:.3f}   (the turn after {s.linked_to!r})")
-        else:
-            linked = f"linked with {s.linked_to!r}" if s.linked_to else "no link to a strong hit"
-            click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}   "
-                       f"({linked})")
+        episode = hit.graph - weights.graph * s.graph - s.time - s.date
+        lifts = "".join(f" + {name} {value:.3f}" for name, value in (
+            ("episode", episode), ("time words", s.time), ("date", s.date)) if value > 1e-9)
+        why = [reason for reason, value in (
+            ("the question asks when; the note says when", s.time),
+            ("created on a date the question names", s.date)) if value > 0]
+        if not why and episode > 1e-9:  # the turn after a strong hit in its conversation
+            why = [f"the turn after {s.linked_to!r}"]
+        if not why:
+            why = [f"linked with {s.linked_to!r}" if s.linked_to else "no link to a strong hit"]
+        click.echo(f"       graph     {hit.graph:6.3f} = {weights.graph:g} × {s.graph:.3f}"
+                   f"{lifts}   ({'; '.join(why)})")
         if hybrid:
             similar = (f"cosine {s.cosine:.3f} with the query" if s.cosine is not None
                        else "no vector: run `vaultmem embed --all`")

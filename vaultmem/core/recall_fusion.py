@@ -304,6 +304,8 @@ class HitSignals:
     cosine: float | None = None
     time: float = 0.0
     """The time-words lift in ``graph`` (the query asks when, the note mentions a time)."""
+    date: float = 0.0
+    """The date lift in ``graph`` (the note was created inside a date the query names)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,13 @@ from vaultmem.core.recall_context import (
     episode_signal,
     plain_note_decay,
 )
+from vaultmem.core.recall_dates import (
+    DATE_CANDIDATES,
+    DATE_LIFT,
+    Window,
+    created_within,
+    dates_asked,
+)
 from vaultmem.core.recall_diversity import Spread, spread_near_duplicates
 from vaultmem.core.recall_fusion import (
     REVIEW_CLOSENESS,
@@ -79,7 +86,7 @@ from vaultmem.core.vector_fusion import (
     vector_signal,
 )
 from vaultmem.errors import InputError, UnsafeNoteError
-from vaultmem.services.recall_candidates import CANDIDATES, fts_candidates
+from vaultmem.services.recall_candidates import CANDIDATES, dated_candidates, fts_candidates
 from vaultmem.services.recall_neighbours import (
     Episodes,
     episode_neighbours,
@@ -94,7 +101,8 @@ if TYPE_CHECKING:  # embeddings (numpy) load only when a provider is configured
     from vaultmem.services.memory_view import MemoryRow
     from vaultmem.services.vault_context import VaultContext
 
-_ID, _TYPE, _STATUS = (COLUMN_ORDER.index(name) for name in ("id", "type", "status"))
+_ID, _TYPE, _STATUS, _CREATED = (
+    COLUMN_ORDER.index(name) for name in ("id", "type", "status", "created"))
 _MANAGED_SQL = "COALESCE(n.type, '') IN (" + ", ".join(f"'{t}'" for t in MANAGED_TYPES) + ")"
 _OPTIONS = ("status", "layer", "tag", "folder", "since", "include_archived", "weights", "touch",
             "sync", "include_superseded", "include_notes", "kind")
@@ -281,7 +289,8 @@ def recall_notes(
         semantic = semantic_query(vault, query)
     if not terms and semantic is None:
         return []
-    hits = _rank(vault, terms, filters, weights, k, now, semantic, asks_when(query))
+    hits = _rank(vault, terms, filters, weights, k, now, semantic, asks_when(query),
+                 dates_asked(query, now))
     _warn_wrong_types(vault, [hit.path for hit in hits])
     touch = options.get("touch")
     if touch:
@@ -356,10 +365,16 @@ def _touch(vault: VaultContext, hits: Sequence[Hit], now: dt.datetime) -> None:
 def _rank(
     vault: VaultContext, terms: Sequence[str], filters: RecallFilters, weights: FusionWeights,
     k: int, now: dt.datetime, semantic: SemanticQuery | None = None, when: bool = False,
+    dates: tuple[Window, ...] = (),
 ) -> list[Hit]:
     """Candidates → signals → fused order → blended top ``k`` as :class:`Hit` objects; ``when``:
-    the query asks for a time (candidates mentioning one are lifted, :mod:`recall_time`)."""
+    the query asks for a time (candidates mentioning one are lifted, :mod:`recall_time`);
+    ``dates``: the windows of the dates it names (notes created inside join the candidates and
+    are lifted, :mod:`recall_dates`)."""
     conn = vault.index.conn
+    fusing = weights.relevance > 0 and any(
+        (weights.decay, weights.graph, weights.episode, weights.vector))
+    dates = dates if fusing else ()
     rows, bm25_values = (
         fts_candidates(conn, terms, filters, max(CANDIDATES, k)) if terms else ([], [])
     )
@@ -373,6 +388,11 @@ def _rank(
         near = rows_at(conn, wanted, where, params) if wanted else []
         rows = [*rows, *near]
         bm25_values = [*bm25_values, *([0.0] * len(near))]
+    if dates:  # the notes created when the query says
+        dated, dated_bm25 = dated_candidates(conn, terms, filters, dates,
+                                             {str(row[0]) for row in rows}, DATE_CANDIDATES)
+        rows = [*rows, *dated]
+        bm25_values = [*bm25_values, *dated_bm25]
     if not rows:
         return []
     paths = [str(row[0]) for row in rows]
@@ -425,11 +445,12 @@ def _rank(
     episode_lift = episode_contribution(episode, relevance, weights.episode)
     time_lift = [0.0] * len(paths)
     # a question asking when: memories that say when (pure BM25 keeps BM25's order)
-    if when and weights.relevance > 0 and any(
-            (weights.decay, weights.graph, weights.episode, weights.vector)):
+    if when and fusing:
         texts = _bodies(conn, paths)
         time_lift = [TIME_LIFT if mentions_time(texts.get(p, "")) else 0.0 for p in paths]
-    lift = [e + t for e, t in zip(episode_lift, time_lift, strict=True)]
+    date_lift = [DATE_LIFT if dates and created_within(_timestamp(row[_CREATED]), dates)
+                 else 0.0 for row in rows]
+    lift = [e + t + d for e, t, d in zip(episode_lift, time_lift, date_lift, strict=True)]
     fused = fuse(relevance, decay, proximity.signal, weights, vector)
     fused = fused._replace(graph=[g + x for g, x in zip(fused.graph, lift, strict=True)],
                     score=[s + x for s, x in zip(fused.score, lift, strict=True)])
@@ -462,7 +483,7 @@ def _rank(
                 linked_to=title_of(paths[via]) if via >= 0 else None,
                 vector=float(vector[i]) if vector is not None else 0.0,
                 cosine=_finite(cosine[i]) if cosine is not None else None,
-                time=time_lift[i],
+                time=time_lift[i], date=date_lift[i],
             ),
             text=capped_text(bodies.get(paths[i], "")),
             vector=float(fused.vector[i]) if fused.vector is not None else 0.0,
@@ -507,6 +528,11 @@ def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
         tuple(paths),
     )
     return {str(path): str(body or "") for path, body in rows}
+
+
+def _timestamp(value: object) -> float | None:
+    """An index ``created`` cell as POSIX seconds (``None`` when absent or not a number)."""
+    return float(value) if isinstance(value, int | float) else None
 
 
 def _finite(value: float) -> float | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from vaultmem.core.recall_fusion import (
@@ -72,6 +72,36 @@ def fts_candidates(
     if len(rows) < limit < len(scored):
         rows, bm25 = _rows_for(conn, scored, where, params, limit)
     return rows, bm25
+
+
+def dated_candidates(
+    conn: sqlite3.Connection, terms: Sequence[str], filters: RecallFilters,
+    windows: Sequence[tuple[float, float]], known: Collection[str], limit: int,
+) -> tuple[list[tuple[object, ...]], list[float]]:
+    """Up to ``limit`` rows of notes created inside ``windows`` (``start ≤ created < end``,
+    POSIX seconds) that are not in ``known`` paths, and their bm25 values: the ones matching
+    ``terms`` first, best BM25 first, then the others (bm25 0) oldest first.
+    """
+    if not windows or limit <= 0:
+        return [], []
+    where, params = filters.sql()
+    inside = " OR ".join("(n.created >= ? AND n.created < ?)" for _ in windows)
+    spans = [bound for window in windows for bound in window]
+    condition = f"({inside}) AND ({where})"
+    values = [*spans, *params]
+    scored = scored_matches(conn, terms, (condition, values)) if terms else []
+    rows, bm25 = _rows_for(conn, scored, condition, values, limit + len(known))
+    kept = [(row, b) for row, b in zip(rows, bm25, strict=True) if str(row[0]) not in known]
+    kept = kept[:limit]
+    taken = {str(row[0]) for row, _ in kept} | set(known)
+    if len(kept) < limit:
+        rest = conn.execute(
+            f"SELECT {COLUMNS_SQL} FROM notes n WHERE {condition} ORDER BY n.created, n.path "
+            f"LIMIT {int(limit + len(taken))}", values,
+        )
+        kept += [(tuple(row), 0.0) for row in rest if str(row[0]) not in taken]
+        kept = kept[:limit]
+    return [row for row, _ in kept], [b for _, b in kept]
 
 
 def scored_matches(

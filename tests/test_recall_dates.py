@@ -1,0 +1,107 @@
+"""Dates named in a recall query: parsed into windows, matched against ``created``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vaultmem.cli import main
+from vaultmem.core.recall_dates import DATE_LIFT, dates_asked
+from vaultmem.services.vault import Vault
+
+NOW = dt.datetime(2023, 12, 1, 12, 0, tzinfo=dt.UTC)
+
+
+def days(query: str) -> list[tuple[str, str]]:
+    """The windows of ``query`` as (first day, day after the last) ISO dates."""
+    return [(dt.datetime.fromtimestamp(a, dt.UTC).date().isoformat(),
+             dt.datetime.fromtimestamp(b, dt.UTC).date().isoformat())
+            for a, b in dates_asked(query, NOW)]
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("What did Gina find on 1 February, 2023?", [("2023-01-31", "2023-02-03")]),
+    ("Who did Maria have dinner with on May 3, 2023?", [("2023-05-02", "2023-05-05")]),
+    ("the 3rd of June 2023", [("2023-06-02", "2023-06-05")]),
+    ("notes from 2023-07-07", [("2023-07-06", "2023-07-09")]),
+    ("What did Maria donate in December 2023?", [("2023-12-01", "2024-01-01")]),
+    ("When did Melanie go camping in June?", [("2023-06-01", "2023-07-01")]),
+    ("What did I plan in December?", [("2023-12-01", "2024-01-01")]),  # begun today
+    ("the party on December 25", [("2022-12-24", "2022-12-27")]),  # not yet: last year's
+    ("How often did she go to the beach in 2023?", [("2023-01-01", "2024-01-01")]),
+    ("between August 11 and Aug 15, 2023",
+     [("2023-08-10", "2023-08-13"), ("2023-08-14", "2023-08-17")]),
+])
+def test_dates_named_in_a_query_become_windows(query: str, expected: list[tuple[str, str]]) -> (
+        None):
+    assert days(query) == expected
+
+
+@pytest.mark.parametrize("query", [
+    "what may I do tomorrow", "Where did Caroline go?", "the March of progress", "in 1066",
+    "a score of 2023 points", "the 12:30 meeting", "",
+])
+def test_queries_without_a_date_have_no_window(query: str) -> None:
+    assert dates_asked(query, NOW) == ()
+
+
+def test_an_impossible_day_is_not_read_as_that_day() -> None:
+    assert days("31 February 2023") == [("2023-02-01", "2023-03-01")]  # only its month remains
+    assert days("February 29") == [("2023-02-28", "2023-03-03")] or days("February 29") == []
+
+
+def import_dated(root: Path, lines: list[tuple[str, str]]) -> Vault:
+    vault, _ = Vault.init(root)
+    rows = [json.dumps({"content": text, "created": created}) for text, created in lines]
+    report = vault.import_jsonl(rows, now=NOW)
+    assert not report.errors and len(report.imported) == len(lines)
+    return vault
+
+
+def test_a_memory_created_on_the_named_day_comes_first(tmp_path: Path) -> None:
+    vault = import_dated(tmp_path / "v", [
+        ("We had dinner with the neighbours and talked about the garden fence.",
+         "2023-05-10T19:00:00"),
+        ("Dinner with Anna at the new noodle place.", "2023-05-03T20:00:00"),
+        ("Dinner dinner dinner: the dinner party list.", "2023-06-20T18:00:00"),
+    ])
+    plain = vault.recall("Who did I have dinner with?", k=3, now=NOW, sync=False)
+    assert "Anna" not in plain[0].text  # without the date the word counts decide
+    hits = vault.recall("Who did I have dinner with on May 3, 2023?", k=3, now=NOW, sync=False)
+    assert "Anna" in hits[0].text
+    assert hits[0].signals.date == DATE_LIFT
+    assert all(hit.signals.date == 0.0 for hit in hits[1:])
+    pure = vault.recall("Who did I have dinner with on May 3, 2023?", k=3, now=NOW, sync=False,
+                        weights={"decay": 0, "graph": 0, "review_blend": 0, "episode": 0,
+                                 "vector": 0})
+    assert all(hit.signals.date == 0.0 for hit in pure)  # BM25 stays BM25
+    vault.close()
+
+
+def test_a_memory_sharing_no_word_joins_when_created_in_the_month(tmp_path: Path) -> None:
+    vault = import_dated(tmp_path / "v", [
+        ("I went to Woodhaven, a small town in the Midwest.", "2022-07-14T10:00:00"),
+        ("We plan to travel to Lisbon someday.", "2022-09-02T10:00:00"),
+    ])
+    plain = vault.recall("Where did I travel?", k=5, now=NOW, sync=False)
+    assert [hit.text for hit in plain] == ["We plan to travel to Lisbon someday."]
+    hits = vault.recall("Where did I travel in July 2022?", k=5, now=NOW, sync=False)
+    found = {hit.text.split(",")[0]: hit for hit in hits}
+    assert set(found) == {"I went to Woodhaven", "We plan to travel to Lisbon someday."}
+    woodhaven = found["I went to Woodhaven"]
+    assert woodhaven.signals.bm25 == 0.0 and woodhaven.signals.date == DATE_LIFT
+    vault.close()
+
+
+def test_explain_names_the_date_lift(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    import_dated(root, [("Dinner with Anna at the new noodle place.", "2023-05-03T20:00:00"),
+                        ("Dinner with the team.", "2023-04-01T20:00:00")]).close()
+    result = CliRunner().invoke(main, ["recall", "--vault", str(root), "--now",
+                                       "2023-12-01T12:00:00", "dinner on 3 May 2023", "--explain"])
+    assert result.exit_code == 0, result.output
+    assert f"+ date {DATE_LIFT:.3f}   (created on a date the question names)" in result.output
