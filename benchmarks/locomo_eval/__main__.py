@@ -8,9 +8,11 @@ is asked at the last session's date + 1 day with k = 50 in each configuration: k
 question's evidence turns in the top k (a question without evidence counts 1), averaged over
 questions, at k = 5, 10, 25, 50, overall and per category.
 
-Cross-validation: leave one conversation out. The fusion weights (a small grid, :data:`GRID`)
-are chosen on four conversations by mean R@{5,10,25,50} and reported on the fifth; both the
-tuned (training) and held-out figures are printed. Also printed: recall latency (ms per query,
+Cross-validation: leave one conversation out. The fusion weights (a small grid, :data:`GRID`:
+vector weight, vector floor, episode share of the turn before a hit) are chosen on four
+conversations by mean R@{5,10,25,50} and reported on the fifth; both the tuned (training) and
+held-out figures are printed. The date lift is cross-validated the same way over the questions
+that name a date (:data:`DATE_LIFTS`). Also printed: recall latency (ms per query,
 p50/p95, the query embedded on first use) and the cost of storing vectors at lower precision.
 
 Skips with a message (exit 0) when the data folder is absent.
@@ -26,7 +28,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -54,13 +57,21 @@ CONFIGS: dict[str, dict[str, float] | None] = {
 runs first: its latency includes embedding each query (later configurations reuse it)."""
 
 GRID: list[dict[str, float]] = [
-    {"vector": v, "episode": e} for v in (0.5, 0.75, 1.0) for e in (0.25, 0.5, 1.0)
+    {"vector": v, "vector_floor": f, "previous_share": p}
+    for v in (0.5, 0.75, 1.0) for f in (0.15, 0.25) for p in (0.0, 0.5)
 ]
-"""The fusion weights cross-validation chooses from (with the extra)."""
+"""The points cross-validation chooses from (with the extra): the vector weight, ``[embeddings]
+vector_floor`` and the episode share lent to the turn before a hit
+(:data:`vaultmem.core.recall_context.PREVIOUS_SHARE`)."""
 GRID_NO_VECTORS: list[dict[str, float]] = [
-    {"vector": 0.0, "episode": e, "graph": g} for e in (0.25, 0.5, 1.0) for g in (0.0, 0.2)
+    {"vector": 0.0, "episode": e, "previous_share": p} for e in (0.25, 0.5, 1.0) for p in (0.0, 0.5)
 ]
 """Without the extra."""
+DATE_LIFTS = (0.0, 0.3, 0.5, 1.0, 1.5)
+"""The date lifts (:data:`vaultmem.services.recall.DATE_LIFT`) cross-validated over the
+questions naming a date (the others do not change with it)."""
+KNOBS = ("vector_floor", "previous_share", "date_lift")
+"""Grid keys that are not recall weights."""
 
 Scores = list[tuple[float, ...]]
 """Per question: R@k for each of :data:`CUTOFFS`."""
@@ -111,17 +122,46 @@ def _share(hits: Sequence[str], evidence: Sequence[str], path_of: Mapping[str, s
     )
 
 
+@contextmanager
+def _knobs(vault: Vault, point: Mapping[str, float]) -> Iterator[None]:
+    """The grid point's settings that are not weights, in force for the block."""
+    import vaultmem.core.recall_context as context
+    import vaultmem.services.recall as recall
+
+    shipped = vault.settings
+    previous, lift = context.PREVIOUS_SHARE, recall.DATE_LIFT
+    if "vector_floor" in point:
+        vault.settings = replace(shipped, embeddings=shipped.embeddings._replace(
+            vector_floor=point["vector_floor"]))
+    context.PREVIOUS_SHARE = point.get("previous_share", previous)
+    recall.DATE_LIFT = point.get("date_lift", lift)
+    try:
+        yield
+    finally:
+        vault.settings = shipped
+        context.PREVIOUS_SHARE, recall.DATE_LIFT = previous, lift
+
+
 def _ask(vault: Vault, conversation: Conversation, path_of: Mapping[str, str],
-         weights: Mapping[str, float] | None, timings: list[float] | None = None) -> Scores:
+         point: Mapping[str, float] | None, timings: list[float] | None = None,
+         questions: Sequence[Question] | None = None) -> Scores:
     out: Scores = []
-    for q in conversation.questions:
-        start = time.perf_counter()
-        hits = vault.recall(q.question, k=K, now=conversation.now, sync=False,
-                            weights=None if weights is None else dict(weights))
-        if timings is not None:
-            timings.append(time.perf_counter() - start)
-        out.append(_share([h.path for h in hits], q.evidence, path_of))
+    weights = None if point is None else {k: v for k, v in point.items() if k not in KNOBS}
+    with _knobs(vault, point or {}):
+        for q in conversation.questions if questions is None else questions:
+            start = time.perf_counter()
+            hits = vault.recall(q.question, k=K, now=conversation.now, sync=False,
+                                weights=weights)
+            if timings is not None:
+                timings.append(time.perf_counter() - start)
+            out.append(_share([h.path for h in hits], q.evidence, path_of))
     return out
+
+
+def _names_a_date(question: Question, now: dt.datetime) -> bool:
+    from vaultmem.core.recall_dates import dates_asked
+
+    return bool(dates_asked(question.question, now))
 
 
 _QUERIES: dict[str, CachedProvider] = {}
@@ -176,6 +216,9 @@ def run(*, embeddings: bool, tuning: bool, precision: bool,
     grid = (GRID if embeddings else GRID_NO_VECTORS) if tuning else []
     scores: dict[str, Scores] = {name: [] for name in configs}
     grid_scores: list[Scores] = [[] for _ in grid]
+    date_grid = [{"date_lift": lift} for lift in DATE_LIFTS] if tuning else []
+    date_scores: list[Scores] = [[] for _ in date_grid]
+    dated: list[Question] = []
     tiers = ("int8", "int4", "int2") if embeddings and precision else ()
     tier_scores: dict[str, Scores] = {
         t: [] for t in ("float32", *tiers, "tiers as shipped")}
@@ -219,6 +262,11 @@ def run(*, embeddings: bool, tuning: bool, precision: bool,
                     scores[name] += _ask(vault, conversation, path_of, weights, timings[name])
                 for i, weights in enumerate(grid):
                     grid_scores[i] += _ask(vault, conversation, path_of, weights)
+                asked = [q for q in conversation.questions
+                         if _names_a_date(q, conversation.now)]
+                dated += asked
+                for i, point in enumerate(date_grid):
+                    date_scores[i] += _ask(vault, conversation, path_of, point, None, asked)
                 if tiers:
                     tier_scores["tiers as shipped"] += scores["default hybrid"][-len(
                         conversation.questions):]
@@ -241,6 +289,9 @@ def run(*, embeddings: bool, tuning: bool, precision: bool,
         "recall": {name: _table(s, questions) for name, s in scores.items()},
         "latency_ms": {name: _latency(t) for name, t in timings.items()},
         "cross_validation": _cross_validate(grid, grid_scores, questions) if grid else None,
+        "date_lift": (_cross_validate(date_grid, date_scores, dated)
+                      if date_grid and dated else None),
+        "dated_questions": len(dated),
         "precision": {t: _mean(s) for t, s in tier_scores.items() if s} or None,
     }
 
@@ -325,6 +376,19 @@ def format_report(result: Mapping[str, Any]) -> str:
         for point in cv["grid"]:
             w = ", ".join(f"{k} {v:g}" for k, v in point["weights"].items())
             lines.append(_row(f"  {w}", point["all"], 30))
+        lines.append("")
+    dates = result.get("date_lift")
+    if dates:
+        lines.append(f"date lift over the {result['dated_questions']} questions naming a date "
+                     "(leave one conversation out):")
+        lines.append(f"{'  held out':<22} {head}   lift chosen on the other four")
+        for fold in dates["folds"]:
+            lift = fold["weights"]["date_lift"]
+            lines.append(_row(f"  {fold['held_out']} held-out", fold["held_out_recall"])
+                         + f"   date_lift {lift:g}")
+        lines.append(_row("  HELD-OUT (dated)", dates["held_out"]))
+        for point in dates["grid"]:
+            lines.append(_row(f"  date_lift {point['weights']['date_lift']:g}", point["all"]))
         lines.append("")
     if result["precision"]:
         lines.append(f"vector precision, default hybrid {'':<3} {head}")

@@ -7,7 +7,8 @@ over the candidates of one query, lists indexed like them).
   its episode neighbours an *episode* signal ``e_j = max{ share · r_h : h strong, h ~ j }`` where
   ``share`` is :data:`NEXT_SHARE` for the turn after the hit and :data:`PREVIOUS_SHARE` for the
   turn before it; the neighbour gains ``w_episode · e_j · (1 − r_j)``: a neighbour whose own
-  words already match gains little. Measured on ``benchmarks/conversation_eval``.
+  words already match gains little. The shares were chosen on real conversations
+  (``benchmarks.locomo_eval``).
 - **Corrections.** A superseded memory shown anyway (``--include-superseded``) ranks below its
   successor when both are candidates: its score is capped just under the successor's.
 - **Plain notes' decay.** Notes without decay fields (a person's own notes) get the neutral 0.5,
@@ -26,9 +27,11 @@ Ints = list[int]
 
 NEXT_SHARE = 1.0
 """Share of a hit's relevance lent to the turn right after it (the reply to a question)."""
-PREVIOUS_SHARE = 0.0
+PREVIOUS_SHARE = 0.5
 """Share of a hit's relevance lent to the turn right before it (the question to an answer):
-0, measured on ``benchmarks/conversation_eval`` (0.5 lowered recall@5 by 0.01)."""
+0.5, chosen by cross-validation on real conversations (``benchmarks.locomo_eval``: 0.5 in every
+fold over 0; docs/user-guide.md, "Semantic recall"). The generated ``conversation_eval`` had
+preferred 0, a default that did not carry over."""
 EPISODE_WEIGHT = 0.5
 """Default weight of the episode signal in the fused score (``[recall] weight_episode``)."""
 SUPERSEDED_GAP = 1e-6

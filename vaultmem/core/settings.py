@@ -112,10 +112,10 @@ class EmbeddingSettings(NamedTuple):
     probe_seconds: float = 2.0
     batch_size: int = 32
     weight_vector: float = 0.75
-    vector_floor: float = 0.25
+    vector_floor: float = 0.15
     agreement_damping: float = 0.0
     agreement_start: float = 0.7
-    vector_candidates: int = 30
+    vector_candidates: int = 100
     matched_vector_share: float = 1.0
     auto_link_cosine: float = 0.80
     near_duplicate: float = 0.92
