@@ -389,8 +389,9 @@ def _rank(
         rows = [*rows, *near]
         bm25_values = [*bm25_values, *([0.0] * len(near))]
     if dates:  # the notes created when the query says
-        dated, dated_bm25 = dated_candidates(conn, terms, filters, dates,
-                                             {str(row[0]) for row in rows}, DATE_CANDIDATES)
+        dated, dated_bm25 = dated_candidates(
+            conn, terms, filters, dates, {str(row[0]) for row in rows}, DATE_CANDIDATES,
+            semantic.cosine_of if semantic is not None else None)
         rows = [*rows, *dated]
         bm25_values = [*bm25_values, *dated_bm25]
     if not rows:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from vaultmem.core.recall_fusion import (
@@ -74,13 +74,21 @@ def fts_candidates(
     return rows, bm25
 
 
+DATED_POOL = 2000
+"""Of the notes created inside a question's dates that match none of its words, at most this
+many (oldest first) are compared with the query's vector to pick the ones that join."""
+
+
 def dated_candidates(
     conn: sqlite3.Connection, terms: Sequence[str], filters: RecallFilters,
     windows: Sequence[tuple[float, float]], known: Collection[str], limit: int,
+    closeness: Callable[[Sequence[str]], Iterable[float]] | None = None,
 ) -> tuple[list[tuple[object, ...]], list[float]]:
     """Up to ``limit`` rows of notes created inside ``windows`` (``start ≤ created < end``,
     POSIX seconds) that are not in ``known`` paths, and their bm25 values: the ones matching
-    ``terms`` first, best BM25 first, then the others (bm25 0) oldest first.
+    ``terms`` first, best BM25 first, then the others (bm25 0): the closest by ``closeness``
+    (e.g. the query's cosine per path, NaN for none) among :data:`DATED_POOL`, or the oldest
+    without it.
     """
     if not windows or limit <= 0:
         return [], []
@@ -95,13 +103,27 @@ def dated_candidates(
     kept = kept[:limit]
     taken = {str(row[0]) for row, _ in kept} | set(known)
     if len(kept) < limit:
-        rest = conn.execute(
-            f"SELECT {COLUMNS_SQL} FROM notes n WHERE {condition} ORDER BY n.created, n.path "
-            f"LIMIT {int(limit + len(taken))}", values,
-        )
-        kept += [(tuple(row), 0.0) for row in rest if str(row[0]) not in taken]
-        kept = kept[:limit]
+        pool = [str(path) for (path,) in conn.execute(
+            f"SELECT n.path FROM notes n WHERE {condition} ORDER BY n.created, n.path "
+            f"LIMIT {int(DATED_POOL + len(taken))}", values) if str(path) not in taken]
+        if closeness is not None and pool:
+            near = [float(c) for c in closeness(pool)]
+            order = sorted(range(len(pool)),
+                           key=lambda i: (-(near[i] if near[i] == near[i] else -2.0), i))
+            pool = [pool[i] for i in order]
+        chosen = pool[: limit - len(kept)]
+        found = {str(row[0]): tuple(row) for row in _rows_of(conn, chosen)}
+        kept += [(found[p], 0.0) for p in chosen if p in found]
     return [row for row, _ in kept], [b for _, b in kept]
+
+
+def _rows_of(conn: sqlite3.Connection, paths: Sequence[str]) -> list[tuple[object, ...]]:
+    """Rows (``COLUMN_ORDER``) of the notes at ``paths``."""
+    if not paths:
+        return []
+    marks = ", ".join("?" * len(paths))
+    return [tuple(row) for row in conn.execute(
+        f"SELECT {COLUMNS_SQL} FROM notes n WHERE n.path IN ({marks})", tuple(paths))]
 
 
 def scored_matches(
