@@ -105,3 +105,33 @@ def test_explain_names_the_date_lift(tmp_path: Path) -> None:
                                        "2023-12-01T12:00:00", "dinner on 3 May 2023", "--explain"])
     assert result.exit_code == 0, result.output
     assert f"+ date {DATE_LIFT:.3f}   (created on a date the question names)" in result.output
+
+
+def test_notes_in_the_window_matching_no_word_join_by_closeness_else_oldest_first(
+        tmp_path: Path) -> None:
+    from vaultmem.services.recall import RecallFilters
+    from vaultmem.services.recall_candidates import dated_candidates
+
+    lines = [(f"Chore {n}: swept the porch.", f"2022-07-{n:02d}T09:00:00") for n in range(1, 9)]
+    lines += [("Dinner at the harbour.", "2022-08-02T09:00:00")]  # outside July
+    vault = import_dated(tmp_path / "v", lines)
+    try:
+        conn = vault.index.conn
+        july = dates_asked("in July 2022", NOW)
+        paths = {str(p) for (p,) in conn.execute("SELECT path FROM notes")}
+        chores = sorted(p for p in paths if "Chore" in p)
+        known = {chores[0]}
+        rows, bm25 = dated_candidates(conn, [], RecallFilters(), july, known, 3)
+        oldest = [str(row[0]) for row in rows]
+        assert oldest == chores[1:4] and bm25 == [0.0] * 3  # oldest first, never the known one
+
+        def closeness(pool: list[str]) -> list[float]:  # the later the chore, the closer
+            return [float("nan") if p == chores[5] else float(p.count("8") + p.count("7"))
+                    for p in pool]
+
+        rows, _ = dated_candidates(conn, [], RecallFilters(), july, known, 2, closeness)
+        assert {str(row[0]) for row in rows} == {chores[7], chores[6]}
+        matched, scores = dated_candidates(conn, ["porch"], RecallFilters(), july, known, 2)
+        assert len(matched) == 2 and all(s < 0 for s in scores)  # word matches come first
+    finally:
+        vault.close()
