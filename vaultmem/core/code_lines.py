@@ -84,7 +84,7 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     else:
         text, kept = body, body.split("\n")
         outside = kept
-    if _REFERENCE_ANY_RE.search(text):
+    if "]:" in text and _REFERENCE_ANY_RE.search(text):  # (every definition holds "]:")
         return None
     html_at_top_level = False
     if "<" in text:
@@ -93,10 +93,11 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
             return None
         html_at_top_level = html
     # each backtick as a letter: a line of code spans alone stays a line of text (as blank it
-    # would end the paragraph, and a setext underline below it would not close a heading)
-    if may_hold_code(
+    # would end the paragraph, and a setext underline below it would not close a heading);
+    # the cheap question first: the walk is asked only when a link sits where code may be
+    if links_may_sit_in_indented_code(text) and may_hold_code(
         text.replace("`", "x"), html_at_top_level=html_at_top_level
-    ) and links_may_sit_in_indented_code(text):
+    ):
         return None
     pieces = list(outside)
     code: list[str] = []

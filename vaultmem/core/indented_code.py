@@ -94,7 +94,7 @@ def links_may_sit_in_indented_code(text: str) -> bool:
             continue
         stripped = line.lstrip(" \t")
         ws = line[: len(line) - len(stripped)]
-        if _columns(ws, 0) >= 4 or stripped[:1] == ">" or _marker_opens_indented_code(line):
+        if _columns(ws, 0) >= 4 or stripped[:1] == ">" or _may_open_indented_code(line):
             return True
     return False
 
@@ -221,6 +221,12 @@ def _interrupts_paragraph(kind: int, item: re.Match[str] | None, stripped: str) 
     marker = item.group(1)
     has_content = item.end() < len(stripped)
     return has_content and (not marker[0].isdigit() or int(marker[:-1]) == 1)
+
+
+def _may_open_indented_code(line: str) -> bool:
+    """:func:`_marker_opens_indented_code`, answered at once for a line without a tab or five
+    spaces in a row (5+ columns of whitespace need one or the other)."""
+    return ("\t" in line or "     " in line) and _marker_opens_indented_code(line)
 
 
 def _marker_opens_indented_code(line: str) -> bool:
