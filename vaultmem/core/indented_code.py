@@ -158,8 +158,9 @@ def _list_walk_finds_code(body: str) -> bool:
             return True
         col = indent
         while item is not None:
-            marker, rest = item.group(1), stripped[item.end() :]
-            width = _columns(item.group(2), col + len(marker)) if rest else 1
+            marker, gap, rest = item.group(1), item.group(2), stripped[item.end() :]
+            # (one space, the common gap, is one column: not counted)
+            width = _columns(gap, col + len(marker)) if rest and gap != " " else 1
             if width >= 5:  # the item opens with indented code
                 return True
             col += len(marker) + width
