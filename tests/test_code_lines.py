@@ -222,3 +222,24 @@ def test_fences_indented_in_list_items(body: str, taken: bool) -> None:
     assert (found is not None) is taken
     assert found is None or found == _parsed_links(body)
     assert extract_links(body) == _parsed_links(body)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=" \t>-*+1.)xa", max_size=16))
+def test_the_quick_look_for_wide_marker_gaps_never_changes_the_answer(line: str) -> None:
+    """A marker followed by 5+ columns needs a tab or five spaces in a row: the check that
+    looks for those first answers exactly as the column count does."""
+    from vaultmem.core.indented_code import _marker_opens_indented_code, _may_open_indented_code
+
+    assert _may_open_indented_code(line) == _marker_opens_indented_code(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "opens"),
+    [("-     x", True), (">\t  x", True), ("1.     x", True), ("-    x", False),
+     ("- \tx", False), ("-     ", False)],
+)  # fmt: skip
+def test_wide_marker_gaps_open_indented_code(line: str, opens: bool) -> None:
+    from vaultmem.core.indented_code import _may_open_indented_code
+
+    assert _may_open_indented_code(line) is opens

@@ -84,19 +84,20 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     else:
         text, kept = body, body.split("\n")
         outside = kept
-    if _REFERENCE_ANY_RE.search(text):
+    if "]:" in text and _REFERENCE_ANY_RE.search(text):  # (every definition holds "]:")
         return None
     html_at_top_level = False
     if "<" in text:
-        html = _html_lines(kept, fences)
+        html = _html_lines(text, kept, fences)
         if html is None:
             return None
         html_at_top_level = html
     # each backtick as a letter: a line of code spans alone stays a line of text (as blank it
-    # would end the paragraph, and a setext underline below it would not close a heading)
-    if may_hold_code(
+    # would end the paragraph, and a setext underline below it would not close a heading);
+    # the cheap question first: the walk is asked only when a link sits where code may be
+    if links_may_sit_in_indented_code(text) and may_hold_code(
         text.replace("`", "x"), html_at_top_level=html_at_top_level
-    ) and links_may_sit_in_indented_code(text):
+    ):
         return None
     pieces = list(outside)
     code: list[str] = []
@@ -189,9 +190,9 @@ def _without_fences(
     return kept, outside
 
 
-def _html_lines(kept: list[str], fences: list[int]) -> bool | None:
-    """How the HTML of ``kept`` (lines, fenced blocks as :data:`_FENCE_PLACE` at the indexes
-    ``fences``) bears on the line-by-line reading: ``None`` when it may change what that
+def _html_lines(text: str, kept: list[str], fences: list[int]) -> bool | None:
+    """How the HTML of ``kept`` (the lines of ``text``, fenced blocks as :data:`_FENCE_PLACE` at
+    the indexes ``fences``) bears on the line-by-line reading: ``None`` when it may change what that
     reading takes for code (see the module text), else whether every HTML line stands at top
     level (see below).
 
@@ -204,7 +205,7 @@ def _html_lines(kept: list[str], fences: list[int]) -> bool | None:
     which reads it as a paragraph, then leaves those lines with markdown-it's containers, as an
     HTML block does.
     """
-    if any("<!--" in line for line in kept):
+    if "<!--" in text:
         return None
     fenced = set(fences)
     at_top_level = True

@@ -267,8 +267,11 @@ def read_fields(
         value = get(key)
         if value is None:  # absent or empty: the default (None for id, type, box and trace)
             continue
-        try:
-            values[key] = convert(_unwrapped(key, value))
+        try:  # (_unwrapped, written out: a call per key costs more than the check)
+            if isinstance(value, list) and len(value) == 1 and key not in _LIST_KEYS:
+                values[key] = convert(value[0])
+            else:
+                values[key] = convert(value)
         except ValueError as err:
             warnings.append(FieldWarning(key, value, str(err)))
     for key in DATETIME_KEYS:

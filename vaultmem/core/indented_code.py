@@ -94,7 +94,7 @@ def links_may_sit_in_indented_code(text: str) -> bool:
             continue
         stripped = line.lstrip(" \t")
         ws = line[: len(line) - len(stripped)]
-        if _columns(ws, 0) >= 4 or stripped[:1] == ">" or _marker_opens_indented_code(line):
+        if _columns(ws, 0) >= 4 or stripped[:1] == ">" or _may_open_indented_code(line):
             return True
     return False
 
@@ -158,8 +158,9 @@ def _list_walk_finds_code(body: str) -> bool:
             return True
         col = indent
         while item is not None:
-            marker, rest = item.group(1), stripped[item.end() :]
-            width = _columns(item.group(2), col + len(marker)) if rest else 1
+            marker, gap, rest = item.group(1), item.group(2), stripped[item.end() :]
+            # (one space, the common gap, is one column: not counted)
+            width = _columns(gap, col + len(marker)) if rest and gap != " " else 1
             if width >= 5:  # the item opens with indented code
                 return True
             col += len(marker) + width
@@ -221,6 +222,12 @@ def _interrupts_paragraph(kind: int, item: re.Match[str] | None, stripped: str) 
     marker = item.group(1)
     has_content = item.end() < len(stripped)
     return has_content and (not marker[0].isdigit() or int(marker[:-1]) == 1)
+
+
+def _may_open_indented_code(line: str) -> bool:
+    """:func:`_marker_opens_indented_code`, answered at once for a line without a tab or five
+    spaces in a row (5+ columns of whitespace need one or the other)."""
+    return ("\t" in line or "     " in line) and _marker_opens_indented_code(line)
 
 
 def _marker_opens_indented_code(line: str) -> bool:
