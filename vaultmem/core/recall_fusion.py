@@ -156,10 +156,12 @@ def _best_first(values: Sequence[float], paths: Sequence[str]) -> Ints:
     return sorted(range(len(values)), key=lambda i: (-values[i], str(paths[i])))
 
 
-def strong_hits(relevance: Sequence[float], paths: Sequence[str]) -> Bools:
-    """Mask of the graph seeds: the :data:`GRAPH_SEEDS` most relevant with ``r ≥ STRONG_HIT``."""
+def strong_hits(relevance: Sequence[float], paths: Sequence[str], count: int | None = None) -> (
+        Bools):
+    """Mask of the graph seeds: the ``count`` (:data:`GRAPH_SEEDS`) most relevant with
+    ``r ≥ STRONG_HIT``."""
     mask = [False] * len(relevance)
-    for i in _best_first(relevance, paths)[:GRAPH_SEEDS]:
+    for i in _best_first(relevance, paths)[:GRAPH_SEEDS if count is None else count]:
         if relevance[i] >= STRONG_HIT:
             mask[i] = True
     return mask

@@ -46,6 +46,7 @@ from vaultmem.core.excerpts import capped_text
 from vaultmem.core.fields import LAYERS, MANAGED_TYPES, STATUSES
 from vaultmem.core.note_parse import title_of
 from vaultmem.core.recall_context import (
+    EPISODE_SEEDS,
     cap_superseded,
     episode_contribution,
     episode_signal,
@@ -407,12 +408,15 @@ def _rank(
         relevance += [0.0] * len(extra)
     seeds = strong_hits(relevance, paths)
     context = Episodes([], [])
+    lenders = seeds
     if weights.episode > 0:
-        context = episode_neighbours(conn, filters, paths, seeds)
+        lenders = strong_hits(relevance, paths, EPISODE_SEEDS)
+        context = episode_neighbours(conn, filters, paths, lenders)
         rows += context.extra
         paths += [str(row[0]) for row in context.extra]
         relevance += [0.0] * len(context.extra)
         seeds += [False] * len(context.extra)
+        lenders += [False] * len(context.extra)
     bm25 = [*bm25_values, *([0.0] * (len(paths) - len(bm25_values)))]
     kinds = [row[_TYPE] for row in rows]
     statuses = [row[_STATUS] for row in rows]
@@ -441,7 +445,7 @@ def _rank(
     pairs = [(index[h], index[j], before) for h, j, before in context.pairs
              if h in index and j in index]
     episode, episode_via = episode_signal(
-        relevance, seeds, [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]
+        relevance, lenders, [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]
     )
     episode_lift = episode_contribution(episode, relevance, weights.episode)
     time_lift = [0.0] * len(paths)

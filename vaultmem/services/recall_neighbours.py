@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 EXPAND_MAX = 20
 """At most this many linked notes that did not match the words join the candidates."""
+EPISODE_EXPAND_MAX = 40
+"""At most this many episode neighbours join the candidates (the turns before and after each of
+:data:`~vaultmem.core.recall_context.EPISODE_SEEDS` strong hits)."""
 
 
 _LINK_ROWS_MAX = 2000
@@ -68,7 +71,7 @@ def episode_neighbours(
     ).fetchall()
     pairs = [(str(h), str(j), int(b)) for h, j, b in rows if h != j]
     known = set(paths)
-    wanted = sorted({j for _, j, _ in pairs} - known)[:EXPAND_MAX]
+    wanted = sorted({j for _, j, _ in pairs} - known)[:EPISODE_EXPAND_MAX]
     where, params = filters.sql()
     extra = rows_at(conn, wanted, where, params) if wanted else []
     return Episodes(extra, pairs)
