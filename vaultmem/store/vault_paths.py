@@ -27,22 +27,35 @@ def confined(root: Path, relative: str) -> Path:
     """
     if not isinstance(relative, str):
         raise UnsafePathError(repr(relative), "not a vault-relative path")
-    parts = _checked_parts(relative)
     base = _resolved(str(root)) if root.is_absolute() else root.resolve()
     # the folder holding the note must resolve inside the vault (a symlinked folder could
     # point anywhere); the note itself, if a symlink, must point inside too. ``base`` is
     # resolved, so a folder none of whose parts below it is a link is inside as it stands.
-    # Strings, not Paths, until the end: this runs several times for every note a pass moves.
-    folder = str(base)
-    target = os.path.join(folder, *parts)
-    for part in parts[:-1]:
-        folder = os.path.join(folder, part)
+    # The links are looked for at every call (a folder may have become one since the last);
+    # only the names, which depend on nothing on disk, are worked out once (_layout).
+    folders, target, path = _layout(base, relative)
+    for folder in folders:
         if os.path.islink(folder):
             _inside(relative, base, os.path.realpath(os.path.dirname(target)))
             break
     if os.path.islink(target):
         _inside(relative, base, os.path.realpath(target))
-    return Path(target)
+    return path
+
+
+@functools.lru_cache(maxsize=4096)  # a pass confines each note's paths a few times over
+def _layout(base: Path, relative: str) -> tuple[tuple[str, ...], str, Path]:
+    """The folders below ``base`` that hold ``relative`` (each as a full path, outermost
+    first), its full path as a string and as a :class:`~pathlib.Path`; raises
+    :class:`UnsafePathError` for a path :func:`_checked_parts` refuses."""
+    parts = _checked_parts(relative)
+    folder = str(base)
+    folders: list[str] = []
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        folders.append(folder)
+    target = os.path.join(str(base), *parts)
+    return tuple(folders), target, Path(target)
 
 
 @functools.lru_cache(maxsize=16384)
