@@ -337,6 +337,7 @@ class _Known:
 
     def __init__(self, vault: VaultContext) -> None:
         conn = vault.index.conn
+        self._last: tuple[MemoryDraft, str] | None = None
         self.ids: dict[str, str] = dict(
             conn.execute("SELECT id, path FROM notes WHERE id IS NOT NULL").fetchall()
         )
@@ -375,11 +376,20 @@ class _Known:
         """Path of the memory ``draft`` repeats (same id, else same content key), if any."""
         if draft.id is not None:
             return self.ids.get(draft.id)
-        return self.keys.get(content_key(draft.content))
+        return self.keys.get(self._key(draft))
 
     def add(self, draft: MemoryDraft, note_id: str, path: str) -> None:
         self.ids[note_id] = path
-        self.keys.setdefault(content_key(draft.content), path)
+        self.keys.setdefault(self._key(draft), path)
+
+    def _key(self, draft: MemoryDraft) -> str:
+        """``draft``'s :func:`content_key`, worked out once for :meth:`repeats` and :meth:`add`."""
+        last = self._last
+        if last is not None and last[0] is draft:
+            return last[1]
+        key = content_key(draft.content)
+        self._last = (draft, key)
+        return key
 
 
 EPISODE_KEYS = ("episode", "session", "conversation", "session_id", "conversation_id")
