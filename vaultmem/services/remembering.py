@@ -32,6 +32,7 @@ from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
 from vaultmem.services.index_sync import WrittenNote
 from vaultmem.services.memory_creation import NoteCreator, create_memory
+from vaultmem.services.pass_indexer import PassIndexer
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.vault_lock import vault_lock
@@ -295,6 +296,9 @@ class ImportReport:
 
 IMPORT_BATCH = 500
 """Notes written between two index updates (one SQLite transaction each) during ``import``."""
+INDEX_AHEAD_FROM = 2 * IMPORT_BATCH
+"""Lines from which ``import`` has a helper process index each batch written while it writes the
+next (:mod:`~vaultmem.services.pass_indexer`); below, it indexes each batch itself."""
 
 
 def _decode(number: int, raw: str | bytes) -> str:
@@ -476,6 +480,9 @@ def import_lines(
     turn before it (``previous``, :func:`linked_turn`). Notes are made durable (one flush to
     disk), put in place and indexed :data:`IMPORT_BATCH` at a time
     (:class:`~vaultmem.store.note_batch.NewNotes`); an interrupted import leaves whole notes.
+    From :data:`INDEX_AHEAD_FROM` lines a helper process indexes each batch while the next is
+    written (:class:`~vaultmem.services.pass_indexer.PassIndexer`); the index is complete when
+    this returns either way.
     """
     with collector_paused():  # thousands of small objects, no cycles among them
         return _import_lines(vault, lines, now=now, progress=progress)
@@ -510,7 +517,12 @@ def _import_lines(
         known = _Known(vault)
         batch = NewNotes()
         pending: list[tuple[int, str]] = []  # (line number, path) added to the batch
-        taken: set[str] = set()
+        taken: set[str] = set()  # names written and not yet in the index
+        indexer = (  # big imports: each batch re-indexed by a helper while the next is written
+            PassIndexer.start(vault.root, vault.sidecar)
+            if len(drafts) >= INDEX_AHEAD_FROM
+            else None
+        )
 
         def commit() -> None:
             if len(batch):
@@ -524,9 +536,13 @@ def _import_lines(
                 if full in failed
             )
             report.imported.extend(path for path, _ in written)
+            pending.clear()
+            if indexer is not None:  # its names stay taken: the helper may not have them yet
+                if written:
+                    indexer.submit([path for path, _ in written])
+                return
             linked = batch.linked
             texts = {path: WrittenNote(*linked[full]) for path, full in written if full in linked}
-            pending.clear()
             taken.clear()
             if written:
                 vault.refresh([path for path, _ in written], texts)
@@ -567,7 +583,13 @@ def _import_lines(
                 if len(pending) >= IMPORT_BATCH:
                     commit()
             commit()
+            if indexer is not None:
+                left = indexer.wait()  # a batch the helper did not index is indexed here
+                if left:
+                    vault.refresh(left)
         finally:
             batch.discard()  # only after an error: what was added and not committed
+            if indexer is not None:
+                indexer.close()
     report.errors.sort()
     return report
