@@ -664,6 +664,9 @@ def import_memories(root: Path, n: int, *, embeddings: bool = False) -> Result:
     from vaultmem.services.vault import Vault
 
     with scratch_folder("vaultmem-import-") as work:
+        if embeddings:  # onnxruntime leaves a session file (.ses) in TMPDIR: in the scratch
+            os.environ["TMPDIR"] = str(work)
+            tempfile.tempdir = None
         size = make_jsonl(work / "memories.jsonl", n) // n + 300
         lines = (work / "memories.jsonl").read_bytes().splitlines(keepends=True)
         Vault.init(work / "vault")
