@@ -398,7 +398,19 @@ def _same(a: object, b: object) -> bool:
     if kind in _COMPARED_BY_VALUE:  # most values of a frontmatter: no recursion for them
         return a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        if a.keys() != b.keys():
+            return False
+        for key, value in a.items():  # a frontmatter's values: compared here, not recursed into
+            other = b[key]
+            kind = type(value)
+            if kind is not type(other):
+                return False
+            if kind in _COMPARED_BY_VALUE:
+                if value != other:
+                    return False
+            elif not _same(value, other):
+                return False
+        return True
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):

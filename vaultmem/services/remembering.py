@@ -528,24 +528,30 @@ def _import_lines(
             if len(batch):
                 vault.index.check_writable()  # create_memory leaves it to the batch's writer
             failed = batch.commit()
-            fulls = [(number, path, vault.root / path) for number, path in pending]  # once each
-            written = [(path, full) for _, path, full in fulls if full not in failed]
-            report.errors.extend(
-                (number, f"{path}: {failed[full]}")
-                for number, path, full in fulls
-                if full in failed
-            )
-            report.imported.extend(path for path, _ in written)
+            written = [path for _, path in pending]
+            if failed:  # (rare: a name taken by another writer meanwhile, a full disk)
+                fulls = [(number, path, vault.root / path) for number, path in pending]
+                written = [path for _, path, full in fulls if full not in failed]
+                report.errors.extend(
+                    (number, f"{path}: {failed[full]}")
+                    for number, path, full in fulls
+                    if full in failed
+                )
+            report.imported.extend(written)
             pending.clear()
             if indexer is not None:  # its names stay taken: the helper may not have them yet
                 if written:
-                    indexer.submit([path for path, _ in written])
+                    indexer.submit(written)
                 return
             linked = batch.linked
-            texts = {path: WrittenNote(*linked[full]) for path, full in written if full in linked}
+            texts = {
+                path: WrittenNote(*linked[full])
+                for path in written
+                if (full := vault.root / path) in linked
+            }
             taken.clear()
             if written:
-                vault.refresh([path for path, _ in written], texts)
+                vault.refresh(written, texts)
 
         try:
             for number, draft in conversation_order(drafts):

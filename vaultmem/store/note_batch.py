@@ -145,9 +145,10 @@ class NewNotes:
         the temp file is raised by :meth:`commit`)."""
         if os.path.lexists(path):
             raise FileExistsError(path)
-        if path.parent not in self._folders:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._folders.add(path.parent)
+        folder = path.parent
+        if folder not in self._folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._folders.add(folder)
         if self._writer is None:
             self._writer = _Writer()
         behind = len(self._pending) - WRITE_AHEAD
