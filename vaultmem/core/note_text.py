@@ -412,7 +412,13 @@ def _same(a: object, b: object) -> bool:
                 return False
         return True
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):  # tags and links: compared here, not recursed into
+            kind = type(x)
+            if kind is not type(y) or not (x == y if kind in _COMPARED_BY_VALUE else _same(x, y)):
+                return False
+        return True
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return a == b

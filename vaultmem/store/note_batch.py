@@ -17,12 +17,13 @@ import os
 import queue
 import secrets
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from vaultmem.store.durability import fsync_dir, sync_file_system
 
 
-def flush_files(folder: Path, files: list[Path]) -> None:
+def flush_files(folder: Path, files: Sequence[str | Path]) -> None:
     """Make ``files`` (on the file system holding ``folder``) durable: one ``syncfs`` on Linux,
     else an ``fsync`` per file (a file gone meanwhile is passed over)."""
     if not files or sync_file_system(folder):
@@ -191,7 +192,7 @@ class NewNotes:
         texts, self._texts = self._texts, {}
         if not pending:
             return {}
-        flush_files(pending[0][0].parent, [Path(tmp) for _, tmp, _, _ in pending])
+        flush_files(pending[0][0].parent, [tmp for _, tmp, _, _ in pending])
         failed: dict[Path, str] = {}
         folders: set[Path] = set()
         for path, tmp, size, mtime_ns in pending:
