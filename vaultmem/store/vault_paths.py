@@ -33,8 +33,11 @@ def confined(root: Path, relative: str) -> Path:
     # resolved, so a folder none of whose parts below it is a link is inside as it stands.
     # The links are looked for at every call (a folder may have become one since the last);
     # only the names, which depend on nothing on disk, are worked out once (_layout).
-    folders, target, path = _layout(base, relative)
-    for folder in folders:
+    parts, path = _layout(base, relative)
+    target = str(path)
+    folder = str(base)
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
         if os.path.islink(folder):
             _inside(relative, base, os.path.realpath(os.path.dirname(target)))
             break
@@ -43,19 +46,13 @@ def confined(root: Path, relative: str) -> Path:
     return path
 
 
-@functools.lru_cache(maxsize=4096)  # a pass confines each note's paths a few times over
-def _layout(base: Path, relative: str) -> tuple[tuple[str, ...], str, Path]:
-    """The folders below ``base`` that hold ``relative`` (each as a full path, outermost
-    first), its full path as a string and as a :class:`~pathlib.Path`; raises
-    :class:`UnsafePathError` for a path :func:`_checked_parts` refuses."""
+@functools.lru_cache(maxsize=8192)  # a pass or an undo confines each path several times
+def _layout(base: Path, relative: str) -> tuple[tuple[str, ...], Path]:
+    """The parts of ``relative`` (:func:`_checked_parts`, which raises
+    :class:`UnsafePathError` for a path it refuses) and ``base / relative``, made once: a
+    :class:`~pathlib.Path` costs more to make than the symlink checks on it."""
     parts = _checked_parts(relative)
-    folder = str(base)
-    folders: list[str] = []
-    for part in parts[:-1]:
-        folder = os.path.join(folder, part)
-        folders.append(folder)
-    target = os.path.join(str(base), *parts)
-    return tuple(folders), target, Path(target)
+    return parts, base.joinpath(*parts)
 
 
 @functools.lru_cache(maxsize=16384)
