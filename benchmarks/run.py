@@ -14,8 +14,11 @@ vaultmem's bytecode is compiled first (as an installed wheel has it); the cold i
 lifecycle apply, like the baselines, are the median of three runs (one with ``--quick``). The
 apply runs come after every other scenario (see :func:`bench_apply`). Before each apply run and
 the import run, the rate at which the file system creates files is probed and printed beside the
-figure; with ``--settle-seconds S`` a slow one is waited for, up to S seconds (see
-:mod:`benchmarks.creation_rate`), and the wait printed too.
+figure; by default nothing is waited for (the figures are what a newcomer sees at that moment);
+with ``--settle-seconds S`` a slow one is waited for, up to S seconds (see
+:mod:`benchmarks.creation_rate`), and the wait printed too. The import is measured as a default
+install runs it (keywords only: ``pip install vaultmem`` has no embedding provider), and beside it
+with the ``embeddings`` extra where a provider is installed (each memory embedded, in batches).
 
 Baselines are measured in the same run on the same files, so figures from noisy or different
 machines can be compared through the ratio: a raw ``os.walk`` + ``stat`` of every note, a raw read
@@ -431,6 +434,8 @@ APPLY_TARGET = 2_000.0
 IMPORT_TARGET = 3_000.0
 """Memories per second ``import`` writes, at least (issue 31; 2,000 in issue 13)."""
 IMPORT_MEMORIES = 5_000
+IMPORT_EMBEDDED = 500
+"""Memories of the import with embeddings (each is embedded: about 70 a second on CPU)."""
 
 
 def apply_figures(result: dict[str, Any]) -> list[Figure]:
@@ -500,20 +505,40 @@ def _settled(result: dict[str, Any]) -> str:
             f"({float(result['settle_first_rate']):,.0f} files/s at first)")
 
 
-def import_figures(result: dict[str, Any]) -> list[Figure]:
-    """``import`` into a new vault, beside writing as many files with and without fsync."""
+def import_figures(
+    result: dict[str, Any], embedded: dict[str, Any] | None = None
+) -> list[Figure]:
+    """``import`` into a new vault as a default install runs it (keywords only), beside writing
+    as many files with and without fsync; then, with ``embedded``, the same import with the
+    ``embeddings`` extra (each memory embedded, in batches), beside the keyword-only rate."""
     target = f"≥ {IMPORT_TARGET:,.0f} memories/s"
     if "error" in result:
         return [_error_row("import", result, target)]
     rate = float(result["per_second"])
-    return [Figure(
-        "import (new vault)",
+    rows = [Figure(
+        "import (new vault, keywords only)",
         f"{rate:,.0f} memories/s ({result['imported']:,} in {_secs(result['seconds'])}"
         f"{_cpu(result)})",
         f"write+fsync each {result['fsync_writes_per_second']:,.0f} files/s, "
         f"write only {result['plain_writes_per_second']:,.0f} files/s{_settled(result)}",
         target, _check(rate, IMPORT_TARGET, True, True), rate,
     )]
+    if embedded is None:
+        return rows
+    name = "import, embeddings extra installed"
+    if "error" in embedded:
+        return [*rows, _error_row(name, embedded, "-")]
+    if not embedded.get("provider"):
+        return [*rows, Figure(name, "no embedding provider installed: not measured")]
+    embed_rate = float(embedded["per_second"])
+    rows.append(Figure(
+        f"{name} ({embedded['provider']})",
+        f"{embed_rate:,.0f} memories/s ({embedded['imported']:,} embedded in batches, in "
+        f"{_secs(embedded['seconds'])}{_cpu(embedded)})",
+        f"keywords only {rate:,.0f} memories/s ({_ratio(rate, embed_rate)} as fast)",
+        "-", None, embed_rate,
+    ))
+    return rows
 
 
 # --------------------------------------------------------------------------------- runs
@@ -644,15 +669,20 @@ def startup_figures(result: dict[str, Any]) -> list[Figure]:
 
 
 def bench_import(
-    out: Path, log: Log, n: int = IMPORT_MEMORIES, settle: Settle | None = None
+    out: Path, log: Log, n: int = IMPORT_MEMORIES, settle: Settle | None = None,
+    embedded: int = IMPORT_EMBEDDED,
 ) -> Corpus:
+    """``import`` of ``n`` memories as a default install runs it (keywords only), then of
+    ``embedded`` memories with the embedding extra, when a provider is installed."""
     corpus = Corpus("import", f"{n:,} generated JSONL memories into a new vault", n,
                     load_average=[_load()])
-    log(f"[import] {n:,} memories")
+    log(f"[import] {n:,} memories, keywords only")
     waited = settle() if settle is not None else {}
     result = {**run_scenario("import", out, repeat=n), **waited}
-    corpus.raw = {"import": result}
-    corpus.figures = import_figures(result)
+    log(f"[import] {embedded:,} memories, embeddings extra")
+    with_vectors = run_scenario("import_embed", out, repeat=embedded)
+    corpus.raw = {"import": result, "import_embed": with_vectors}
+    corpus.figures = import_figures(result, with_vectors)
     corpus.load_average.append(_load())
     return corpus
 
@@ -794,7 +824,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             corpora.append(bench_real(hub, effort, log, label="generated hub-shaped vault",
                                       profile=args.profile, generated=generated))
         settle = settler(Path(scratch), args.settle_seconds, log)
-        imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES, settle)
+        imports = bench_import(out, log, 1_000 if args.quick else IMPORT_MEMORIES, settle,
+                               embedded=50 if args.quick else IMPORT_EMBEDDED)
         startup = bench_startup(out, effort, log)
         for n, corpus in zip(sizes, corpora, strict=False):  # last: see bench_apply
             bench_apply(corpus, n, effort, log, settle)

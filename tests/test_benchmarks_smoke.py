@@ -124,9 +124,13 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
     assert "ERROR" not in proc.stdout, proc.stdout
     assert "sqlite" in proc.stdout and "cores" in proc.stdout
     for figure, target in (("lifecycle apply", "≥ 2,000 moves/s"),
-                           ("import (new vault)", "≥ 3,000 memories/s")):
+                           ("import (new vault, keywords only)", "≥ 3,000 memories/s")):
         row = next(line for line in proc.stdout.splitlines() if line.startswith(figure))
         assert target in row, row
+    # beside it, the import with the embeddings extra: measured where a provider is installed
+    row = next(line for line in proc.stdout.splitlines()
+               if line.startswith("import, embeddings extra installed"))
+    assert "embedded in batches" in row or "no embedding provider installed" in row, row
     document = json.loads((out / "last-run.json").read_text(encoding="utf-8"))
     assert document["import"]["raw"]["import"]["imported"] == 1_000
     imported = document["import"]["raw"]["import"]  # the kernel's share of the CPU, shown too
@@ -227,3 +231,25 @@ def test_apply_row_gives_the_median_and_the_spread_of_its_runs() -> None:
         "creating an empty file 80,000/s (runs in order: 1,500 moves/s after 3,000/s, "
         "2,400 moves/s after 90,000/s, 2,000 moves/s after 80,000/s) just before"
     ) in ordered.baseline
+
+
+def test_import_rows_give_the_keyword_target_and_the_embedding_rate_beside_it() -> None:
+    from benchmarks.run import import_figures
+
+    keywords = {
+        "seconds": 2.0, "cpu_seconds": 2.5, "kernel_seconds": 0.5, "imported": 5_000,
+        "per_second": 2_500.0, "fsync_writes_per_second": 4_000.0,
+        "plain_writes_per_second": 36_000.0, "embeddings": False, "provider": None,
+    }
+    embedded = {**keywords, "seconds": 10.0, "imported": 500, "per_second": 50.0,
+                "embeddings": True, "provider": "local:model"}
+    plain, vectors = import_figures(keywords, embedded)
+    assert plain.name == "import (new vault, keywords only)" and plain.ok is False
+    assert plain.target == "≥ 3,000 memories/s"
+    assert vectors.name == "import, embeddings extra installed (local:model)"
+    assert vectors.value.startswith("50 memories/s (500 embedded in batches, in 10.0 s")
+    assert vectors.baseline == "keywords only 2,500 memories/s (50.0x as fast)"
+    assert vectors.ok is None  # no target: the default install has no embedding provider
+    (_, missing) = import_figures(keywords, {**embedded, "provider": None})
+    assert missing.value == "no embedding provider installed: not measured"
+    assert len(import_figures(keywords)) == 1

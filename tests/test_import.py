@@ -10,7 +10,8 @@ import pytest
 from conftest import run_cli as run
 
 from vaultmem import Vault
-from vaultmem.services.remembering import IMPORT_BATCH, content_key
+from vaultmem.services import pass_indexer
+from vaultmem.services.remembering import IMPORT_BATCH, INDEX_AHEAD_FROM, content_key
 
 NOW = "2026-11-20T09:00:00"
 
@@ -134,6 +135,33 @@ def test_a_large_import_spans_batches_and_names_clashes_apart(vault: Path, tmp_p
     with Vault.open(vault) as v:
         assert v.sync().any_change is False
         assert v.index.note_count() >= count
+
+
+def test_a_big_import_is_indexed_by_a_helper_and_its_names_stay_apart(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the helper indexes a batch while the next is written: a name written in an earlier batch
+    # may not be in the index yet, and must still not be given twice
+    started: list[object] = []
+    real_start = pass_indexer.PassIndexer.start
+
+    def recording_start(root: Path, sidecar: Path) -> object:
+        started.append(real_start(root, sidecar))
+        return started[-1]
+
+    monkeypatch.setattr(pass_indexer.PassIndexer, "start", recording_start)
+    count = INDEX_AHEAD_FROM + 20
+    lines = [json.dumps({"content": f"Daily log {i}", "title": "Daily log"}) for i in range(count)]
+    with Vault.open(vault) as v:
+        report = v.import_jsonl(lines)
+        assert len(report.imported) == len(set(report.imported)) == count
+        assert started and started[0] is not None
+        assert started[0].indexed == count  # type: ignore[attr-defined]
+        indexed = {r[0] for r in v.index.conn.execute("SELECT path FROM notes")}
+        assert set(report.imported) <= indexed
+        assert v.sync().any_change is False
+        again = v.import_jsonl(lines)
+    assert not again.imported and len(again.duplicates) == count
 
 
 def test_an_imported_note_is_read_by_the_fast_path_once(

@@ -142,6 +142,22 @@ def _keeps(word: str) -> bool:
     return (first.isascii() and first.isalnum()) or bool(safe_title(word)) or word in _DASHES
 
 
+def _first_words(line: str, enough: int) -> list[str]:
+    """The words of ``line`` (its first 2,000 characters, list and heading marks dropped) a
+    default title keeps (:func:`_keeps`), stopping once there are ``enough`` of them and one is
+    not a dash: a title made from more of them would be the same (it is cut at a phrase end
+    within the first ``enough - 1``)."""
+    words: list[str] = []
+    word_seen = False
+    for word in line[:2000].lstrip("#>-*+ \t").split():
+        if _keeps(word):
+            words.append(word)
+            word_seen = word_seen or word not in _DASHES
+            if word_seen and len(words) >= enough:
+                break
+    return words
+
+
 def title_from_content(content: str, *, max_words: int = 8) -> str:
     """A title from the first words of the first non-empty line of ``content``.
 
@@ -153,7 +169,7 @@ def title_from_content(content: str, *, max_words: int = 8) -> str:
     satay and pesto made with pine nuts" gives "Allergic to peanuts".
     """
     for line in content.splitlines():
-        words = [w for w in line[:2000].lstrip("#>-*+ \t").split() if _keeps(w)]
+        words = _first_words(line, max_words + 2)
         if not any(w not in _DASHES for w in words):
             continue
         cut = len(words) > max_words

@@ -272,6 +272,19 @@ def _rendered_line(head: str, rendered: str, newline: str) -> str:
 
 def _render(value: object, *, flow: bool) -> str:
     """YAML for ``value``; ``flow`` when it sits inside a flow sequence."""
+    # the exact types a note's fields hold first: no ABC checks for them
+    if type(value) is str:
+        return value if _plain_ok(value, flow=flow) else _double_quoted(value)
+    if type(value) is int:
+        return int.__repr__(value)
+    if type(value) is list:
+        return "[" + ", ".join([_render(item, flow=True) for item in value]) + "]"
+    if type(value) is float:
+        return _render_float(value)
+    if type(value) is bool:
+        return "true" if value else "false"
+    if type(value) is dt.datetime:
+        return format_datetime(value)
     if isinstance(value, str):
         value = str.__str__(value)
         return value if _plain_ok(value, flow=flow) else _double_quoted(value)
@@ -280,14 +293,7 @@ def _render(value: object, *, flow: bool) -> str:
     if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):
-        number = float(value)
-        if math.isnan(number) or math.isinf(number):
-            return ".nan" if math.isnan(number) else ".inf" if number > 0 else "-.inf"
-        text = float.__repr__(number)
-        if "." not in text:  # PyYAML reads 1e+20 as a string
-            mantissa, _, exponent = text.partition("e")
-            text = f"{mantissa}.0e{exponent}"
-        return text
+        return _render_float(float(value))
     if isinstance(value, dt.datetime):
         return format_datetime(value)
     if isinstance(value, dt.date):
@@ -297,6 +303,18 @@ def _render(value: object, *, flow: bool) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_render(item, flow=True) for item in value) + "]"
     raise TypeError(f"vaultmem cannot write a {type(value).__name__} into frontmatter: {value!r}")
+
+
+def _render_float(number: float) -> str:
+    """A float as YAML reads it back: shortest repr, ``.inf``/``-.inf``/``.nan``, and an
+    exponent always with a ``.0`` mantissa (PyYAML reads ``1e+20`` as a string)."""
+    if math.isnan(number) or math.isinf(number):
+        return ".nan" if math.isnan(number) else ".inf" if number > 0 else "-.inf"
+    text = float.__repr__(number)
+    if "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
 
 
 @functools.lru_cache(maxsize=8192)  # keys and tag values repeat from note to note
@@ -350,6 +368,11 @@ def _render_key(key: str) -> str:
 
 def _normalise(value: object) -> object:
     """``value`` as YAML reads back what :func:`render_value` writes for it."""
+    kind = type(value)  # the exact types a note's fields hold: themselves, no ABC checks
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if type(value) is list:
+        return [_normalise(item) for item in value]
     if isinstance(value, dt.datetime):
         return parse_datetime(value).replace(microsecond=0, tzinfo=None)
     if isinstance(value, list | tuple):
@@ -375,9 +398,27 @@ def _same(a: object, b: object) -> bool:
     if kind in _COMPARED_BY_VALUE:  # most values of a frontmatter: no recursion for them
         return a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        if a.keys() != b.keys():
+            return False
+        for key, value in a.items():  # a frontmatter's values: compared here, not recursed into
+            other = b[key]
+            kind = type(value)
+            if kind is not type(other):
+                return False
+            if kind in _COMPARED_BY_VALUE:
+                if value != other:
+                    return False
+            elif not _same(value, other):
+                return False
+        return True
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):  # tags and links: compared here, not recursed into
+            kind = type(x)
+            if kind is not type(y) or not (x == y if kind in _COMPARED_BY_VALUE else _same(x, y)):
+                return False
+        return True
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return a == b

@@ -32,6 +32,7 @@ from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
 from vaultmem.services.index_sync import WrittenNote
 from vaultmem.services.memory_creation import NoteCreator, create_memory
+from vaultmem.services.pass_indexer import PassIndexer
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.vault_lock import vault_lock
@@ -295,6 +296,9 @@ class ImportReport:
 
 IMPORT_BATCH = 500
 """Notes written between two index updates (one SQLite transaction each) during ``import``."""
+INDEX_AHEAD_FROM = 2 * IMPORT_BATCH
+"""Lines from which ``import`` has a helper process index each batch written while it writes the
+next (:mod:`~vaultmem.services.pass_indexer`); below, it indexes each batch itself."""
 
 
 def _decode(number: int, raw: str | bytes) -> str:
@@ -337,6 +341,7 @@ class _Known:
 
     def __init__(self, vault: VaultContext) -> None:
         conn = vault.index.conn
+        self._last: tuple[MemoryDraft, str] | None = None
         self.ids: dict[str, str] = dict(
             conn.execute("SELECT id, path FROM notes WHERE id IS NOT NULL").fetchall()
         )
@@ -375,11 +380,20 @@ class _Known:
         """Path of the memory ``draft`` repeats (same id, else same content key), if any."""
         if draft.id is not None:
             return self.ids.get(draft.id)
-        return self.keys.get(content_key(draft.content))
+        return self.keys.get(self._key(draft))
 
     def add(self, draft: MemoryDraft, note_id: str, path: str) -> None:
         self.ids[note_id] = path
-        self.keys.setdefault(content_key(draft.content), path)
+        self.keys.setdefault(self._key(draft), path)
+
+    def _key(self, draft: MemoryDraft) -> str:
+        """``draft``'s :func:`content_key`, worked out once for :meth:`repeats` and :meth:`add`."""
+        last = self._last
+        if last is not None and last[0] is draft:
+            return last[1]
+        key = content_key(draft.content)
+        self._last = (draft, key)
+        return key
 
 
 EPISODE_KEYS = ("episode", "session", "conversation", "session_id", "conversation_id")
@@ -466,6 +480,9 @@ def import_lines(
     turn before it (``previous``, :func:`linked_turn`). Notes are made durable (one flush to
     disk), put in place and indexed :data:`IMPORT_BATCH` at a time
     (:class:`~vaultmem.store.note_batch.NewNotes`); an interrupted import leaves whole notes.
+    From :data:`INDEX_AHEAD_FROM` lines a helper process indexes each batch while the next is
+    written (:class:`~vaultmem.services.pass_indexer.PassIndexer`); the index is complete when
+    this returns either way.
     """
     with collector_paused():  # thousands of small objects, no cycles among them
         return _import_lines(vault, lines, now=now, progress=progress)
@@ -500,26 +517,41 @@ def _import_lines(
         known = _Known(vault)
         batch = NewNotes()
         pending: list[tuple[int, str]] = []  # (line number, path) added to the batch
-        taken: set[str] = set()
+        taken: set[str] = set()  # names written and not yet in the index
+        indexer = (  # big imports: each batch re-indexed by a helper while the next is written
+            PassIndexer.start(vault.root, vault.sidecar)
+            if len(drafts) >= INDEX_AHEAD_FROM
+            else None
+        )
 
         def commit() -> None:
             if len(batch):
                 vault.index.check_writable()  # create_memory leaves it to the batch's writer
             failed = batch.commit()
-            fulls = [(number, path, vault.root / path) for number, path in pending]  # once each
-            written = [(path, full) for _, path, full in fulls if full not in failed]
-            report.errors.extend(
-                (number, f"{path}: {failed[full]}")
-                for number, path, full in fulls
-                if full in failed
-            )
-            report.imported.extend(path for path, _ in written)
-            linked = batch.linked
-            texts = {path: WrittenNote(*linked[full]) for path, full in written if full in linked}
+            written = [path for _, path in pending]
+            if failed:  # (rare: a name taken by another writer meanwhile, a full disk)
+                fulls = [(number, path, vault.root / path) for number, path in pending]
+                written = [path for _, path, full in fulls if full not in failed]
+                report.errors.extend(
+                    (number, f"{path}: {failed[full]}")
+                    for number, path, full in fulls
+                    if full in failed
+                )
+            report.imported.extend(written)
             pending.clear()
+            if indexer is not None:  # its names stay taken: the helper may not have them yet
+                if written:
+                    indexer.submit(written)
+                return
+            linked = batch.linked
+            texts = {
+                path: WrittenNote(*linked[full])
+                for path in written
+                if (full := vault.root / path) in linked
+            }
             taken.clear()
             if written:
-                vault.refresh([path for path, _ in written], texts)
+                vault.refresh(written, texts)
 
         try:
             for number, draft in conversation_order(drafts):
@@ -557,7 +589,13 @@ def _import_lines(
                 if len(pending) >= IMPORT_BATCH:
                     commit()
             commit()
+            if indexer is not None:
+                left = indexer.wait()  # a batch the helper did not index is indexed here
+                if left:
+                    vault.refresh(left)
         finally:
             batch.discard()  # only after an error: what was added and not committed
+            if indexer is not None:
+                indexer.close()
     report.errors.sort()
     return report

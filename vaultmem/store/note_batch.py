@@ -14,14 +14,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import queue
 import secrets
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from vaultmem.store.durability import fsync_dir, sync_file_system
 
 
-def flush_files(folder: Path, files: list[Path]) -> None:
+def flush_files(folder: Path, files: Sequence[str | Path]) -> None:
     """Make ``files`` (on the file system holding ``folder``) durable: one ``syncfs`` on Linux,
     else an ``fsync`` per file (a file gone meanwhile is passed over)."""
     if not files or sync_file_system(folder):
@@ -79,6 +81,45 @@ def _write_temp(path: Path, data: bytes) -> tuple[str, int, int]:
     return tmp, info.st_size, info.st_mtime_ns
 
 
+Written = tuple[str, int, int] | BaseException
+"""A temp file written: (temp path, size, mtime_ns as written), or the error writing it."""
+
+
+class _Writer:
+    """One helper thread writing temp files (:func:`_write_temp`) in the order they are handed
+    over; :attr:`results` holds each outcome, in that order."""
+
+    def __init__(self) -> None:
+        self.results: list[Written] = []
+        self._jobs: queue.SimpleQueue[tuple[Path, bytes] | None] = queue.SimpleQueue()
+        self._finished: queue.SimpleQueue[None] = queue.SimpleQueue()  # one token per write
+        self._thread = threading.Thread(target=self._run, name="vaultmem-write", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                outcome: Written = _write_temp(*job)
+            except BaseException as err:  # noqa: BLE001 - handed to the caller, never lost here
+                outcome = err
+            self.results.append(outcome)
+            self._finished.put(None)
+
+    def submit(self, path: Path, data: bytes) -> None:
+        self._jobs.put((path, data))
+
+    def wait_for(self, count: int) -> None:
+        """Wait until the first ``count`` writes are done."""
+        while len(self.results) < count:
+            self._finished.get()
+
+    def close(self) -> list[Written]:
+        """Finish every write handed over, end the thread, return the outcomes."""
+        self._jobs.put(None)
+        self._thread.join()
+        return self.results
+
+
 class NewNotes:
     """A batch of new notes: :meth:`add` each, then :meth:`commit` (or :meth:`discard`).
 
@@ -88,10 +129,10 @@ class NewNotes:
     """
 
     def __init__(self) -> None:
-        self._pending: list[tuple[Path, Future[tuple[str, int, int]]]] = []  # (final path, write)
+        self._pending: list[Path] = []  # final paths, in the order handed to the writer
         self._folders: set[Path] = set()  # made (or found) already
         self._texts: dict[Path, str] = {}
-        self._writer: ThreadPoolExecutor | None = None
+        self._writer: _Writer | None = None
         self.linked: dict[Path, tuple[str, int, int]] = {}
         """After :meth:`commit`: each note it made visible → (text, size in bytes, mtime_ns as
         written), so the caller can index the text without reading the note back."""
@@ -105,33 +146,32 @@ class NewNotes:
         the temp file is raised by :meth:`commit`)."""
         if os.path.lexists(path):
             raise FileExistsError(path)
-        if path.parent not in self._folders:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._folders.add(path.parent)
+        folder = path.parent
+        if folder not in self._folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._folders.add(folder)
         if self._writer is None:
-            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultmem-write")
-        data = text.encode("utf-8")
+            self._writer = _Writer()
         behind = len(self._pending) - WRITE_AHEAD
         if behind >= 0:
-            with contextlib.suppress(Exception):  # raised again by commit
-                self._pending[behind][1].result()
-        self._pending.append((path, self._writer.submit(_write_temp, path, data)))
+            self._writer.wait_for(behind + 1)
+        self._writer.submit(path, text.encode("utf-8"))
+        self._pending.append(path)
         self._texts[path] = text
 
     def _written(self) -> list[tuple[Path, str, int, int]]:
         """Wait for the writer; (path, temp, size, mtime_ns) of each note, in order. If a write
         failed, every temp file of the batch is removed and the first error raised."""
         writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.shutdown(wait=True)  # no helper thread outlives the batch
+        outcomes = writer.close() if writer is not None else []  # no helper outlives the batch
         pending, self._pending = self._pending, []
         done: list[tuple[Path, str, int, int]] = []
         failure: BaseException | None = None
-        for path, job in pending:
-            try:
-                done.append((path, *job.result()))
-            except BaseException as err:  # noqa: BLE001 - re-raised below, after the clean-up
-                failure = failure or err
+        for path, outcome in zip(pending, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                failure = failure or outcome
+            else:
+                done.append((path, *outcome))
         if failure is not None:
             for _, tmp, _, _ in done:
                 with contextlib.suppress(FileNotFoundError):
@@ -152,7 +192,7 @@ class NewNotes:
         texts, self._texts = self._texts, {}
         if not pending:
             return {}
-        flush_files(pending[0][0].parent, [Path(tmp) for _, tmp, _, _ in pending])
+        flush_files(pending[0][0].parent, [tmp for _, tmp, _, _ in pending])
         failed: dict[Path, str] = {}
         folders: set[Path] = set()
         for path, tmp, size, mtime_ns in pending:

@@ -158,7 +158,7 @@ def stage_text(path: Path, text: str, *, mode: int | None = None) -> StagedText:
     temp, aside = _temp_names(path)
     made: list[Path] = []
     folder = path.parent
-    while not folder.exists() and folder != folder.parent:
+    while not os.path.exists(folder) and folder != folder.parent:
         made.append(folder)
         folder = folder.parent
     if made:  # the note's folder is usually there: no mkdir per note
@@ -175,7 +175,8 @@ def _staged_temp(staged: StagedText | None, path: Path, data: bytes, mode: int) 
     """
     if staged is None:
         return False
-    usable = staged.temp.parent == path.parent and staged.sha256 == content_hash(data)
+    same_folder = os.path.dirname(staged.temp) == os.path.dirname(path)
+    usable = same_folder and staged.sha256 == content_hash(data)
     if usable:
         try:
             fd = os.open(staged.temp, os.O_RDONLY)  # its bytes and its mode, from one open
@@ -308,7 +309,8 @@ def create_note(path: Path, text: str, *, staged: StagedText | None = None) -> F
         if staged is not None:
             discard_staged(staged)
         raise NoteError(path, "already exists; not overwritten")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not os.path.isdir(path.parent):  # one stat, not a mkdir, when it is there
+        path.parent.mkdir(parents=True, exist_ok=True)
     if _staged_temp(staged, path, data, 0o644):
         assert staged is not None
         temp = staged.temp
@@ -359,6 +361,7 @@ def move_note(
     it back). Any failure after it was owned puts it back too. ``staged``: ``text`` already
     written and flushed beside ``source`` (:func:`stage_text`), so no fsync is needed here.
     """
+    source_folder, target_folder = source.parent, destination.parent
     if destination != source and os.path.lexists(destination):
         if staged is not None:
             discard_staged(staged)
@@ -389,8 +392,8 @@ def move_note(
         else:
             _own(source, aside, expected_sha256)
         try:
-            if not os.path.isdir(destination.parent):  # one stat, not a mkdir, when it is there
-                destination.parent.mkdir(parents=True, exist_ok=True)
+            if not os.path.isdir(target_folder):  # one stat, not a mkdir, when it is there
+                target_folder.mkdir(parents=True, exist_ok=True)
             _place(temp if data is not None else aside, destination, keep_source=True)
         except FileExistsError:
             _put_back(aside, source)
@@ -416,9 +419,9 @@ def move_note(
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
-    fsync_dir(destination.parent)
-    if source.parent != destination.parent:
-        fsync_dir(source.parent)
+    fsync_dir(target_folder)
+    if source_folder != target_folder:
+        fsync_dir(source_folder)
 
 
 def _withdraw(temp: Path, destination: Path, data: bytes) -> None:

@@ -27,14 +27,15 @@ def confined(root: Path, relative: str) -> Path:
     """
     if not isinstance(relative, str):
         raise UnsafePathError(repr(relative), "not a vault-relative path")
-    parts = _checked_parts(relative)
     base = _resolved(str(root)) if root.is_absolute() else root.resolve()
     # the folder holding the note must resolve inside the vault (a symlinked folder could
     # point anywhere); the note itself, if a symlink, must point inside too. ``base`` is
     # resolved, so a folder none of whose parts below it is a link is inside as it stands.
-    # Strings, not Paths, until the end: this runs several times for every note a pass moves.
+    # The links are looked for at every call (a folder may have become one since the last);
+    # only the names, which depend on nothing on disk, are worked out once (_layout).
+    parts, path = _layout(base, relative)
+    target = str(path)
     folder = str(base)
-    target = os.path.join(folder, *parts)
     for part in parts[:-1]:
         folder = os.path.join(folder, part)
         if os.path.islink(folder):
@@ -42,7 +43,16 @@ def confined(root: Path, relative: str) -> Path:
             break
     if os.path.islink(target):
         _inside(relative, base, os.path.realpath(target))
-    return Path(target)
+    return path
+
+
+@functools.lru_cache(maxsize=8192)  # a pass or an undo confines each path several times
+def _layout(base: Path, relative: str) -> tuple[tuple[str, ...], Path]:
+    """The parts of ``relative`` (:func:`_checked_parts`, which raises
+    :class:`UnsafePathError` for a path it refuses) and ``base / relative``, made once: a
+    :class:`~pathlib.Path` costs more to make than the symlink checks on it."""
+    parts = _checked_parts(relative)
+    return parts, base.joinpath(*parts)
 
 
 @functools.lru_cache(maxsize=16384)
