@@ -665,7 +665,18 @@ def startup_figures(result: dict[str, Any]) -> list[Figure]:
         Figure("vaultmem recall, 1,001 notes", f"{recall:.0f} ms ({runs})",
                f"vaultmem --version {version:.0f} ms ({_ratio(recall, version)} of it)",
                "≤ 2x vaultmem --version", _check(recall, 2 * version, False, True), recall),
+        *_with_embeddings(result, recall, runs),
     ]
+
+
+def _with_embeddings(result: dict[str, Any], recall: float, runs: str) -> list[Figure]:
+    """The row of ``recall`` with the embeddings extra's ``auto`` provider, when measured."""
+    if "recall_embeddings_ms" not in result:
+        return []
+    value = float(result["recall_embeddings_ms"])
+    return [Figure("  recall with the embeddings extra", f"{value:.0f} ms ({runs})",
+                   f"keywords only {recall:.0f} ms (loads the model, embeds the query)", "-",
+                   None, value)]
 
 
 def bench_import(

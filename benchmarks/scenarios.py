@@ -697,6 +697,9 @@ def import_memories(root: Path, n: int, *, embeddings: bool = False) -> Result:
 def startup(root: Path, repeat: int) -> Result:
     """Wall time of whole processes: ``python -c pass``, ``vaultmem --version`` and ``vaultmem
     recall`` on ``root`` (index already built), interleaved, ``repeat`` times each; medians.
+    ``recall`` runs as a default install does (keywords only, ``VAULTMEM_EMBEDDINGS=off``);
+    ``recall_embeddings`` with the embeddings extra's ``auto`` provider (it loads the model and
+    embeds the query; the same as ``recall`` when the extra is not installed).
 
     Bytecode is cached as for an installed package (``PYTHONDONTWRITEBYTECODE`` is dropped for
     these processes; the warm-up run writes it): otherwise every start recompiles vaultmem's
@@ -709,14 +712,18 @@ def startup(root: Path, repeat: int) -> Result:
         "version": [sys.executable, "-c", entry, "--version"],
         "recall": [sys.executable, "-c", entry, "recall", "--vault", str(root), "coffee brewing"],
     }
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    commands["recall_embeddings"] = commands["recall"]
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    envs = {name: {**base, "VAULTMEM_EMBEDDINGS": "auto" if name == "recall_embeddings" else "off"}
+            for name in commands}
+    env = envs["recall"]
     # index, bytecode and file caches warm
     subprocess.run(commands["recall"], capture_output=True, check=True, env=env)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(max(repeat, 1)):
         for name, command in commands.items():
             started = time.perf_counter()
-            subprocess.run(command, capture_output=True, check=True, env=env)
+            subprocess.run(command, capture_output=True, check=True, env=envs[name])
             times[name].append(time.perf_counter() - started)
     result: Result = {f"{name}_ms": 1000 * statistics.median(v) for name, v in times.items()}
     result["runs"] = max(repeat, 1)
