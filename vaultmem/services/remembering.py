@@ -1,8 +1,7 @@
 """Making memories: ``remember`` (one) and ``import`` (JSONL, one per line).
 
-The frontmatter of a new memory is written in the order of the example in docs/user-guide.md, "The
-memory note"; only keys that carry information are written (``box``/``related`` only when set), and
-every datetime is ``YYYY-MM-DDTHH:MM:SS`` UTC.
+A new memory's frontmatter follows the example in docs/user-guide.md, "The memory note"; only keys
+that carry information are written (``box``/``related`` when set), datetimes as UTC ISO seconds.
 """
 
 from __future__ import annotations
