@@ -87,12 +87,16 @@ from vaultmem.core.vector_fusion import (
     vector_signal,
 )
 from vaultmem.errors import InputError, UnsafeNoteError
-from vaultmem.services.recall_candidates import CANDIDATES, dated_candidates, fts_candidates
+from vaultmem.services.recall_candidates import (
+    CANDIDATES,
+    dated_candidates,
+    fts_candidates,
+    rows_at,
+)
 from vaultmem.services.recall_neighbours import (
     Episodes,
     episode_neighbours,
     graph_candidates,
-    rows_at,
     successors,
 )
 from vaultmem.services.template_folders import OWN_TEMPLATES, template_folders

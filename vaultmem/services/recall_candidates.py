@@ -112,18 +112,21 @@ def dated_candidates(
                            key=lambda i: (-(near[i] if near[i] == near[i] else -2.0), i))
             pool = [pool[i] for i in order]
         chosen = pool[: limit - len(kept)]
-        found = {str(row[0]): tuple(row) for row in _rows_of(conn, chosen)}
+        found = {str(row[0]): row for row in rows_at(conn, chosen, where, params)} if chosen else {}
         kept += [(found[p], 0.0) for p in chosen if p in found]
     return [row for row, _ in kept], [b for _, b in kept]
 
 
-def _rows_of(conn: sqlite3.Connection, paths: Sequence[str]) -> list[tuple[object, ...]]:
-    """Rows (``COLUMN_ORDER``) of the notes at ``paths``."""
-    if not paths:
-        return []
+def rows_at(
+    conn: sqlite3.Connection, paths: Sequence[str], where: str, params: Sequence[object]
+) -> list[tuple[object, ...]]:
+    """Rows (``COLUMN_ORDER``) of the notes at ``paths`` that pass the filters, in path order."""
     marks = ", ".join("?" * len(paths))
-    return [tuple(row) for row in conn.execute(
-        f"SELECT {COLUMNS_SQL} FROM notes n WHERE n.path IN ({marks})", tuple(paths))]
+    rows = conn.execute(
+        f"SELECT {COLUMNS_SQL} FROM notes n WHERE n.path IN ({marks}) AND {where} ORDER BY n.path",
+        (*paths, *params),
+    )
+    return [tuple(row) for row in rows]
 
 
 def scored_matches(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from vaultmem.core.recall_fusion import (
     strong_hits,
 )
-from vaultmem.services.recall_candidates import COLUMNS_SQL
+from vaultmem.services.recall_candidates import rows_at
 
 if TYPE_CHECKING:
     from vaultmem.services.recall import RecallFilters
@@ -159,15 +159,3 @@ def _neighbours(
             if seed in strength and other not in known:
                 best[other] = max(best.get(other, 0.0), strength[seed])
     return sorted(best, key=lambda p: (-best[p], p))[:EXPAND_MAX]
-
-
-def rows_at(
-    conn: sqlite3.Connection, paths: Sequence[str], where: str, params: Sequence[object]
-) -> list[tuple[object, ...]]:
-    """Rows (``COLUMN_ORDER``) of the notes at ``paths`` that pass the filters, in path order."""
-    marks = ", ".join("?" * len(paths))
-    rows = conn.execute(
-        f"SELECT {COLUMNS_SQL} FROM notes n WHERE n.path IN ({marks}) AND {where} ORDER BY n.path",
-        (*paths, *params),
-    )
-    return [tuple(row) for row in rows]
