@@ -51,7 +51,10 @@ def test_queries_without_a_date_have_no_window(query: str) -> None:
 
 def test_an_impossible_day_is_not_read_as_that_day() -> None:
     assert days("31 February 2023") == [("2023-02-01", "2023-03-01")]  # only its month remains
-    assert days("February 29") == [("2023-02-28", "2023-03-03")] or days("February 29") == []
+    assert days("February 29") == []  # no 29 February in 2023 or 2022: not read
+    late = dt.datetime(9999, 12, 31, 23, tzinfo=dt.UTC)  # its window would pass year 9999
+    assert dates_asked("on December 31", late) == ()
+    assert len(dates_asked("on December 20", late)) == 1
 
 
 def import_dated(root: Path, lines: list[tuple[str, str]]) -> Vault:

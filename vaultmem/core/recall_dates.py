@@ -7,8 +7,9 @@ saved) inside the date names it. :func:`dates_asked` turns the dates a query nam
 half-open windows of POSIX timestamps; recall adds the memories created inside them to its
 candidates and lifts them by :data:`DATE_LIFT` (docs/user-guide.md, "Recall").
 
-What is read (English month names, case-insensitive, the first three letters accepted except
-"mar" and "may" alone, which need a day or year):
+What is read (English month names, case-insensitive, or their first three letters — "sept"
+too — except "mar", which is a word; a bare month name needs "in", "during", "of", "since",
+"early", "late" or "mid" before it, so "may" the verb is not a date):
 
 - a day: ``7 July, 2023``, ``May 23, 2023``, ``3rd of June 2023``, ``2023-07-07``; without a year
   (``July 7``) the latest such day not after ``now``;
@@ -107,7 +108,7 @@ def _window(kind: str, match: re.Match[str], now: dt.datetime) -> Window | None:
         assert year is not None
         start = dt.datetime(year, 1, 1, tzinfo=dt.UTC)
         return _span(start, dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC))
-    except ValueError:  # "31 February 2023"
+    except (ValueError, OverflowError):  # "31 February 2023"; a day past year 9999
         return None
 
 
