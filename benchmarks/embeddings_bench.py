@@ -38,9 +38,9 @@ import numpy as np
 
 from benchmarks.generate_vault import REFERENCE_TIME, generate_vault
 from benchmarks.scenarios import percentile
-from vaultmem.core.content_hash import embedding_key
-from vaultmem.core.quantisation import TIERS, stored_bytes, unit
-from vaultmem.services.embedding_providers import MAX_TOKENS, LocalOnnxProvider
+from vaultmem.core.notes.content_hash import embedding_key
+from vaultmem.core.recall.quantisation import TIERS, stored_bytes, unit
+from vaultmem.services.semantic.embedding_providers import MAX_TOKENS, LocalOnnxProvider
 from vaultmem.store.vectors import Assignment, VectorStore
 
 MEMORIES = Path(__file__).resolve().parent / "recall_eval" / "memories.jsonl"
@@ -143,7 +143,7 @@ def _enable_local(root: Path) -> None:
 
 def latency(size: int, queries: int, workdir: Path) -> dict[str, float]:
     """Keyword-only and hybrid recall p50/p95 (ms) on a generated vault of ``size`` memories."""
-    from vaultmem.services.embeddings import vector_store
+    from vaultmem.services.semantic.embeddings import vector_store
     from vaultmem.services.vault import Vault
 
     root = workdir / f"vault-{size}"

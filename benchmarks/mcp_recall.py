@@ -94,7 +94,7 @@ def _summary(values: Sequence[float]) -> dict[str, float]:
 
 
 def _wait_live(root: Path, timeout: float) -> float:
-    from vaultmem.services.live_index import index_is_live
+    from vaultmem.services.index.live_index import index_is_live
 
     started = time.perf_counter()
     while not index_is_live(root / ".vaultmem"):
@@ -157,7 +157,7 @@ def mcp_round_trips(root: Path, queries: Sequence[str], some_id: str) -> dict[st
 
 def cli_recalls(root: Path, queries: Sequence[str], calls: int) -> dict[str, Any]:
     """Wall time of whole ``vaultmem recall`` processes, without and with a live watcher."""
-    from vaultmem.services.live_index import index_is_live
+    from vaultmem.services.index.live_index import index_is_live
 
     if index_is_live(root / ".vaultmem"):
         raise RuntimeError(f"a watcher already runs on {root}; stop it first")

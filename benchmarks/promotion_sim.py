@@ -2,8 +2,8 @@
 
 Each simulated memory is made on day 0 and then used according to one history kind; the
 promote pass runs every evening for 30 days through the real rule
-(:func:`vaultmem.core.lifecycle_plan.plan_promote`, reinforcement by
-:func:`vaultmem.core.reinforcement.touch_changes`). A history is promoted when any evening's plan
+(:func:`vaultmem.core.lifecycle.lifecycle_plan.plan_promote`, reinforcement by
+:func:`vaultmem.core.scoring.reinforcement.touch_changes`). A history is promoted when any evening's plan
 moves it. Kinds (each with ``source`` human or agent, uses at random hours):
 
 - ``never``: made and never used again;
@@ -24,10 +24,10 @@ import random
 import sys
 from collections.abc import Callable
 
-from vaultmem.core.fields import MemoryFields
-from vaultmem.core.lifecycle_plan import plan_promote
-from vaultmem.core.reinforcement import touch_changes
-from vaultmem.core.scoring import MemoryColumns, score_columns
+from vaultmem.core.lifecycle.lifecycle_plan import plan_promote
+from vaultmem.core.notes.fields import MemoryFields
+from vaultmem.core.scoring.reinforcement import touch_changes
+from vaultmem.core.scoring.scoring import MemoryColumns, score_columns
 from vaultmem.core.settings import Settings
 
 START = dt.datetime(2026, 5, 4, 9, 0, tzinfo=dt.UTC)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultmem import Vault
-from vaultmem.core.note_text import render_note
+from vaultmem.core.notes.note_text import render_note
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
 T0 = dt.datetime(2026, 1, 5, 9, 0, tzinfo=dt.UTC)

@@ -155,9 +155,10 @@ def cold(root: Path) -> Result:
     clock starts, as the plan and apply scenarios import theirs: start-up is measured in its own
     scenario (:func:`startup`), and the raw read beside this figure imports nothing either.
     """
-    from vaultmem.core import links, note_reading  # noqa: F401  (see above)
-    from vaultmem.services import index_bulk  # noqa: F401
-    from vaultmem.services.index_sync import sync_index
+    from vaultmem.core.links import links  # noqa: F401  (see above)
+    from vaultmem.core.notes import note_reading  # noqa: F401  (see above)
+    from vaultmem.services.index import index_bulk  # noqa: F401
+    from vaultmem.services.index.index_sync import sync_index
     from vaultmem.store.sidecar import SIDECAR_DIR
 
     shutil.rmtree(root / SIDECAR_DIR, ignore_errors=True)
@@ -181,8 +182,9 @@ def cold_profile(root: Path) -> Result:
     import cProfile
     import pstats
 
-    from vaultmem.core import links, note_reading  # noqa: F401  (see cold)
-    from vaultmem.services import index_bulk, index_sync  # noqa: F401
+    from vaultmem.core.links import links  # noqa: F401  (see cold)
+    from vaultmem.core.notes import note_reading  # noqa: F401  (see cold)
+    from vaultmem.services.index import index_bulk, index_sync  # noqa: F401
     from vaultmem.store.sidecar import SIDECAR_DIR
 
     shutil.rmtree(root / SIDECAR_DIR, ignore_errors=True)
@@ -208,7 +210,7 @@ def cold_profile(root: Path) -> Result:
 
 def nochange(root: Path, repeat: int) -> Result:
     """``sync_index`` of an index already in step with the vault, ``repeat`` times."""
-    from vaultmem.services.index_sync import sync_index
+    from vaultmem.services.index.index_sync import sync_index
 
     db, settings = _open(root)
     sync_index(root, db, settings)  # settle anything left over (not timed)
@@ -276,7 +278,7 @@ def _sample_notes(db: Any, k: int, *, memories: bool) -> list[str]:
 
 def one_note(root: Path, repeat: int) -> Result:
     """``sync_paths`` of one edited note, for ``repeat`` different notes (memories if any)."""
-    from vaultmem.services.index_sync import sync_index, sync_paths
+    from vaultmem.services.index.index_sync import sync_index, sync_paths
 
     db, settings = _open(root)
     sync_index(root, db, settings)
@@ -360,10 +362,10 @@ def _save(root: Path, rel: str, data: bytes, how: str) -> None:
 def watcher(root: Path, saves: int) -> Result:
     """Save notes while a ``VaultWatcher`` runs; latency = write start → ``on_sync`` names it."""
     try:
-        from vaultmem.services.watcher import VaultWatcher
+        from vaultmem.services.index.watcher import VaultWatcher
     except ImportError as err:
-        return {"available": False, "why": f"vaultmem.services.watcher: {err}"}
-    from vaultmem.services.index_sync import sync_index
+        return {"available": False, "why": f"vaultmem.services.index.watcher: {err}"}
+    from vaultmem.services.index.index_sync import sync_index
     from vaultmem.services.vault import Vault
 
     vault = Vault.open(root)
@@ -431,8 +433,8 @@ def plan(root: Path, repeat: int) -> Result:
     ``memories`` counts every memory of the index, ``loaded`` those in the table.
     """
     from benchmarks.generate_vault import REFERENCE_TIME
-    from vaultmem.services.lifecycle import PLANNED_WHERE, plan_pass, plan_table
-    from vaultmem.services.memory_view import memory_table
+    from vaultmem.services.lifecycle.lifecycle import PLANNED_WHERE, plan_pass, plan_table
+    from vaultmem.services.memories.memory_view import memory_table
     from vaultmem.services.vault import Vault
 
     now = REFERENCE_TIME
@@ -486,10 +488,10 @@ def plan_live(root: Path, repeat: int) -> Result:
     heartbeat makes ``vault.table`` skip the walk (``Vault.catch_up``). Its own process, so the
     watcher's memory does not count in :func:`plan`'s peak RSS."""
     from benchmarks.generate_vault import REFERENCE_TIME
-    from vaultmem.services.lifecycle import plan_pass, plan_table
-    from vaultmem.services.live_index import index_is_live
+    from vaultmem.services.index.live_index import index_is_live
+    from vaultmem.services.index.watcher import VaultWatcher
+    from vaultmem.services.lifecycle.lifecycle import plan_pass, plan_table
     from vaultmem.services.vault import Vault
-    from vaultmem.services.watcher import VaultWatcher
 
     passes = ("promote", "expire", "forget", "prune")
     vault = Vault.open(root)
@@ -581,7 +583,7 @@ def apply(root: Path) -> Result:
     runs): start-up is measured in its own scenario (:func:`startup`).
     """
     from benchmarks.generate_vault import REFERENCE_TIME
-    from vaultmem.services import lifecycle, pass_session  # noqa: F401  (see above)
+    from vaultmem.services.lifecycle import lifecycle, pass_session  # noqa: F401  (see above)
     from vaultmem.services.vault import Vault
 
     with scratch_folder("vaultmem-apply-") as scratch:
@@ -673,7 +675,7 @@ def import_memories(root: Path, n: int, *, embeddings: bool = False) -> Result:
         with Vault.open(work / "vault") as vault:
             chosen = None
             if embeddings:
-                from vaultmem.services.embeddings import provider
+                from vaultmem.services.semantic.embeddings import provider
 
                 ready = provider(vault)  # asked before the clock starts
                 chosen = ready.name if ready is not None else None

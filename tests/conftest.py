@@ -17,7 +17,7 @@ from hypothesis import settings
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.services import index_stamps
+from vaultmem.services.index import index_stamps
 
 settings.register_profile("repeatable", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.core.note_text import parse_frontmatter, split_note
+from vaultmem.core.notes.note_text import parse_frontmatter, split_note
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vaultmem import Vault
-from vaultmem.services.index_sync import sync_paths
+from vaultmem.services.index.index_sync import sync_paths
 
 
 def _vault(tmp_path: Path) -> Vault:

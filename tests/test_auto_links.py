@@ -1,7 +1,7 @@
 """Semantic auto-links at remember (spec 6; seed 000): content-token Jaccard > 0.10, at most 5.
 
 Driven through the CLI (``vaultmem remember``) with CliRunner; every overlap a test relies on is
-also computed with :func:`~vaultmem.core.text_tokens.jaccard` so the threshold cases are exact.
+also computed with :func:`~vaultmem.core.recall.text_tokens.jaccard` so the threshold cases are exact.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from vaultmem.cli import main
-from vaultmem.core.text_tokens import content_tokens, jaccard
-from vaultmem.services.auto_links import related_memories
+from vaultmem.core.recall.text_tokens import content_tokens, jaccard
+from vaultmem.services.memories.auto_links import related_memories
 from vaultmem.services.vault import Vault
 
 NOW = "2026-11-20T09:00:00"

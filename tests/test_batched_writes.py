@@ -21,11 +21,11 @@ from conftest import snapshot_files
 
 from vaultmem import Vault
 from vaultmem.core.collector import collector_paused
-from vaultmem.core.note_text import parse_frontmatter, render_note
+from vaultmem.core.notes.note_text import parse_frontmatter, render_note
 from vaultmem.errors import LockedError, NoteChangedError
-from vaultmem.services import pass_session
-from vaultmem.services.progress import progress_to
-from vaultmem.services.remembering import KEYS_TABLE
+from vaultmem.services.lifecycle import pass_session
+from vaultmem.services.lifecycle.progress import progress_to
+from vaultmem.services.memories.remembering import KEYS_TABLE
 from vaultmem.store import journal, journal_undo, note_files
 from vaultmem.store.note_files import (
     ASIDE_SUFFIX,

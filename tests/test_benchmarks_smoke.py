@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.core.note_text import parse_frontmatter, split_note
+from vaultmem.core.notes.note_text import parse_frontmatter, split_note
 from vaultmem.services.vault import Vault
 from vaultmem.store.settings_file import load_settings
 
@@ -95,7 +95,7 @@ def test_hub_shaped_vault_and_the_cold_index_profile(tmp_path: Path) -> None:
     result = cold_profile(tmp_path / "a")
     assert len(result["top"]) == 3 and result["seconds"] > 0
     assert all(0 < row["share"] <= 1 and row["function"] for row in result["top"])
-    from vaultmem.services import index_sync
+    from vaultmem.services.index import index_sync
     from vaultmem.store.index_db import IndexDB
 
     assert index_sync.worker_start(10**6) is not None or os.cpu_count() == 1  # put back

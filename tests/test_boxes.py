@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core.boxes import (
+from vaultmem.core.lifecycle.boxes import (
     SealedBox,
     SealPlan,
     StmMemory,
@@ -440,8 +440,8 @@ def test_the_trace_a_box_goes_with_is_the_jaccard_best_in_its_window(
     """The weaving's shortcut (the window first, the overlap from the shared count) picks what
     the rule says: the highest Jaccard overlap ≥ ``trace_overlap`` among candidates whose last
     box ended at most ``trace_window_days`` before the box, ties by title."""
-    from vaultmem.core.boxes import _best, _Lone
-    from vaultmem.core.reinforcement import jaccard
+    from vaultmem.core.lifecycle.boxes import _best, _Lone
+    from vaultmem.core.scoring.reinforcement import jaccard
 
     lc = SETTINGS.lifecycle._replace(trace_overlap=overlap, trace_window_days=7.0)
     lone = [_Lone(f"box-{i}", found, T0 + days * DAY, None)
@@ -456,7 +456,7 @@ def test_the_trace_a_box_goes_with_is_the_jaccard_best_in_its_window(
 
 
 def test_traces_outside_the_window_or_undated_are_never_chosen() -> None:
-    from vaultmem.core import boxes
+    from vaultmem.core.lifecycle import boxes
 
     lc = LifecycleSettings()
     day = 86_400.0

@@ -247,7 +247,7 @@ def _faded_vault(home: Path, count: int) -> Path:
 
 
 def test_passes_report_progress_to_a_listener(home: Path) -> None:
-    from vaultmem.services.progress import progress_to
+    from vaultmem.services.lifecycle.progress import progress_to
 
     vault = _faded_vault(home, 12)
     (vault / "Written meanwhile.md").write_text("A note of my own.\n", "utf-8")

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from vaultmem.core.code_lines import text_outside_code_by_line
-from vaultmem.core.code_spans import code_spans, html_may_take_backticks
-from vaultmem.core.links import _normalise, _parsed_links, _scan, extract_links
+from vaultmem.core.links.code_lines import text_outside_code_by_line
+from vaultmem.core.links.code_spans import code_spans, html_may_take_backticks
+from vaultmem.core.links.links import _normalise, _parsed_links, _scan, extract_links
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
@@ -132,7 +132,7 @@ def test_markdown_it_debug_logging_is_skipped_only_while_off() -> None:
     calls go to a stand-in that does nothing, and a logger set to DEBUG keeps its messages."""
     import logging
 
-    from vaultmem.core.links import _block_markdown, _quiet_debug_logging, _QuietLogger
+    from vaultmem.core.links.links import _block_markdown, _quiet_debug_logging, _QuietLogger
 
     _block_markdown().parse("- a\n")
     module = sys.modules["markdown_it.rules_block.list"]
@@ -229,7 +229,10 @@ def test_fences_indented_in_list_items(body: str, taken: bool) -> None:
 def test_the_quick_look_for_wide_marker_gaps_never_changes_the_answer(line: str) -> None:
     """A marker followed by 5+ columns needs a tab or five spaces in a row: the check that
     looks for those first answers exactly as the column count does."""
-    from vaultmem.core.indented_code import _marker_opens_indented_code, _may_open_indented_code
+    from vaultmem.core.links.indented_code import (
+        _marker_opens_indented_code,
+        _may_open_indented_code,
+    )
 
     assert _may_open_indented_code(line) == _marker_opens_indented_code(line)
 
@@ -240,6 +243,6 @@ def test_the_quick_look_for_wide_marker_gaps_never_changes_the_answer(line: str)
      ("- \tx", False), ("-     ", False)],
 )  # fmt: skip
 def test_wide_marker_gaps_open_indented_code(line: str, opens: bool) -> None:
-    from vaultmem.core.indented_code import _may_open_indented_code
+    from vaultmem.core.links.indented_code import _may_open_indented_code
 
     assert _may_open_indented_code(line) is opens

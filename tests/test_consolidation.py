@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from test_embeddings import make_vault, snapshot
 
 from vaultmem.cli import main
-from vaultmem.core.clusters import Band, cohesion, fact_tokens, same_facts, single_linkage
-from vaultmem.core.quantisation import unit
-from vaultmem.services.embeddings import embed_notes
+from vaultmem.core.lifecycle.clusters import Band, cohesion, fact_tokens, same_facts, single_linkage
+from vaultmem.core.recall.quantisation import unit
+from vaultmem.services.semantic.embeddings import embed_notes
 
 NOW = dt.datetime(2026, 11, 20, 12, 0, 0, tzinfo=dt.UTC)
 DUPLICATES = {

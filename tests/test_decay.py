@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core.decay import (
+from vaultmem.core.scoring.decay import (
     DECAY_MODELS,
     DEFAULT_SOURCE_TRUST,
     SOURCE_TRUST,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vaultmem import Vault
-from vaultmem.services.lifecycle import PASS_ORDER, LifecycleRun, run_passes
+from vaultmem.services.lifecycle.lifecycle import PASS_ORDER, LifecycleRun, run_passes
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo

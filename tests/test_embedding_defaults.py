@@ -14,8 +14,8 @@ import pytest
 
 from vaultmem.core import settings as settings_module
 from vaultmem.core.settings import AUTO_SWITCH, EmbeddingSettings
-from vaultmem.services.embedding_providers import LocalOnnxProvider, make_provider
-from vaultmem.services.embeddings import embed_status
+from vaultmem.services.semantic.embedding_providers import LocalOnnxProvider, make_provider
+from vaultmem.services.semantic.embeddings import embed_status
 from vaultmem.services.vault import Vault
 
 NOW = dt.datetime(2026, 11, 20, 12, 0, 0, tzinfo=dt.UTC)

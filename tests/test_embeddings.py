@@ -25,25 +25,25 @@ import pytest
 from click.testing import CliRunner
 
 from vaultmem.cli import main
-from vaultmem.core.content_hash import normalised_content_hash, normalised_text
-from vaultmem.core.quantisation import decode, encode, stored_bytes, tier_for, unit
-from vaultmem.core.vector_fusion import (
+from vaultmem.core.notes.content_hash import normalised_content_hash, normalised_text
+from vaultmem.core.recall.quantisation import decode, encode, stored_bytes, tier_for, unit
+from vaultmem.core.recall.vector_fusion import (
     keyword_agreement,
     matched_share,
     top_k,
     unmatched_share,
     vector_signal,
 )
-from vaultmem.services.background_embedding import BackgroundEmbedder
-from vaultmem.services.embedding_providers import (
+from vaultmem.services.index.index_sync import SyncReport
+from vaultmem.services.index.watcher import VaultWatcher
+from vaultmem.services.semantic.background_embedding import BackgroundEmbedder
+from vaultmem.services.semantic.embedding_providers import (
     EmbeddingUnavailableError,
     LocalOnnxProvider,
     OllamaProvider,
 )
-from vaultmem.services.embeddings import embed_notes, embed_status, text_of, vector_store
-from vaultmem.services.index_sync import SyncReport
+from vaultmem.services.semantic.embeddings import embed_notes, embed_status, text_of, vector_store
 from vaultmem.services.vault import Vault
-from vaultmem.services.watcher import VaultWatcher
 
 NOW = dt.datetime(2026, 11, 20, 12, 0, 0, tzinfo=dt.UTC)
 FACTS = (
@@ -525,8 +525,8 @@ def test_embed_stores_faded_memories_at_coarser_tiers(tmp_path: Path) -> None:
 def test_screened_search_finds_the_exact_neighbours(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultmem.core.vector_fusion import projection, screened_top_k
-    from vaultmem.services.embeddings import SemanticQuery
+    from vaultmem.core.recall.vector_fusion import projection, screened_top_k
+    from vaultmem.services.semantic.embeddings import SemanticQuery
     from vaultmem.store import vectors as vectors_module
     from vaultmem.store.vectors import Assignment, VectorStore
 

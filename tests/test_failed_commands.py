@@ -14,7 +14,7 @@ from conftest import run_cli as run
 from conftest import snapshot_files
 
 from vaultmem import Vault
-from vaultmem.core.timestamps import parse_datetime
+from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.errors import NoteNotFoundError
 
 NOW = "2026-11-20T09:00:00"

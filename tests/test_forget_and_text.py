@@ -12,7 +12,7 @@ from conftest import snapshot_files, split_note
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.core.excerpts import HIT_TEXT_CHARS, capped_text, excerpt
+from vaultmem.core.notes.excerpts import HIT_TEXT_CHARS, capped_text, excerpt
 from vaultmem.errors import InputError, LockedError, NoteNotFoundError, UnsafeNoteError
 from vaultmem.store.vault_lock import vault_lock
 

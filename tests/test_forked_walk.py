@@ -1,5 +1,5 @@
 """A big vault is walked in a forked process while this one loads the memories it will plan
-with (vaultmem.services.index_sync, ``meanwhile``): the index ends exactly as a walk here
+with (vaultmem.services.index.index_sync, ``meanwhile``): the index ends exactly as a walk here
 leaves it, what was loaded is used only when the sync changed nothing, and a walk that cannot
 fork, or whose process dies, is done here instead."""
 
@@ -17,8 +17,9 @@ import pytest
 from conftest import index_content
 
 from vaultmem import Vault
-from vaultmem.services import forked_workers, index_sync, memory_view, sync_walk, vault_walk
-from vaultmem.services.forked_workers import can_fork
+from vaultmem.services.index import forked_workers, index_sync, sync_walk, vault_walk
+from vaultmem.services.index.forked_workers import can_fork
+from vaultmem.services.memories import memory_view
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo

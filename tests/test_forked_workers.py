@@ -1,4 +1,4 @@
-"""Forked worker processes (vaultmem.services.forked_workers): results in order, failures
+"""Forked worker processes (vaultmem.services.index.forked_workers): results in order, failures
 raised here, and no worker left behind however the reading ends."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.services.forked_workers import (
+from vaultmem.services.index.forked_workers import (
     PIPE_BYTES,
     WorkerLostError,
     can_fork,
@@ -153,7 +153,7 @@ def test_forking_is_refused_while_another_thread_runs() -> None:
 
 ORPHANING = """
 import os, sys, time
-from vaultmem.services.forked_workers import forked_map
+from vaultmem.services.index.forked_workers import forked_map
 
 def slow(batch):
     with open(sys.argv[1], "a") as out:

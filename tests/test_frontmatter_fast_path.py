@@ -12,14 +12,14 @@ from conftest import SHARED_VAULTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core.frontmatter_fast_path import (
+from vaultmem.core.notes.frontmatter_fast_path import (
     PLACEHOLDER_PROBLEM,
     implicit_tag,
     parse_simple_frontmatter,
     template_placeholder,
 )
-from vaultmem.core.frontmatter_yaml import _HANDLER, FastLoader, yaml_error
-from vaultmem.core.note_text import FrontmatterError, parse_frontmatter, split_note
+from vaultmem.core.notes.frontmatter_yaml import _HANDLER, FastLoader, yaml_error
+from vaultmem.core.notes.note_text import FrontmatterError, parse_frontmatter, split_note
 
 
 def _yaml(text: str) -> Any:
@@ -277,7 +277,7 @@ _PATTERNS = {  # what the fast path's string checks stand for (they replaced the
 def test_the_string_checks_match_the_expressions_they_replaced(text: str) -> None:
     import re
 
-    from vaultmem.core import frontmatter_fast_path as fast
+    from vaultmem.core.notes import frontmatter_fast_path as fast
 
     for name, pattern in _PATTERNS.items():
         assert getattr(fast, name)(text) == bool(re.match(pattern, text)), (name, text)
@@ -292,7 +292,7 @@ def test_the_string_checks_match_the_expressions_they_replaced(text: str) -> Non
 def test_list_items_are_what_the_expression_took(line: str) -> None:
     import re
 
-    from vaultmem.core import frontmatter_fast_path as fast
+    from vaultmem.core.notes import frontmatter_fast_path as fast
 
     item = re.match(r"([ ]*)-[ ]+(.*?)[ ]*\Z", line)
     assert fast._list_item(line) == (None if item is None else item.groups()), line
@@ -316,7 +316,7 @@ def _stamp_by_expression(text: str) -> object:
 
 
 def _stamp_read(text: str) -> object:
-    from vaultmem.core import frontmatter_fast_path as fast
+    from vaultmem.core.notes import frontmatter_fast_path as fast
 
     try:
         return fast._timestamp(text)
@@ -365,7 +365,7 @@ def test_timestamp_shapes_are_read_as_the_expression_took_them(data: st.DataObje
 def test_placeholder_lines_are_what_the_expression_took(parts: list[str]) -> None:
     import re
 
-    from vaultmem.core.frontmatter_fast_path import placeholder_key
+    from vaultmem.core.notes.frontmatter_fast_path import placeholder_key
 
     line = "".join(parts)
     expected = re.match(

@@ -19,7 +19,7 @@ from conftest import snapshot_files
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.core.timestamps import parse_datetime
+from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.store import journal
 
 CREATED = "2026-01-01T00:00:00"

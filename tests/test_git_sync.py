@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.core.note_merge import conflict_sides, merge_note
-from vaultmem.core.note_text import find_conflict_markers, parse_frontmatter, split_note
-from vaultmem.services.merge_driver import git_merge_lines
+from vaultmem.core.notes.note_merge import conflict_sides, merge_note
+from vaultmem.core.notes.note_text import find_conflict_markers, parse_frontmatter, split_note
+from vaultmem.services.sync.merge_driver import git_merge_lines
 
 T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)

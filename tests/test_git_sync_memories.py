@@ -19,7 +19,7 @@ from git_clones import (
 )
 
 from vaultmem import Vault
-from vaultmem.core.note_text import find_conflict_markers
+from vaultmem.core.notes.note_text import find_conflict_markers
 
 MARCH = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)

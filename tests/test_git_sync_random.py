@@ -27,10 +27,10 @@ import pytest
 from git_clones import GIT_ENV, Clones, commit_all, git, make_clones, memory_notes, pull
 
 from vaultmem import Vault
-from vaultmem.core.note_text import find_conflict_markers, parse_frontmatter, split_note
+from vaultmem.core.notes.note_text import find_conflict_markers, parse_frontmatter, split_note
 from vaultmem.errors import InputError, VaultmemError
-from vaultmem.services.index_sync import sync_index
-from vaultmem.services.shared_ids import fix_vault, shared_id_groups
+from vaultmem.services.index.index_sync import sync_index
+from vaultmem.services.sync.shared_ids import fix_vault, shared_id_groups
 from vaultmem.store.index_db import IndexDB
 
 OPERATIONS = 200

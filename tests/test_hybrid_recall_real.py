@@ -29,11 +29,11 @@ from conftest import SHARED_VAULTS  # noqa: E402
 from benchmarks.locomo_eval import data as locomo  # noqa: E402
 from benchmarks.recall_eval import runner  # noqa: E402
 from vaultmem import Vault  # noqa: E402
-from vaultmem.services.embedding_providers import (  # noqa: E402
+from vaultmem.services.semantic.embedding_providers import (  # noqa: E402
     EmbeddingUnavailableError,
     LocalOnnxProvider,
 )
-from vaultmem.services.embeddings import embed_notes  # noqa: E402
+from vaultmem.services.semantic.embeddings import embed_notes  # noqa: E402
 
 OFF = {"decay": 0.0, "graph": 0.0, "review_blend": 0.0, "episode": 0.0}
 KEYWORD = {**OFF, "vector": 0.0}

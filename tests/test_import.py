@@ -10,8 +10,8 @@ import pytest
 from conftest import run_cli as run
 
 from vaultmem import Vault
-from vaultmem.services import pass_indexer
-from vaultmem.services.remembering import IMPORT_BATCH, INDEX_AHEAD_FROM, content_key
+from vaultmem.services.index import pass_indexer
+from vaultmem.services.memories.remembering import IMPORT_BATCH, INDEX_AHEAD_FROM, content_key
 
 NOW = "2026-11-20T09:00:00"
 
@@ -169,7 +169,7 @@ def test_an_imported_note_is_read_by_the_fast_path_once(
 ) -> None:
     # the write's safety check and the index both read the new frontmatter: the second reading
     # is remembered from the first (a fresh copy each time, so no reader shares a dict)
-    from vaultmem.core import note_text
+    from vaultmem.core.notes import note_text
 
     calls: list[str] = []
     real = note_text.parse_simple_frontmatter

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core.importance import (
+from vaultmem.core.scoring.importance import (
     base_weight,
     effective_importance,
     importance_from_level,

@@ -14,7 +14,7 @@ import pytest
 from conftest import index_content
 
 from vaultmem import Vault
-from vaultmem.services import index_stamps, index_sync
+from vaultmem.services.index import index_stamps, index_sync
 from vaultmem.store import index_load
 from vaultmem.store.index_db import PAGE_SIZE, IndexDB
 
@@ -309,7 +309,7 @@ def test_an_incremental_sync_with_forked_workers_stores_what_one_process_does(
 ) -> None:
     """Many notes changed in an index that holds them (a git pull, say): a forked worker reads
     and parses them, and the index ends exactly as a cold index of the same notes."""
-    from vaultmem.services import forked_workers
+    from vaultmem.services.index import forked_workers
 
     root = copy_vault("kepano-obsidian")
     maps: list[int] = []
@@ -475,7 +475,7 @@ def test_planning_reads_the_partial_indexes_of_a_bulk_built_index(
     their partial indexes, not every memory — also in an index built in bulk."""
     import datetime as dt
 
-    from vaultmem.services.lifecycle import plan_pass
+    from vaultmem.services.lifecycle.lifecycle import plan_pass
 
     root = copy_vault("13th-age-srd")
     with Vault.open(root) as vault:
@@ -539,7 +539,7 @@ def test_a_note_rewritten_in_place_while_read_is_never_filed_under_its_new_mtime
     import threading
     import time
 
-    from vaultmem.core.content_hash import content_hash
+    from vaultmem.core.notes.content_hash import content_hash
 
     root = tmp_path / "v"
     root.mkdir()
@@ -586,7 +586,7 @@ def test_a_note_that_grows_between_its_stat_and_its_read_is_read_again(
 ) -> None:
     """The read takes one byte more than the stat said: bytes appended after the stat show, and
     the note is read again with a new stat (its new size, never the old size with new bytes)."""
-    from vaultmem.core.content_hash import content_hash
+    from vaultmem.core.notes.content_hash import content_hash
 
     root = tmp_path / "v"
     root.mkdir()
@@ -803,7 +803,7 @@ def test_a_note_written_by_vaultmem_is_read_once_by_the_next_sync(tmp_path: Path
 def test_doctor_does_not_call_a_pending_stamp_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultmem.services.doctor import check_vault
+    from vaultmem.services.sync.doctor import check_vault
 
     vault = _vault(tmp_path)
     _write(vault.root, "a.md", "text")

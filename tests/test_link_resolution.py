@@ -11,8 +11,8 @@ from conftest import SHARED_VAULTS, split_note, vault_notes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core.link_resolution import LinkResolver, fold_path, is_attachment, note_key
-from vaultmem.core.links import extract_links
+from vaultmem.core.links.link_resolution import LinkResolver, fold_path, is_attachment, note_key
+from vaultmem.core.links.links import extract_links
 
 SRD = SHARED_VAULTS / "13th-age-srd"
 KEPANO = SHARED_VAULTS / "kepano-obsidian"

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.core.timestamps import parse_datetime
+from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.errors import NoteChangedError
 from vaultmem.store import note_files
 from vaultmem.store.note_files import (

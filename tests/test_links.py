@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from vaultmem.core.code_lines import text_outside_code_by_line as _code_by_line
-from vaultmem.core.code_spans import text_outside_code
-from vaultmem.core.links import (
+from vaultmem.core.links.code_lines import text_outside_code_by_line as _code_by_line
+from vaultmem.core.links.code_spans import text_outside_code
+from vaultmem.core.links.links import (
     Link,
     _normalise,
     _parsed_links,
@@ -23,7 +23,7 @@ from vaultmem.core.links import (
     may_hold_code,
     wikilink_insides,
 )
-from vaultmem.core.note_parse import parse_note
+from vaultmem.core.notes.note_parse import parse_note
 
 SRD = SHARED_VAULTS / "13th-age-srd"
 KEPANO = SHARED_VAULTS / "kepano-obsidian"

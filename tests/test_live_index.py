@@ -13,13 +13,13 @@ from click.testing import CliRunner
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.services.live_index import (
+from vaultmem.services.index.live_index import (
     STALE_AFTER_SECONDS,
     Heartbeat,
     index_is_live,
     live_watchers,
 )
-from vaultmem.services.watcher import VaultWatcher
+from vaultmem.services.index.watcher import VaultWatcher
 
 NOTE = "---\nid: {id}\ntype: memory\nstatus: active\ncreated: 2026-11-20T09:00:00\n---\n{text}\n"
 

@@ -25,7 +25,7 @@ from mcp.types import CallToolResult
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.services.live_index import index_is_live
+from vaultmem.services.index.live_index import index_is_live
 from vaultmem.store.vault_lock import vault_lock
 
 TOOLS = {

@@ -353,7 +353,7 @@ def test_help_and_settings_point_at_docs_not_at_documents_that_do_not_ship() -> 
 
 
 def test_numbers_print_with_the_precision_that_makes_the_comparison_true() -> None:
-    from vaultmem.core.lifecycle_plan import _num
+    from vaultmem.core.lifecycle.lifecycle_plan import _num
 
     assert _num(0.149996, 0.15, 4) == "0.149996"
     assert _num(0.1499, 0.15, 2) == "0.1499"
@@ -375,7 +375,7 @@ def test_a_correction_of_a_note_that_breaks_meanwhile_is_taken_back(
 ) -> None:
     old = vault.remember("Old fact", title="Old fact", now=T0)
     # another writer leaves conflict markers in the old note after the check: the edit refuses
-    import vaultmem.services.corrections as corrections
+    import vaultmem.services.memories.corrections as corrections
     from vaultmem.errors import UnsafeNoteError
 
     checked = corrections.superseded_target

@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultmem.core.fields import MemoryFields, normalise_tags, read_fields
-from vaultmem.core.naming import FORBIDDEN_CHARS, new_id, safe_title, title_from_content
-from vaultmem.core.reinforcement import (
+from vaultmem.core.notes.fields import MemoryFields, normalise_tags, read_fields
+from vaultmem.core.notes.naming import FORBIDDEN_CHARS, new_id, safe_title, title_from_content
+from vaultmem.core.notes.timestamps import format_datetime, parse_datetime
+from vaultmem.core.scoring.reinforcement import (
     is_cross_domain,
     keep_changes,
     observe_changes,
     touch_changes,
 )
 from vaultmem.core.settings import Settings, SettingsError, parse_settings
-from vaultmem.core.timestamps import format_datetime, parse_datetime
 from vaultmem.errors import ConfigError, NoteChangedError, NoteError, UnsafeNoteError
 from vaultmem.store.note_files import read_note, write_note
 from vaultmem.store.settings_file import load_settings

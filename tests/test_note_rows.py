@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vaultmem import Vault
-from vaultmem.core.note_parse import parse_note
+from vaultmem.core.notes.note_parse import parse_note
 from vaultmem.store.note_rows import (
     FIELD_COLUMNS,
     INSERT_COLUMNS,

@@ -20,8 +20,8 @@ import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core import frontmatter_yaml, note_text
-from vaultmem.core.note_text import (
+from vaultmem.core.notes import frontmatter_yaml, note_text
+from vaultmem.core.notes.note_text import (
     DELETE,
     FrontmatterError,
     find_conflict_markers,
@@ -833,7 +833,7 @@ def test_real_vault_notes(vault: str) -> None:
 def _both_entries(text: str) -> tuple[list[Any], list[Any]] | None:
     """(line-scan entries, YAML-event entries) of ``text``'s frontmatter, when the fast path
     reads it and it is a non-empty mapping; else ``None``."""
-    from vaultmem.core.frontmatter_fast_path import parse_simple_frontmatter
+    from vaultmem.core.notes.frontmatter_fast_path import parse_simple_frontmatter
 
     note = note_text.split_note(text)
     if not note.has_frontmatter or not parse_simple_frontmatter(note.yaml):

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.core.fields import MAX_COUNT, read_fields
-from vaultmem.core.timestamps import format_datetime, parse_datetime
+from vaultmem.core.notes.fields import MAX_COUNT, read_fields
+from vaultmem.core.notes.timestamps import format_datetime, parse_datetime
 
 HUGE = 100000000000000000000  # ≥ 2^63: no SQLite integer holds it
 NOW = "2026-11-20T09:00:00"
@@ -56,7 +56,7 @@ def test_counts_are_read_up_to_two_to_the_53_and_reinforcement_stays_there() -> 
     fields, warnings = read_fields({"use_count": MAX_COUNT, "review_count": MAX_COUNT + 1})
     assert fields.use_count == MAX_COUNT
     assert [w.key for w in warnings] == ["review_count"]
-    from vaultmem.core.reinforcement import touch_changes
+    from vaultmem.core.scoring.reinforcement import touch_changes
 
     assert touch_changes(fields, parse_datetime(NOW))["use_count"] == MAX_COUNT
 

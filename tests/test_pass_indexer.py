@@ -15,8 +15,9 @@ import pytest
 from conftest import index_content
 
 from vaultmem import Vault
-from vaultmem.services import pass_indexer, pass_session
-from vaultmem.services.pass_indexer import PassIndexer
+from vaultmem.services.index import pass_indexer
+from vaultmem.services.index.pass_indexer import PassIndexer
+from vaultmem.services.lifecycle import pass_session
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
@@ -148,7 +149,7 @@ def test_the_helper_ends_when_the_pass_process_is_killed(
         import sys, time
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
-        from vaultmem.services.pass_indexer import PassIndexer
+        from vaultmem.services.index.pass_indexer import PassIndexer
         root = Path({str(generated_vault)!r})
         indexer = PassIndexer.start(root, root / ".vaultmem")
         Path({str(pid_file)!r}).write_text(str(indexer._process.pid))
@@ -235,7 +236,7 @@ def _answers_to(
     import json
     import queue
 
-    from vaultmem.services import index_sync
+    from vaultmem.services.index import index_sync
     from vaultmem.store.index_db import IndexDB
     from vaultmem.store.settings_file import load_settings
 

@@ -23,7 +23,7 @@ import pytest
 from conftest import snapshot_files
 
 from vaultmem import Vault
-from vaultmem.core.note_parse import parse_note
+from vaultmem.core.notes.note_parse import parse_note
 
 T0 = dt.datetime(2026, 10, 1, 9, 0, tzinfo=dt.UTC)
 WHEN = "2026-12-15T00:00:00"

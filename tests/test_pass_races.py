@@ -16,7 +16,7 @@ from conftest import snapshot_files
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.services import pass_session
+from vaultmem.services.lifecycle import pass_session
 from vaultmem.store.note_files import NoteSnapshot
 
 T0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
@@ -143,7 +143,7 @@ def test_every_status_that_contradicts_its_folder_is_found_and_nothing_else(
 ) -> None:
     """The index hands over only the candidates (a filter in SQL), each decided as before: the
     four contradictions of "Lifecycle", none for a status that fits or a folder passes ignore."""
-    from vaultmem.services.placement import misplaced
+    from vaultmem.services.lifecycle.placement import misplaced
 
     cases = {  # where it lies, its status → the repair, or None
         ("Archive", "active"): ("edit", "set status: archived"),
@@ -275,7 +275,7 @@ def test_a_kept_path_outside_the_vault_is_refused_before_anything_is_read(
 ) -> None:
     """``keep`` paths (Python API) are confined before the note is read, not after."""
     from vaultmem.errors import UnsafePathError
-    from vaultmem.services.pass_commands import run_lifecycle
+    from vaultmem.services.lifecycle.pass_commands import run_lifecycle
 
     _three(vault)
     vault.sync()

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vaultmem.core.decay import source_trust
-from vaultmem.core.score_formulas import COLUMN_ORDER
-from vaultmem.core.scoring import MemoryColumns, half_life_seconds
+from vaultmem.core.scoring.decay import source_trust
+from vaultmem.core.scoring.score_formulas import COLUMN_ORDER
+from vaultmem.core.scoring.scoring import MemoryColumns, half_life_seconds
+from vaultmem.core.scoring.vectorised import per_distinct
 from vaultmem.core.settings import Settings
-from vaultmem.core.vectorised import per_distinct
-from vaultmem.services.vault_walk import UNSTATED, scan_vault
+from vaultmem.services.index.vault_walk import UNSTATED, scan_vault
 from vaultmem.store.confinement import linked_notes
 
 
@@ -154,7 +154,7 @@ def test_the_plan_table_holds_only_what_a_pass_can_move_and_plans_the_same(
     import datetime as dt
 
     from vaultmem import Vault
-    from vaultmem.services.lifecycle import plan_pass, plan_table
+    from vaultmem.services.lifecycle.lifecycle import plan_pass, plan_table
 
     t0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
     day = dt.timedelta(days=1)
@@ -202,8 +202,8 @@ def test_a_plan_after_a_walk_leaves_linked_memories_in_place_without_a_stat_each
     import datetime as dt
 
     from vaultmem import Vault
-    from vaultmem.services import lifecycle
-    from vaultmem.services.lifecycle import plan_pass, plan_table
+    from vaultmem.services.lifecycle import lifecycle
+    from vaultmem.services.lifecycle.lifecycle import plan_pass, plan_table
 
     root = tmp_path / "v"
     Vault.init(root)[0].close()
@@ -253,7 +253,7 @@ def test_a_lifecycle_run_walks_the_vault_once(
     import datetime as dt
 
     from vaultmem import Vault
-    from vaultmem.services import index_sync
+    from vaultmem.services.index import index_sync
 
     t0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
     Vault.init(tmp_path / "v")[0].close()

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.core.fields import DATETIME_KEYS, MemoryFields
-from vaultmem.core.note_merge import merge_note
-from vaultmem.core.note_text import parse_frontmatter, render_note, split_note
-from vaultmem.core.properties import PROPERTIES, Merge, obsidian_types, rule_of
-from vaultmem.core.property_merge import merge_frontmatter
-from vaultmem.core.score_formulas import COLUMN_ORDER
-from vaultmem.services.boxing import box_note, trace_note
-from vaultmem.services.merge_driver import git_merge_lines
-from vaultmem.services.remembering import FIELD_ORDER
+from vaultmem.core.notes.fields import DATETIME_KEYS, MemoryFields
+from vaultmem.core.notes.note_merge import merge_note
+from vaultmem.core.notes.note_text import parse_frontmatter, render_note, split_note
+from vaultmem.core.notes.properties import PROPERTIES, Merge, obsidian_types, rule_of
+from vaultmem.core.notes.property_merge import merge_frontmatter
+from vaultmem.core.scoring.score_formulas import COLUMN_ORDER
+from vaultmem.services.lifecycle.boxing import box_note, trace_note
+from vaultmem.services.memories.remembering import FIELD_ORDER
+from vaultmem.services.sync.merge_driver import git_merge_lines
 from vaultmem.store.note_rows import FIELD_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ def test_every_field_of_the_note_model_and_the_index_has_a_row() -> None:
 
 
 def test_every_key_a_box_a_trace_or_a_consolidation_writes_has_a_row() -> None:
-    from vaultmem.core.boxes import BoxPlan, TracePlan
+    from vaultmem.core.lifecycle.boxes import BoxPlan, TracePlan
 
     box = BoxPlan(
         title="box-x-abc123", path="Boxes/2026-03-01/box-x-abc123.md", members=("STM/a.md",),

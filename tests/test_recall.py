@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import vaultmem.services.recall_candidates as recall_module
+import vaultmem.services.recall.recall_candidates as recall_module
 from vaultmem.cli import main
-from vaultmem.core.recall_fusion import (
+from vaultmem.core.recall.recall_fusion import (
     UNRANKED_BM25,
     FusionWeights,
     blend_results,
@@ -25,10 +25,10 @@ from vaultmem.core.recall_fusion import (
     relevance_signal,
     review_period,
 )
-from vaultmem.core.recall_time import TIME_LIFT, asks_when, mentions_time
-from vaultmem.core.text_tokens import content_tokens, fts_string, jaccard, query_terms
+from vaultmem.core.recall.recall_time import TIME_LIFT, asks_when, mentions_time
+from vaultmem.core.recall.text_tokens import content_tokens, fts_string, jaccard, query_terms
 from vaultmem.errors import InputError
-from vaultmem.services.recall import Hit
+from vaultmem.services.recall.recall import Hit
 from vaultmem.services.vault import Vault
 
 NOW = dt.datetime(2026, 11, 20, 12, 0, 0, tzinfo=dt.UTC)

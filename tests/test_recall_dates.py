@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from vaultmem.cli import main
-from vaultmem.core.recall_dates import DATE_LIFT, dates_asked
+from vaultmem.core.recall.recall_dates import DATE_LIFT, dates_asked
 from vaultmem.services.vault import Vault
 
 NOW = dt.datetime(2023, 12, 1, 12, 0, tzinfo=dt.UTC)
@@ -112,8 +112,8 @@ def test_explain_names_the_date_lift(tmp_path: Path) -> None:
 
 def test_notes_in_the_window_matching_no_word_join_by_closeness_else_oldest_first(
         tmp_path: Path) -> None:
-    from vaultmem.services.recall import RecallFilters
-    from vaultmem.services.recall_candidates import dated_candidates
+    from vaultmem.services.recall.recall import RecallFilters
+    from vaultmem.services.recall.recall_candidates import dated_candidates
 
     lines = [(f"Chore {n}: swept the porch.", f"2022-07-{n:02d}T09:00:00") for n in range(1, 9)]
     lines += [("Dinner at the harbour.", "2022-08-02T09:00:00")]  # outside July

@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 from test_recall import NOW, memory
 
-from vaultmem.core.recall_diversity import spread_near_duplicates
-from vaultmem.core.text_tokens import content_tokens
-from vaultmem.services.embedding_providers import EmbeddingUnavailableError, LocalOnnxProvider
-from vaultmem.services.embeddings import embed_notes
+from vaultmem.core.recall.recall_diversity import spread_near_duplicates
+from vaultmem.core.recall.text_tokens import content_tokens
+from vaultmem.services.semantic.embedding_providers import (
+    EmbeddingUnavailableError,
+    LocalOnnxProvider,
+)
+from vaultmem.services.semantic.embeddings import embed_notes
 from vaultmem.services.vault import Vault
 
 DAYS = (4, 8, 12, 16, 20, 24, 28)

@@ -33,10 +33,10 @@ from benchmarks.recall_eval.runner import (  # noqa: E402
     Question,
 )
 from vaultmem import Vault  # noqa: E402
-from vaultmem.core.naming import safe_title  # noqa: E402
-from vaultmem.core.text_tokens import fts_string, query_terms  # noqa: E402
-from vaultmem.core.timestamps import parse_datetime  # noqa: E402
-from vaultmem.services.remembering import draft_from_json  # noqa: E402
+from vaultmem.core.notes.naming import safe_title  # noqa: E402
+from vaultmem.core.notes.timestamps import parse_datetime  # noqa: E402
+from vaultmem.core.recall.text_tokens import fts_string, query_terms  # noqa: E402
+from vaultmem.services.memories.remembering import draft_from_json  # noqa: E402
 
 WIKILINK = re.compile(r"\[\[([^\]|#]+)")
 
@@ -290,7 +290,7 @@ def _recall_is_implemented(tmp_path: Path) -> bool:
 @pytest.mark.slow
 def test_runner_completes_on_a_subset(tmp_path: Path, questions: list[Question]) -> None:
     if not _recall_is_implemented(tmp_path):
-        pytest.skip("vaultmem.services.recall is not implemented yet")
+        pytest.skip("vaultmem.services.recall.recall is not implemented yet")
     picked = runner.subset(questions, 20)
     evaluation = runner.evaluate(picked, vaults_dir=SHARED_VAULTS)
     for config in evaluation.configs:

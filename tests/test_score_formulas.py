@@ -10,9 +10,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from vaultmem.core.decay import DECAY_MODELS, DecayParams
-from vaultmem.core.score_formulas import COLUMN_ORDER, FLOATS, retention_curve, row_scores
-from vaultmem.core.scoring import MemoryColumns, score_columns
+from vaultmem.core.scoring.decay import DECAY_MODELS, DecayParams
+from vaultmem.core.scoring.score_formulas import COLUMN_ORDER, FLOATS, retention_curve, row_scores
+from vaultmem.core.scoring.scoring import MemoryColumns, score_columns
 from vaultmem.core.settings import Settings, ThresholdSettings
 
 NOW = 1_790_000_000.0

@@ -112,7 +112,7 @@ def test_the_walk_covers_code_template_and_help_texts() -> None:
     assert "template/.obsidian/types.json" in files
     assert "template/Memories.base" in files
     assert "template/Memory dashboard.md" in files
-    assert "core/decay.py" in files
+    assert "core/scoring/decay.py" in files
 
 
 def test_nothing_shipped_cites_the_spec_or_the_seeds() -> None:

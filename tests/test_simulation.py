@@ -18,7 +18,7 @@ from pathlib import Path
 from conftest import snapshot_files
 
 from vaultmem import Vault
-from vaultmem.core.note_parse import parse_note
+from vaultmem.core.notes.note_parse import parse_note
 
 START = dt.datetime(2026, 9, 1, 8, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)

@@ -55,28 +55,28 @@ def test_version_imports_nothing_heavy(tmp_path: Path) -> None:
 KEYWORD_RECALL_NEVER_LOADS = (
     "hashlib",  # OpenSSL, ~2 ms: an index in step with the vault hashes no note
     "markdown_it",
-    "vaultmem.services.lifecycle",
-    "vaultmem.services.undo",
-    "vaultmem.services.remembering",
-    "vaultmem.services.watcher",
+    "vaultmem.services.lifecycle.lifecycle",
+    "vaultmem.services.lifecycle.undo",
+    "vaultmem.services.memories.remembering",
+    "vaultmem.services.index.watcher",
     "watchdog",
     "ulid",
     "multiprocessing",
     # keyword recall scores its candidates in Python floats (score_formulas.row_scores)
     "numpy",
-    "vaultmem.core.scoring",
-    "vaultmem.core.decay",
-    "vaultmem.core.lifecycle_plan",
-    "vaultmem.services.memory_view",
+    "vaultmem.core.scoring.scoring",
+    "vaultmem.core.scoring.decay",
+    "vaultmem.core.lifecycle.lifecycle_plan",
+    "vaultmem.services.memories.memory_view",
     # embeddings load only when a provider is configured
-    "vaultmem.services.embeddings",
-    "vaultmem.services.embedding_providers",
+    "vaultmem.services.semantic.embeddings",
+    "vaultmem.services.semantic.embedding_providers",
     "vaultmem.store.vectors",
     "urllib.request",
     "http",
     # writing: the YAML editor, conflict merging, the note writer, the vault lock
-    "vaultmem.core.note_text",
-    "vaultmem.core.note_merge",
+    "vaultmem.core.notes.note_text",
+    "vaultmem.core.notes.note_merge",
     "yaml",
     "vaultmem.store.note_files",
     "vaultmem.store.note_batch",
@@ -87,7 +87,7 @@ KEYWORD_RECALL_NEVER_LOADS = (
     "difflib",
     "socket",
 )
-PARSER = ("vaultmem.core.links", "vaultmem.core.note_reading")
+PARSER = ("vaultmem.core.links.links", "vaultmem.core.notes.note_reading")
 """The note parser's modules: the sync walk loads them only when a note changed (and YAML only
 for frontmatter outside the fast path); the frontmatter editor, ``note_text``, never."""
 
@@ -124,7 +124,7 @@ def test_keyword_recall_imports_neither_numpy_nor_the_write_path(tmp_path: Path)
     loaded, hits = _recall(root, tmp_path, "coffee")
     assert [hit["path"] for hit in hits] == ["STM/Coffee.md", "Tea.md"]  # Tea: linked
     assert hits[0]["signals"]["decay_score"] == pytest.approx(1.0, rel=1e-3)  # type: ignore[index]
-    assert "vaultmem.services.recall" in loaded
+    assert "vaultmem.services.recall.recall" in loaded
     assert sorted(set(KEYWORD_RECALL_NEVER_LOADS) & loaded) == []
     assert not {m for m in loaded if m.startswith("numpy.")}
     assert not {*PARSER, "yaml"} & loaded  # nothing changed: the walk parsed no note
@@ -137,7 +137,7 @@ def test_recall_parses_a_changed_note_and_finds_its_new_words(tmp_path: Path) ->
     assert hits[0]["path"] == "Tea.md" and "oolong" in str(hits[0]["text"])
     assert set(PARSER) <= loaded  # the changed note was parsed
     assert "numpy" not in loaded and "filelock" not in loaded and "yaml" not in loaded
-    assert "vaultmem.core.note_text" not in loaded  # parsing needs only the reading half
+    assert "vaultmem.core.notes.note_text" not in loaded  # parsing needs only the reading half
 
 
 def test_every_lazy_command_is_registered_under_its_own_name() -> None:
@@ -153,7 +153,7 @@ def test_import_loads_no_numpy(tmp_path: Path) -> None:
     jsonl.write_text('{"content": "brew coffee at 93 C", "tags": ["drinks"]}\n'
                      '{"content": "steep green tea at 80 C", "importance": 0.8}\n')  # fmt: skip
     loaded = _modules(["import", "--vault", str(root), str(jsonl)], tmp_path)
-    assert "vaultmem.services.remembering" in loaded
+    assert "vaultmem.services.memories.remembering" in loaded
     assert not {m for m in loaded if m.split(".")[0] == "numpy"}
     assert len(list((root / "STM").glob("*.md"))) == 2
 
@@ -169,7 +169,7 @@ def test_a_cold_index_loads_no_numpy(tmp_path: Path, monkeypatch: pytest.MonkeyP
     generate_vault(root, 2_000, 200, 0)
     assert sum(1 for _ in root.rglob("*.md")) > BULK_RECOUNT
     loaded = _modules(["index", "--rebuild", "--vault", str(root)], tmp_path)
-    assert "vaultmem.services.index_bulk" in loaded
+    assert "vaultmem.services.index.index_bulk" in loaded
     assert "numpy" not in loaded
 
 
@@ -180,7 +180,7 @@ def test_indexing_templates_and_urls_loads_no_yaml(
     PyYAML: its import alone costs several times the raw read of a 100-note vault."""
     root = copy_vault("kepano-obsidian")
     loaded = _modules(["index", "--rebuild", "--vault", str(root)], tmp_path)
-    assert "vaultmem.services.index_sync" in loaded
+    assert "vaultmem.services.index.index_sync" in loaded
     assert "yaml" not in loaded
     db = IndexDB.open(root / ".vaultmem")  # YAML's own message, all the same
     (problems,) = db.conn.execute(
@@ -198,10 +198,10 @@ def test_remember_without_embeddings_loads_neither_them_nor_yaml(tmp_path: Path)
         ["remember", "steep oolong at 90 C", "--tags", "tea_notes,drinks", "--vault", str(root)],
         tmp_path,
     )
-    assert "vaultmem.services.memory_saving" in loaded  # the command ran
+    assert "vaultmem.services.memories.memory_saving" in loaded  # the command ran
     assert any(p.name.startswith("steep oolong") for p in (root / "STM").iterdir())
     assert "yaml" not in loaded
-    assert "vaultmem.services.embeddings" not in loaded
+    assert "vaultmem.services.semantic.embeddings" not in loaded
 
 
 RECORD_DATACLASSES = """
@@ -219,7 +219,7 @@ COLD_INDEX = (
     """
 import json, sys
 from pathlib import Path
-from vaultmem.services.index_sync import sync_index
+from vaultmem.services.index.index_sync import sync_index
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.settings_file import load_settings
 
@@ -230,7 +230,7 @@ db, settings = IndexDB.open(root / ".vaultmem"), load_settings(root)
     + """
 before = set(sys.modules)
 report = sync_index(root, db, settings, rebuild=True)
-from vaultmem.core import indented_code, links
+from vaultmem.core.links import indented_code, links
 from vaultmem.core.lazy_patterns import LazyPattern
 print(json.dumps({{
     "added": report.added,
@@ -246,12 +246,12 @@ print(json.dumps({{
 """
 )
 COLD_INDEX_LOADS = {
-    "vaultmem.core.frontmatter_fast_path",
+    "vaultmem.core.notes.frontmatter_fast_path",
     "vaultmem.core.lazy_patterns",
-    "vaultmem.core.indented_code",
-    "vaultmem.core.links",
-    "vaultmem.core.note_reading",
-    "vaultmem.services.index_bulk",
+    "vaultmem.core.links.indented_code",
+    "vaultmem.core.links.links",
+    "vaultmem.core.notes.note_reading",
+    "vaultmem.services.index.index_bulk",
     "vaultmem.store.index_load",
 }
 """What a cold index of a small vault imports besides what opening the index did: the note
@@ -305,10 +305,10 @@ def test_the_settings_sections_are_made_without_dataclasses(tmp_path: Path) -> N
 
 CODE_SCANNER = """
 import json, sys
-from vaultmem.core import links
-before = "vaultmem.core.code_spans" in sys.modules
+from vaultmem.core.links import links
+before = "vaultmem.core.links.code_spans" in sys.modules
 result = links.ENTRY("`[[in code]]` and [[Out]]\\n")
-print(json.dumps({{"before": before, "after": "vaultmem.core.code_spans" in sys.modules,
+print(json.dumps({{"before": before, "after": "vaultmem.core.links.code_spans" in sys.modules,
                    "found": [link.target for link in result]}}))
 """
 
@@ -325,8 +325,8 @@ def test_the_code_span_scanner_loads_when_a_note_first_may_hold_code(
 FORKED_COLD_INDEX = """
 import json, sys
 from pathlib import Path
-from vaultmem.services import forked_workers
-from vaultmem.services.index_sync import sync_index
+from vaultmem.services.index import forked_workers
+from vaultmem.services.index.index_sync import sync_index
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.settings_file import load_settings
 

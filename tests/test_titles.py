@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from vaultmem import Vault
 from vaultmem.cli import main
-from vaultmem.core.naming import (
+from vaultmem.core.notes.naming import (
     FORBIDDEN_CHARS,
     MAX_TITLE_BYTES,
     WINDOWS_RESERVED,

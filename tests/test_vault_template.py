@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 import yaml
 
-from vaultmem.core.fields import read_fields
+from vaultmem.core.notes.fields import read_fields
+from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.core.settings import Settings, parse_settings, section_keys
-from vaultmem.core.timestamps import parse_datetime
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
 DASHBOARD = TEMPLATE / "Memory dashboard.md"

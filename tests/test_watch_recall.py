@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 
 from vaultmem import Vault
-from vaultmem.services.index_sync import SyncReport
-from vaultmem.services.watcher import VaultWatcher
+from vaultmem.services.index.index_sync import SyncReport
+from vaultmem.services.index.watcher import VaultWatcher
 
 NOTE = """---
 id: {id}

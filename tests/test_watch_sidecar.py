@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from vaultmem import Vault
-from vaultmem.services.watcher import VaultWatcher
+from vaultmem.services.index.watcher import VaultWatcher
 
 
 def _indexed_paths(db: Path) -> set[str]:

@@ -21,10 +21,10 @@ from click.testing import CliRunner
 
 from vaultmem import Vault
 from vaultmem.cli.watch_command import watch
-from vaultmem.core.content_hash import content_hash
-from vaultmem.services import watcher as watcher_module
-from vaultmem.services.index_sync import SyncReport, sync_index
-from vaultmem.services.watcher import VaultWatcher
+from vaultmem.core.notes.content_hash import content_hash
+from vaultmem.services.index import watcher as watcher_module
+from vaultmem.services.index.index_sync import SyncReport, sync_index
+from vaultmem.services.index.watcher import VaultWatcher
 from vaultmem.store.index_db import IndexDB
 
 pytestmark = pytest.mark.filterwarnings(
@@ -259,7 +259,7 @@ def test_a_failing_batch_falls_back_to_a_full_sync(
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(watcher_module, "sync_paths", broken)
-    with caplog.at_level(logging.ERROR, logger="vaultmem.services.watcher"):
+    with caplog.at_level(logging.ERROR, logger="vaultmem.services.index.watcher"):
         write(vault.root, "STM/a.md", "still indexed")
         settle(watcher)
     assert indexed_hash(vault, "STM/a.md") == content_hash(b"still indexed")
@@ -286,7 +286,7 @@ def test_an_observer_that_delivers_nothing_is_restarted_and_the_vault_synced(
 ) -> None:
     """An observer whose threads run but whose watches are gone hears nothing: the probe fence
     it never sees makes the worker stop the heartbeat, restart it and sync the whole vault."""
-    from vaultmem.services.live_index import index_is_live
+    from vaultmem.services.index.live_index import index_is_live
 
     observer = watcher._observer
     assert observer is not None

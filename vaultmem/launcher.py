@@ -12,7 +12,7 @@ import sys
 
 def merge_driver_main(args: list[str]) -> int:
     """Run the merge driver on ``[base, ours, theirs, path]``; print conflicts; exit status."""
-    from vaultmem.services.merge_driver import merge_files
+    from vaultmem.services.sync.merge_driver import merge_files
 
     base, ours, theirs = args[:3]
     path = args[3] if len(args) > 3 else ours

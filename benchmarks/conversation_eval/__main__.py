@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchmarks.conversation_eval.generate import Question, Turn, generate, jsonl_records
 from vaultmem import Vault
-from vaultmem.services.embeddings import embed_notes
+from vaultmem.services.semantic.embeddings import embed_notes
 
 CUTOFFS = (1, 5, 10, 25)
 CONFIGS: dict[str, Mapping[str, float] | None] = {

@@ -62,13 +62,13 @@ GRID: list[dict[str, float]] = [
 ]
 """The points cross-validation chooses from (with the extra): the vector weight, ``[embeddings]
 vector_floor`` and the episode share lent to the turn before a hit
-(:data:`vaultmem.core.recall_context.PREVIOUS_SHARE`)."""
+(:data:`vaultmem.core.recall.recall_context.PREVIOUS_SHARE`)."""
 GRID_NO_VECTORS: list[dict[str, float]] = [
     {"vector": 0.0, "episode": e, "previous_share": p} for e in (0.25, 0.5, 1.0) for p in (0.0, 0.5)
 ]
 """Without the extra."""
 DATE_LIFTS = (0.0, 0.3, 0.5, 1.0, 1.5)
-"""The date lifts (:data:`vaultmem.services.recall.DATE_LIFT`) cross-validated over the
+"""The date lifts (:data:`vaultmem.services.recall.recall.DATE_LIFT`) cross-validated over the
 questions naming a date (the others do not change with it)."""
 KNOBS = ("vector_floor", "previous_share", "date_lift")
 """Grid keys that are not recall weights."""
@@ -79,7 +79,10 @@ Scores = list[tuple[float, ...]]
 
 def embeddings_available() -> bool:
     """Whether the packaged local model can run (``vaultmem[embeddings]``)."""
-    from vaultmem.services.embedding_providers import EmbeddingUnavailableError, LocalOnnxProvider
+    from vaultmem.services.semantic.embedding_providers import (
+        EmbeddingUnavailableError,
+        LocalOnnxProvider,
+    )
 
     try:
         LocalOnnxProvider().check()
@@ -125,8 +128,8 @@ def _share(hits: Sequence[str], evidence: Sequence[str], path_of: Mapping[str, s
 @contextmanager
 def _knobs(vault: Vault, point: Mapping[str, float]) -> Iterator[None]:
     """The grid point's settings that are not weights, in force for the block."""
-    import vaultmem.core.recall_context as context
-    import vaultmem.services.recall as recall
+    import vaultmem.core.recall.recall_context as context
+    import vaultmem.services.recall.recall as recall
 
     shipped = vault.settings
     previous, lift = context.PREVIOUS_SHARE, recall.DATE_LIFT
@@ -159,7 +162,7 @@ def _ask(vault: Vault, conversation: Conversation, path_of: Mapping[str, str],
 
 
 def _names_a_date(question: Question, now: dt.datetime) -> bool:
-    from vaultmem.core.recall_dates import dates_asked
+    from vaultmem.core.recall.recall_dates import dates_asked
 
     return bool(dates_asked(question.question, now))
 
@@ -170,7 +173,7 @@ _QUERIES: dict[str, CachedProvider] = {}
 def _reopened(vault_or_root: Vault | Path) -> Vault:
     """The vault (closed first when open) opened again, its provider remembering the vectors
     of the queries (one cache per provider and run)."""
-    from vaultmem.services import embeddings as emb
+    from vaultmem.services.semantic import embeddings as emb
 
     if isinstance(vault_or_root, Vault):
         root = vault_or_root.root
@@ -188,7 +191,7 @@ def _reopened(vault_or_root: Vault | Path) -> Vault:
 def _requantised(vault: Vault, tier: str | None, now: dt.datetime | None = None) -> None:
     """Store every vector of the vault at ``tier``'s precision (``None``: each at the tier of
     its memory's retention at ``now``, as ``embed`` does)."""
-    from vaultmem.services.embeddings import _tiers, provider, vector_store
+    from vaultmem.services.semantic.embeddings import _tiers, provider, vector_store
 
     chosen = provider(vault)
     assert chosen is not None
@@ -208,7 +211,7 @@ def run(*, embeddings: bool, tuning: bool, precision: bool,
 
     ``vector_cache``: a folder (outside the repository: the vectors derive from the data) that
     keeps each conversation's vectors between runs."""
-    from vaultmem.services import embeddings as emb
+    from vaultmem.services.semantic import embeddings as emb
 
     conversations = load()
     configs = dict(CONFIGS) if embeddings else {

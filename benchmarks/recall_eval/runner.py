@@ -22,9 +22,9 @@ from pathlib import Path
 
 from benchmarks.recall_eval.metrics import Scores, first_rank, reciprocal, score
 from vaultmem import Vault
-from vaultmem.core.naming import safe_title
+from vaultmem.core.notes.naming import safe_title
 from vaultmem.core.settings import EmbeddingSettings, RecallSettings
-from vaultmem.services.embeddings import embed_notes, vector_store
+from vaultmem.services.semantic.embeddings import embed_notes, vector_store
 
 NOW = dt.datetime(2026, 11, 20, 12, 0, 0, tzinfo=dt.UTC)
 """The fixed evaluation time; the memories' decay histories are written relative to it."""
@@ -52,7 +52,7 @@ KEYWORD_ONLY: Mapping[str, float] = {"decay": 0.0, "graph": 0.0, "review_blend":
 
 
 class RecallNotReady(RuntimeError):
-    """``vaultmem.services.recall`` still raises NotImplementedError."""
+    """``vaultmem.services.recall.recall`` still raises NotImplementedError."""
 
 
 def default_vaults_dir() -> Path:
@@ -357,7 +357,7 @@ def ask(vault: Vault, question: Question, config: Config, *, now: dt.datetime, k
                             weights=None if config.weights is None else dict(config.weights),
                             include_archived=False)
     except NotImplementedError as err:
-        raise RecallNotReady("vaultmem.services.recall is not implemented yet") from err
+        raise RecallNotReady("vaultmem.services.recall.recall is not implemented yet") from err
     except Exception as err:  # noqa: BLE001 - a benchmark reports a failing query and goes on
         return Outcome((), None, time.perf_counter() - start, f"{type(err).__name__}: {err}")
     seconds = time.perf_counter() - start

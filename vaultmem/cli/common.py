@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from vaultmem.core.timestamps import parse_datetime, utc_now
+from vaultmem.core.notes.timestamps import parse_datetime, utc_now
 from vaultmem.core.user_paths import expand_user_path
 from vaultmem.errors import VaultmemError
 from vaultmem.services.vault import Vault
@@ -136,7 +136,7 @@ def progress_shown(as_json: bool) -> Iterator[None]:
     if as_json or not sys.stderr.isatty():
         yield
         return
-    from vaultmem.services.progress import progress_to
+    from vaultmem.services.lifecycle.progress import progress_to
 
     shown: dict[str, Any] = {}  # label → its entered bar; one at a time
 

@@ -17,8 +17,8 @@ from vaultmem.cli.common import (
     progress_shown,
     vault_command,
 )
-from vaultmem.services.consolidation import consolidate as run_consolidation
-from vaultmem.services.embeddings import embed_notes, embed_status
+from vaultmem.services.semantic.consolidation import consolidate as run_consolidation
+from vaultmem.services.semantic.embeddings import embed_notes, embed_status
 from vaultmem.services.vault import Vault
 
 

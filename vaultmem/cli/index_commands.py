@@ -18,7 +18,7 @@ from vaultmem.cli.common import (
 from vaultmem.services.vault import Vault
 
 if TYPE_CHECKING:
-    from vaultmem.services.doctor import DoctorReport
+    from vaultmem.services.sync.doctor import DoctorReport
 
 
 @click.command()

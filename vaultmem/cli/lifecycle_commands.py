@@ -15,9 +15,9 @@ from vaultmem.cli.common import (
     vault_command,
     with_error,
 )
-from vaultmem.core.lifecycle_plan import PASS_ORDER, Move
-from vaultmem.services.lifecycle import LifecycleRun
-from vaultmem.services.pass_session import PassResult
+from vaultmem.core.lifecycle.lifecycle_plan import PASS_ORDER, Move
+from vaultmem.services.lifecycle.lifecycle import LifecycleRun
+from vaultmem.services.lifecycle.pass_session import PassResult
 from vaultmem.services.vault import Vault
 
 VERBS = {

@@ -19,10 +19,10 @@ from vaultmem.cli.common import (
     vault_command,
     with_error,
 )
-from vaultmem.core.fields import LAYERS, SOURCES
-from vaultmem.core.timestamps import format_datetime
+from vaultmem.core.notes.fields import LAYERS, SOURCES
+from vaultmem.core.notes.timestamps import format_datetime
 from vaultmem.errors import InputError
-from vaultmem.services.memory_view import Memory
+from vaultmem.services.memories.memory_view import Memory
 from vaultmem.services.vault import Vault
 
 

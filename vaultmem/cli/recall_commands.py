@@ -17,11 +17,11 @@ from vaultmem.cli.common import (
     print_json,
     vault_command,
 )
-from vaultmem.core.excerpts import excerpt
-from vaultmem.core.fields import LAYERS, STATUSES
-from vaultmem.core.recall_fusion import UNRANKED_BM25, FusionWeights, review_period
-from vaultmem.core.timestamps import parse_datetime
-from vaultmem.services.recall import KINDS, Hit, recall_weights, touched_hits
+from vaultmem.core.notes.excerpts import excerpt
+from vaultmem.core.notes.fields import LAYERS, STATUSES
+from vaultmem.core.notes.timestamps import parse_datetime
+from vaultmem.core.recall.recall_fusion import UNRANKED_BM25, FusionWeights, review_period
+from vaultmem.services.recall.recall import KINDS, Hit, recall_weights, touched_hits
 from vaultmem.services.vault import Vault
 
 

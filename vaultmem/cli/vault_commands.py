@@ -17,9 +17,9 @@ from vaultmem.cli.common import (
     print_json,
     vault_command,
 )
-from vaultmem.core.fields import LAYERS, STATUSES
-from vaultmem.services.git_setup import setup_git
-from vaultmem.services.memory_view import SORT_KEYS
+from vaultmem.core.notes.fields import LAYERS, STATUSES
+from vaultmem.services.memories.memory_view import SORT_KEYS
+from vaultmem.services.sync.git_setup import setup_git
 from vaultmem.services.vault import Vault
 
 

@@ -15,10 +15,10 @@ from types import FrameType
 import click
 
 from vaultmem.cli.common import json_option, vault_command
-from vaultmem.services.background_embedding import BackgroundEmbedder
-from vaultmem.services.index_sync import SyncReport
+from vaultmem.services.index.index_sync import SyncReport
+from vaultmem.services.index.watcher import DEFAULT_DEBOUNCE_SECONDS, VaultWatcher
+from vaultmem.services.semantic.background_embedding import BackgroundEmbedder
 from vaultmem.services.vault import Vault
-from vaultmem.services.watcher import DEFAULT_DEBOUNCE_SECONDS, VaultWatcher
 
 _SHOWN_PATHS = 8
 

@@ -8,7 +8,7 @@ hands the mapping to :func:`parse_settings`.
 Each section is a ``NamedTuple`` (immutable, with ``_replace`` and ``_fields``): every command
 loads the settings, and making the seven sections as frozen dataclasses cost each start-up
 about 3.5 ms (a dataclass writes and compiles its methods when its class is made). ``[decay]``
-is :class:`~vaultmem.core.score_formulas.DecayParams`, a dataclass that checks its ranges.
+is :class:`~vaultmem.core.scoring.score_formulas.DecayParams`, a dataclass that checks its ranges.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, NamedTuple
 
-from vaultmem.core.score_formulas import DecayParams
+from vaultmem.core.scoring.score_formulas import DecayParams
 
 LAYERS = ("working", "episodic", "semantic", "procedural")
 
@@ -255,7 +255,7 @@ def folder_problem(value: str) -> str | None:
 
 def section_keys(section: object) -> tuple[str, ...]:
     """The keys of a settings section (an instance of one of the ``*Settings`` classes or of
-    :class:`~vaultmem.core.score_formulas.DecayParams`), in the order they are declared."""
+    :class:`~vaultmem.core.scoring.score_formulas.DecayParams`), in the order they are declared."""
     if is_dataclass(section):
         return tuple(f.name for f in fields(section))
     return tuple(section._fields)  # type: ignore[attr-defined]

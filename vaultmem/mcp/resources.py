@@ -11,10 +11,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
-from vaultmem.core.timestamps import utc_now
+from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.errors import NoteNotFoundError, VaultmemError
 from vaultmem.mcp.tools import VaultTools
-from vaultmem.services.note_pages import MAX_PAGE_CHARS, read_note_page
+from vaultmem.services.memories.note_pages import MAX_PAGE_CHARS, read_note_page
 
 MEMORY_URI = "vaultmem://memory/{id}"
 LISTED_MEMORIES = 50

@@ -12,7 +12,7 @@ prompt says how to use them (:mod:`vaultmem.mcp.resources`).
 Tools take ids and titles (and words to search); only ``read_note`` takes a path, confined to
 the vault. Calls run one at a time; each server writes its own session into the journal, so
 its ``undo`` reverts only what it did. While the server runs, a
-:class:`~vaultmem.services.watcher.VaultWatcher` keeps the index in step with the notes (and
+:class:`~vaultmem.services.index.watcher.VaultWatcher` keeps the index in step with the notes (and
 writes the heartbeat that lets recall skip the vault walk), so a note saved in Obsidian is found
 by the next recall within about a second. Writes that meet a running pass wait
 :data:`LOCK_WAIT_SECONDS`, then fail with "a pass is running, try again".
@@ -32,9 +32,9 @@ from vaultmem.mcp import LOCK_WAIT_SECONDS
 from vaultmem.mcp.resources import MemoryResources, register_resources
 from vaultmem.mcp.strict import StrictServer
 from vaultmem.mcp.tools import VaultTools, register_tools
-from vaultmem.services.background_embedding import BackgroundEmbedder
+from vaultmem.services.index.watcher import VaultWatcher
+from vaultmem.services.semantic.background_embedding import BackgroundEmbedder
 from vaultmem.services.vault import Vault
-from vaultmem.services.watcher import VaultWatcher
 
 logger = logging.getLogger(__name__)
 

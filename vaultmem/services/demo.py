@@ -19,8 +19,8 @@ from typing import Any, Protocol
 
 from vaultmem.core.settings import Settings
 from vaultmem.errors import InputError
-from vaultmem.services.lifecycle import LifecycleRun
-from vaultmem.services.memory_view import Memory, MemoryRow, VaultStatus
+from vaultmem.services.lifecycle.lifecycle import LifecycleRun
+from vaultmem.services.memories.memory_view import Memory, MemoryRow, VaultStatus
 
 DAY = dt.timedelta(days=1)
 SPAN_DAYS = 120

@@ -83,8 +83,12 @@ def clashing_uses(root: Path, wanted: dict[str, str]) -> dict[str, KeyUse]:
     a list where vaultmem writes text): key → the most common clashing kind, how many notes,
     one of them. Reads every note's frontmatter outside dot-folders and template folders; a
     note that cannot be read or parsed is passed over (``doctor`` reports it)."""
-    from vaultmem.core.note_reading import FrontmatterError, parse_frontmatter, split_frontmatter
-    from vaultmem.services.template_folders import in_templates, template_folders
+    from vaultmem.core.notes.note_reading import (
+        FrontmatterError,
+        parse_frontmatter,
+        split_frontmatter,
+    )
+    from vaultmem.services.index.template_folders import in_templates, template_folders
 
     templates = template_folders(root)
     counts: dict[str, dict[str, list[str]]] = {}

@@ -5,10 +5,10 @@ default: the current time) so passes can be simulated; they raise :class:`~vault
 VaultmemError` subclasses with messages fit to show a person.
 
 Opening, closing and the index (sync, catch-up, refresh) are here; the commands live in the
-services its methods delegate to: :mod:`~vaultmem.services.memory_lookup` (finding and reading a
-memory), :mod:`~vaultmem.services.memory_edits` (editing one in place),
-:mod:`~vaultmem.services.memory_saving` (``remember``), :mod:`~vaultmem.services.memory_listing`
-(the scored table, ``list``, ``status``) and :mod:`~vaultmem.services.pass_commands` (passes,
+services its methods delegate to: :mod:`~vaultmem.services.memories.memory_lookup` (finding and reading a
+memory), :mod:`~vaultmem.services.memories.memory_edits` (editing one in place),
+:mod:`~vaultmem.services.memories.memory_saving` (``remember``), :mod:`~vaultmem.services.memories.memory_listing`
+(the scored table, ``list``, ``status``) and :mod:`~vaultmem.services.lifecycle.pass_commands` (passes,
 ``forget``, ``gc``, ``undo``).
 """
 
@@ -23,33 +23,37 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vaultmem.core.fields import normalise_tags
-from vaultmem.core.reinforcement import keep_changes, observe_changes, touch_changes
+from vaultmem.core.notes.fields import normalise_tags
+from vaultmem.core.notes.timestamps import utc_now
+from vaultmem.core.scoring.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.settings import Settings
-from vaultmem.core.timestamps import utc_now
 from vaultmem.core.user_paths import expand_user_path
 from vaultmem.errors import IndexDamagedError, VaultNotFoundError
-from vaultmem.services.index_lookups import box_notes_of, conflicted_paths
-from vaultmem.services.index_sync import (
+from vaultmem.services.index.index_lookups import box_notes_of, conflicted_paths
+from vaultmem.services.index.index_sync import (
     ProgressCallback,
     SyncReport,
     WrittenNote,
     sync_index,
     sync_paths,
 )
-from vaultmem.services.live_index import index_is_live
-from vaultmem.services.memory_edits import ChangeFunction, edit_note
-from vaultmem.services.memory_listing import current_status, filtered_memories, synced_table
-from vaultmem.services.memory_lookup import load_memory, managed_path, resolve_ref
-from vaultmem.services.pass_commands import (
+from vaultmem.services.index.live_index import index_is_live
+from vaultmem.services.lifecycle.pass_commands import (
     collect_garbage,
     forget_memory,
     promote_memories,
     run_lifecycle,
     undo_last_run,
 )
-from vaultmem.services.progress import progress_of
-from vaultmem.services.recall import Hit, recall_notes, review_queue
+from vaultmem.services.lifecycle.progress import progress_of
+from vaultmem.services.memories.memory_edits import ChangeFunction, edit_note
+from vaultmem.services.memories.memory_listing import (
+    current_status,
+    filtered_memories,
+    synced_table,
+)
+from vaultmem.services.memories.memory_lookup import load_memory, managed_path, resolve_ref
+from vaultmem.services.recall.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
 from vaultmem.store.index_connection import discard_index, is_busy
 from vaultmem.store.index_db import IndexDB
@@ -59,15 +63,15 @@ from vaultmem.store.sidecar import SIDECAR_DIR
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:  # imported where used: recall and listing start without them (numpy, YAML)
-    from vaultmem.services.doctor import DoctorReport
-    from vaultmem.services.lifecycle import LifecycleRun
-    from vaultmem.services.memory_saving import Remembered
-    from vaultmem.services.memory_view import Memory, MemoryRow, MemoryTable, VaultStatus
-    from vaultmem.services.note_links import NoteLinks
-    from vaultmem.services.pass_session import PassResult
-    from vaultmem.services.remembering import ImportReport, MemoryDraft
-    from vaultmem.services.shared_ids import FixReport
-    from vaultmem.services.undo import UndoReport
+    from vaultmem.services.lifecycle.lifecycle import LifecycleRun
+    from vaultmem.services.lifecycle.pass_session import PassResult
+    from vaultmem.services.lifecycle.undo import UndoReport
+    from vaultmem.services.memories.memory_saving import Remembered
+    from vaultmem.services.memories.memory_view import Memory, MemoryRow, MemoryTable, VaultStatus
+    from vaultmem.services.memories.note_links import NoteLinks
+    from vaultmem.services.memories.remembering import ImportReport, MemoryDraft
+    from vaultmem.services.sync.doctor import DoctorReport
+    from vaultmem.services.sync.shared_ids import FixReport
     from vaultmem.store.note_batch import NewNotes
 
 
@@ -87,7 +91,7 @@ class Vault:
         saved_as."""
         self.origin: dict[str, str] = {}
         """Who writes journal entries through this object (``who``, ``session``); empty: the
-        CLI or a script (:func:`~vaultmem.services.undo.journal_origin`)."""
+        CLI or a script (:func:`~vaultmem.services.lifecycle.undo.journal_origin`)."""
         self.lock_wait_seconds = 10.0
         """How long a write waits for the vault lock (a running pass) before
         :class:`~vaultmem.errors.LockedError` ("a pass is running, try again"); the MCP server
@@ -157,8 +161,8 @@ class Vault:
         return self._index
 
     def close(self) -> None:
-        if "vaultmem.services.embeddings" in sys.modules:  # else no vector store was opened
-            from vaultmem.services.embeddings import close_vectors
+        if "vaultmem.services.semantic.embeddings" in sys.modules:  # else no vector store was opened
+            from vaultmem.services.semantic.embeddings import close_vectors
 
             close_vectors(self)
         if self._index is not None:
@@ -182,7 +186,7 @@ class Vault:
         """Incremental index sync: unchanged notes are not read; ``rebuild`` restarts.
 
         See docs/user-guide.md, "Index and graph". ``meanwhile``: index reads to overlap with
-        the walk of a big vault; see :func:`~vaultmem.services.index_sync.sync_index`.
+        the walk of a big vault; see :func:`~vaultmem.services.index.index_sync.sync_index`.
 
         A read-only sidecar is not synced (a warning says so; the index is used as it is).
         ``rebuild`` replaces a damaged ``index.db`` with a new one built from the notes.
@@ -218,7 +222,7 @@ class Vault:
         """Sync the index unless a live watcher keeps it fresh (then ``None``, nothing walked).
 
         A watcher counts when its heartbeat in the sidecar is fresh
-        (:func:`~vaultmem.services.live_index.index_is_live`): ``vaultmem watch`` or
+        (:func:`~vaultmem.services.index.live_index.index_is_live`): ``vaultmem watch`` or
         ``vaultmem mcp`` running on this machine. Reads (recall, lookups, listing, planning) call
         this instead of :meth:`sync`, so they do not walk 100,000 notes per call.
         ``meanwhile``: as for :meth:`sync` (never called when nothing is walked).
@@ -250,13 +254,13 @@ class Vault:
 
     def links(self, ref: str) -> NoteLinks:
         """The note's outgoing links, backlinks and unresolved links (its graph neighbours)."""
-        from vaultmem.services.note_links import note_links
+        from vaultmem.services.memories.note_links import note_links
 
         return note_links(self.index, self.resolve(ref))
 
     def doctor(self) -> DoctorReport:
         """Check the notes and the index (repairing a stale index); see ``vaultmem doctor``."""
-        from vaultmem.services.doctor import check_vault
+        from vaultmem.services.sync.doctor import check_vault
 
         return check_vault(self)
 
@@ -266,14 +270,14 @@ class Vault:
         See ``vaultmem doctor --fix``. Raises :class:`~vaultmem.errors.LockedError` when a pass
         is running.
         """
-        from vaultmem.services.shared_ids import fix_vault
+        from vaultmem.services.sync.shared_ids import fix_vault
 
         return fix_vault(self, now or utc_now())
 
     # ------------------------------------------------------------------ writing
     def edit(self, path: str, compute: ChangeFunction, *, now: dt.datetime | None = None) -> Memory:
         """Apply ``compute(fields)``'s changes to the note at ``path``, surgically and atomically
-        (see :func:`~vaultmem.services.memory_edits.edit_note`)."""
+        (see :func:`~vaultmem.services.memories.memory_edits.edit_note`)."""
         return edit_note(self, path, compute, now=now)
 
     def touch(self, ref: str, *, boost: bool = False, now: dt.datetime | None = None) -> Memory:
@@ -307,8 +311,8 @@ class Vault:
         self, content: str, *, now: dt.datetime | None = None, link: bool = True, **options: Any
     ) -> Memory:
         """Save a new memory in STM ("The memory note") and return it; ``options``, dedup and
-        errors: see :func:`~vaultmem.services.memory_saving.remember`."""
-        from vaultmem.services.memory_saving import remember
+        errors: see :func:`~vaultmem.services.memories.memory_saving.remember`."""
+        from vaultmem.services.memories.memory_saving import remember
 
         return remember(self, content, now=now, link=link, **options)
 
@@ -317,8 +321,8 @@ class Vault:
     ) -> Remembered:
         """:meth:`remember`, returning what was done too (written, reinforced instead, or a
         correction that superseded a memory): see
-        :func:`~vaultmem.services.memory_saving.save_memory`."""
-        from vaultmem.services.memory_saving import save_memory
+        :func:`~vaultmem.services.memories.memory_saving.save_memory`."""
+        from vaultmem.services.memories.memory_saving import save_memory
 
         return save_memory(self, content, now=now, link=link, **options)
 
@@ -332,8 +336,8 @@ class Vault:
         semantic_links: Sequence[str] = (),
     ) -> str:
         """Write a validated :class:`MemoryDraft` as a new note; returns its path (see
-        :func:`~vaultmem.services.memory_saving.write_draft`)."""
-        from vaultmem.services.memory_saving import write_draft
+        :func:`~vaultmem.services.memories.memory_saving.write_draft`)."""
+        from vaultmem.services.memories.memory_saving import write_draft
 
         return write_draft(
             self, draft, now=now, link=link, synced=synced, semantic_links=semantic_links
@@ -343,7 +347,7 @@ class Vault:
     def recall(
         self, query: str, *, k: int | None = None, now: dt.datetime | None = None, **options: Any
     ) -> list[Hit]:
-        """Ranked notes for ``query`` ("Recall"); see :func:`vaultmem.services.recall.recall`.
+        """Ranked notes for ``query`` ("Recall"); see :func:`vaultmem.services.recall.recall.recall`.
 
         A hit whose note holds git conflict markers is marked ``conflicted``; a memory sealed in
         a box carries the box note's path as its ``episode``."""
@@ -373,12 +377,12 @@ class Vault:
 
         When the vault then holds more active memories than ``max_active``, ``over_cap`` of the
         report (and a line in :attr:`warnings`) says how many the next prune archives."""
-        from vaultmem.services.remembering import import_lines
+        from vaultmem.services.memories.remembering import import_lines
 
         when = now or utc_now()
         report = import_lines(self, lines, now=when, progress=progress)
         if report.imported and self.settings.embeddings.enabled:
-            from vaultmem.services.embeddings import embed_imported
+            from vaultmem.services.semantic.embeddings import embed_imported
 
             embed_imported(self, report.imported, when)
         cap = self.settings.lifecycle.max_active
@@ -406,7 +410,7 @@ class Vault:
         synced: SyncReport | None = None,
     ) -> MemoryTable:
         """Columns and scores of the memories (after a cheap sync), for listing and planning
-        (see :func:`~vaultmem.services.memory_listing.synced_table`)."""
+        (see :func:`~vaultmem.services.memories.memory_listing.synced_table`)."""
         return synced_table(self, now=now, where=where, params=params, synced=synced)
 
     def memories(
@@ -421,7 +425,7 @@ class Vault:
         now: dt.datetime | None = None,
     ) -> list[MemoryRow]:
         """Memories matching every given filter, ordered by ``sort`` (see
-        :func:`~vaultmem.services.memory_listing.filtered_memories`)."""
+        :func:`~vaultmem.services.memories.memory_listing.filtered_memories`)."""
         return filtered_memories(
             self,
             status=status,
@@ -442,14 +446,14 @@ class Vault:
         self, ref: str | None = None, *, dry_run: bool = False, now: dt.datetime | None = None
     ) -> PassResult:
         """Promote ("Lifecycle"): move promotion candidates to LTM/ — or the one memory ``ref``
-        (see :func:`~vaultmem.services.pass_commands.promote_memories`)."""
+        (see :func:`~vaultmem.services.lifecycle.pass_commands.promote_memories`)."""
         return promote_memories(self, ref, dry_run=dry_run, now=now)
 
     def forget(
         self, ref: str, *, dry_run: bool = False, now: dt.datetime | None = None
     ) -> PassResult:
         """Archive one memory now, journaled like a pass; waits up to :attr:`lock_wait_seconds`
-        for a running pass (errors: see :func:`~vaultmem.services.pass_commands.forget_memory`)."""
+        for a running pass (errors: see :func:`~vaultmem.services.lifecycle.pass_commands.forget_memory`)."""
         return forget_memory(self, ref, dry_run=dry_run, now=now)
 
     def gc(
@@ -462,7 +466,7 @@ class Vault:
         now: dt.datetime | None = None,
     ) -> PassResult:
         """Forget ("Lifecycle"): archive memories scoring below ``threshold``; ``hard`` deletes
-        (see :func:`~vaultmem.services.pass_commands.collect_garbage`)."""
+        (see :func:`~vaultmem.services.lifecycle.pass_commands.collect_garbage`)."""
         return collect_garbage(
             self, threshold=threshold, keep=keep, dry_run=dry_run, hard=hard, now=now
         )
@@ -480,7 +484,7 @@ class Vault:
         commit: bool = False,
     ) -> LifecycleRun:
         """Run lifecycle passes (seal, promote, expire, forget, prune) as one undoable step
-        (see :func:`~vaultmem.services.pass_commands.run_lifecycle`)."""
+        (see :func:`~vaultmem.services.lifecycle.pass_commands.run_lifecycle`)."""
         return run_lifecycle(
             self,
             passes,
@@ -502,12 +506,12 @@ class Vault:
     ) -> UndoReport:
         """Reverse the journal ``entry`` (default: the last applied pass) exactly; refuses,
         naming it, if a note changed (see
-        :func:`~vaultmem.services.pass_commands.undo_last_run`)."""
+        :func:`~vaultmem.services.lifecycle.pass_commands.undo_last_run`)."""
         return undo_last_run(self, entry, commit=commit, session=session)
 
     def journal(self) -> list[dict[str, Any]]:
-        """The journal's entries, newest first (:func:`~vaultmem.services.undo.list_entries`)."""
-        from vaultmem.services.undo import list_entries
+        """The journal's entries, newest first (:func:`~vaultmem.services.lifecycle.undo.list_entries`)."""
+        from vaultmem.services.lifecycle.undo import list_entries
 
         return list_entries(self)
 
@@ -524,8 +528,8 @@ class Vault:
         batch: NewNotes | None = None,
     ) -> str:
         """Write a new memory note; returns its vault-relative path (see
-        :func:`vaultmem.services.memory_creation.create_memory`)."""
-        from vaultmem.services.memory_creation import create_memory
+        :func:`vaultmem.services.memories.memory_creation.create_memory`)."""
+        from vaultmem.services.memories.memory_creation import create_memory
 
         return create_memory(
             self,

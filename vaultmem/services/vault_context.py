@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from vaultmem.core.fields import MemoryFields
+from vaultmem.core.notes.fields import MemoryFields
 from vaultmem.core.settings import Settings
 from vaultmem.store.index_db import IndexDB
 
 if TYPE_CHECKING:
-    from vaultmem.services.index_sync import SyncReport, WrittenNote
-    from vaultmem.services.memory_view import Memory, MemoryTable
+    from vaultmem.services.index.index_sync import SyncReport, WrittenNote
+    from vaultmem.services.memories.memory_view import Memory, MemoryTable
 
 
 class VaultContext(Protocol):

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from vaultmem.core.link_resolution import note_key
-from vaultmem.core.note_parse import ParsedNote
+from vaultmem.core.links.link_resolution import note_key
+from vaultmem.core.notes.note_parse import ParsedNote
 from vaultmem.errors import SidecarError
 from vaultmem.store.index_connection import (
     INDEX_FILE,

@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from vaultmem.core.note_parse import ParsedNote
+from vaultmem.core.notes.note_parse import ParsedNote
 from vaultmem.errors import SidecarError
 from vaultmem.store.index_links import LinkValues
 from vaultmem.store.note_rows import INSERT_COLUMNS, note_values

@@ -133,7 +133,7 @@ class NoteQueries:
     def memory_rows(
         self, where: str = "1", params: Sequence[object] = ()
     ) -> list[tuple[object, ...]]:
-        """Rows in :data:`~vaultmem.core.scoring.COLUMN_ORDER` for notes matching ``where``.
+        """Rows in :data:`~vaultmem.core.scoring.scoring.COLUMN_ORDER` for notes matching ``where``.
 
         ``edges`` = distinct other notes linked to or from the note ("Scores", EI), kept up to date
         by :meth:`recount_edges` at every sync. Rows come in index order, not sorted.

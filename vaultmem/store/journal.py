@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from vaultmem.core.content_hash import content_hash
+from vaultmem.core.notes.content_hash import content_hash
 from vaultmem.errors import (
     JournalWriteError,
     NoteChangedError,

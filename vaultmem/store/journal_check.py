@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vaultmem.core.fields import read_fields
-from vaultmem.core.note_parse import parse_note
-from vaultmem.core.note_reading import FrontmatterError, parse_frontmatter, split_frontmatter
+from vaultmem.core.notes.fields import read_fields
+from vaultmem.core.notes.note_parse import parse_note
+from vaultmem.core.notes.note_reading import FrontmatterError, parse_frontmatter, split_frontmatter
 from vaultmem.errors import JournalError, UnsafePathError
 from vaultmem.store.vault_paths import confined, in_folders
 

@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultmem.core.content_hash import content_hash
+from vaultmem.core.notes.content_hash import content_hash
 from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError
 from vaultmem.store.durability import defer_close, fsync_dir
 from vaultmem.store.raw_reads import oversized, read_to_end

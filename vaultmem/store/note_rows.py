@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
-from vaultmem.core.fields import DATETIME_KEYS
-from vaultmem.core.link_resolution import note_key
-from vaultmem.core.note_parse import ParsedNote
-from vaultmem.core.timestamps import to_epoch
+from vaultmem.core.links.link_resolution import note_key
+from vaultmem.core.notes.fields import DATETIME_KEYS
+from vaultmem.core.notes.note_parse import ParsedNote
+from vaultmem.core.notes.timestamps import to_epoch
 
 FIELD_COLUMNS = (
     "id",
@@ -51,7 +51,7 @@ FIELD_COLUMNS = (
     "episode",
     "previous",
 )
-"""Columns of ``notes`` that hold :class:`~vaultmem.core.fields.MemoryFields` values."""
+"""Columns of ``notes`` that hold :class:`~vaultmem.core.notes.fields.MemoryFields` values."""
 
 INSERT_COLUMNS = (
     "path",

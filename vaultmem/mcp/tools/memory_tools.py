@@ -10,11 +10,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from vaultmem.core.timestamps import utc_now
+from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.mcp import rendering
 from vaultmem.mcp.tools import ADD, MAX_REF_CHARS, READ, Ref, VaultTools, writes
-from vaultmem.services.memory_rewrites import MAX_EDIT_CHARS, edit_memory, link_memories
-from vaultmem.services.note_pages import MAX_PAGE_CHARS, PAGE_CHARS, read_note_page
+from vaultmem.services.memories.memory_rewrites import MAX_EDIT_CHARS, edit_memory, link_memories
+from vaultmem.services.memories.note_pages import MAX_PAGE_CHARS, PAGE_CHARS, read_note_page
 
 Layer = Literal["working", "episodic", "semantic", "procedural"]
 

@@ -9,11 +9,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from vaultmem.core.lifecycle_plan import PASS_ORDER
-from vaultmem.core.timestamps import utc_now
+from vaultmem.core.lifecycle.lifecycle_plan import PASS_ORDER
+from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.mcp import rendering
 from vaultmem.mcp.tools import READ, Ref, VaultTools, writes
-from vaultmem.services.consolidation import consolidate as run_consolidation
+from vaultmem.services.semantic.consolidation import consolidate as run_consolidation
 
 Apply = Annotated[
     bool,

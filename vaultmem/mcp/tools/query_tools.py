@@ -9,10 +9,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from vaultmem.core.timestamps import utc_now
+from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.mcp import rendering
 from vaultmem.mcp.tools import READ, Ref, VaultTools
-from vaultmem.services.embeddings import embed_status as coverage
+from vaultmem.services.semantic.embeddings import embed_status as coverage
 
 Status = Literal["active", "promoted", "archived", "superseded"]
 Layer = Literal["working", "episodic", "semantic", "procedural"]

@@ -1,0 +1,459 @@
+"""The text of a note: frontmatter split, parse, problem detection and surgical edits.
+
+docs/user-guide.md, "The memory note". A note is ``---`` / YAML / ``---`` / body. This module is
+pure (no file I/O). It edits frontmatter *surgically*: only the lines of the changed keys change
+(new keys go just before the closing fence); every other byte (body, unknown keys, key order,
+comments, quoting, CRLF, a missing final newline, a BOM) stays identical. Every edit is re-parsed
+and checked before it is returned: a caller gets the new text or a :class:`FrontmatterError`, never
+mangled text.
+
+Reading (finding and parsing the frontmatter, conflict markers) lives in
+:mod:`~vaultmem.core.notes.note_reading`, whose names this module re-exports: parsing a note needs
+only that half, and so never loads the writer's expressions and helpers.
+
+Frontmatter in the fast path's subset (:mod:`~vaultmem.core.notes.frontmatter_fast_path`: what vaultmem
+writes and most notes hold) is read and edited without YAML; the rest goes through
+:mod:`~vaultmem.core.notes.frontmatter_yaml`, which is imported only then (loading YAML costs a few
+milliseconds, as much as indexing a hundred notes).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import math
+import numbers
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from vaultmem.core.notes.frontmatter_fast_path import (
+    PLAIN_INDICATORS,
+    STR_TAG,
+    implicit_tag,
+    parse_simple_frontmatter,
+)
+from vaultmem.core.notes.note_reading import (
+    FrontmatterError,
+    find_conflict_markers,
+    frontmatter_bounds,
+    parse_frontmatter,
+)
+from vaultmem.core.notes.note_reading import remember_written as _remember_written
+from vaultmem.core.notes.timestamps import format_datetime, parse_datetime
+
+__all__ = [
+    "DELETE", "FrontmatterError", "NoteText", "find_conflict_markers", "parse_frontmatter",
+    "render_note", "render_value", "set_fields", "split_note",
+]  # fmt: skip
+
+# Lines as YAML counts them (libyaml and PyYAML alike), so that YAML marks index our lines.
+_YAML_LINE: Final = re.compile(r"[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])|.+\Z")
+_NUMBER_1_2: Final = re.compile(  # YAML 1.2 core numbers (Obsidian); 1.1's are checked by loading
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:e[-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-f]+|[-+]?\.inf|\.nan",
+    re.IGNORECASE,
+)
+_WORD: Final = re.compile(r"[0-9A-Za-z]+")
+_WORD_NOT_PLAIN: Final = re.compile(  # words YAML may read as a bool, null or number (or not)
+    r"y|yes|n|no|true|false|on|off|null|[0-9]+|0b[01]*|0x[0-9a-f]*|0o?[0-7]*|[0-9]+e[0-9]+",
+    re.IGNORECASE,
+)
+_ESCAPES: Final = {
+    "\0": "\\0", "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
+    "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\",
+}  # fmt: skip
+
+
+class _Delete:
+    """Type of :data:`DELETE`."""
+
+    __repr__ = __str__ = lambda self: "DELETE"  # noqa: E731
+
+
+DELETE: Final = _Delete()
+"""Value for :func:`set_fields` that removes a key (all its lines) from the frontmatter."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoteText:
+    """A note split into its parts (``text`` unchanged; ``body == text[body_offset:]``).
+
+    ``newline`` is ``"\\r\\n"`` when the first line ends in CRLF, else ``"\\n"``. ``yaml`` is the
+    raw text between the fence lines, line endings included (``""`` if none), starting at
+    ``yaml_offset``. ``body`` is everything after the closing fence line, byte for byte; without
+    frontmatter the whole text after an optional BOM (a BOM is never part of ``body``).
+    """
+
+    text: str
+    newline: str
+    has_frontmatter: bool
+    yaml: str
+    body: str
+    body_offset: int
+    yaml_offset: int = 0
+
+
+def split_note(text: str) -> NoteText:
+    """Split ``text`` into frontmatter and body ("The memory note"). Never raises; about 3 µs.
+
+    Frontmatter exists only when the very first line (after an optional BOM) is ``---`` and a
+    closing ``---`` line follows, trailing spaces and tabs allowed (Obsidian's rule;
+    python-frontmatter's too, except that it also takes ``----``).
+    """
+    first_nl = text.find("\n")
+    newline = "\r\n" if first_nl > 0 and text[first_nl - 1] == "\r" else "\n"
+    bounds = frontmatter_bounds(text)
+    if bounds is not None:
+        start, stop, end = bounds
+        return NoteText(text, newline, True, text[start:stop], text[end:], end, start)
+    start = 1 if text.startswith("\ufeff") else 0
+    return NoteText(text, newline, False, "", text[start:], start, start)
+
+
+def render_value(value: object) -> str:
+    """One-line YAML for ``value``, as written after ``key: `` ("The memory note" formats).
+
+    ``str`` plain when unambiguous (YAML 1.1 and 1.2 read it back as the same string), else
+    double-quoted with escapes (``"[[link]]"`` is always quoted, as Obsidian writes it);
+    ``bool`` -> ``true``/``false``; integers; ``float`` -> shortest repr (``0.1``, ``1.0e+20``,
+    ``.inf``, ``.nan``); ``datetime`` -> ``YYYY-MM-DDTHH:MM:SS`` UTC unquoted (YAML reads it back
+    as a naive UTC datetime); ``date`` -> ``YYYY-MM-DD``; ``None`` -> ``""`` (an empty value);
+    list/tuple -> flow sequence ``[a, "[[B]]"]`` (``[]`` when empty, ``null`` for a None item).
+    Raises ``TypeError`` for any other type (dicts, sets, :data:`DELETE`).
+    """
+    return "" if value is None else _render(value, flow=False)
+
+
+def render_note(fields: Mapping[str, object], body: str) -> str:
+    """Text of a new note: ``---\\n``, one ``key: value`` line per field in order, ``---\\n``, body.
+
+    ``body`` is appended as given. Raises ``TypeError`` for a value :func:`render_value` cannot
+    write, :class:`FrontmatterError` if the block would not read back as ``fields``.
+    """
+    text = "---\n" + "".join(_line(_render_key(k), v, "\n") for k, v in fields.items())
+    text += "---\n" + body
+    _check(text, {}, fields, body, "")
+    return text
+
+
+def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> str:
+    """Return ``text`` with frontmatter keys set, or removed with :data:`DELETE`, surgically.
+
+    - an existing key's lines (its whole extent: block list, block scalar, multi-line flow, a
+      trailing comment) become one ``key: value`` line, the key spelt as before (plain or
+      quoted), the line ending kept; :data:`DELETE` removes those lines;
+    - a key whose value already equals the new one (strictly, after normalising) is left alone;
+    - new keys are appended just before the closing fence, in the order given;
+    - a note without frontmatter gets a new block at the top (after a BOM), body untouched.
+    Every other byte stays identical; no change at all returns ``text`` itself. ``path`` is only
+    used in messages.
+
+    Raises :class:`FrontmatterError` when the note holds git conflict markers, the frontmatter
+    does not parse or is not a block mapping, a changed key appears twice, or the re-parsed
+    result differs from the original mapping with the changes applied (the built-in safety
+    check); ``TypeError`` for a value :func:`render_value` cannot write.
+    """
+    markers = find_conflict_markers(text)
+    if markers:
+        marker_lines = ", ".join(map(str, markers))
+        raise FrontmatterError(
+            f"the note holds git conflict markers (lines {marker_lines}); resolve the merge first",
+            path=path,
+        )
+    rendered: dict[str, str] = {}  # each new value as written, rendered once
+    for key, value in changes.items():
+        if not isinstance(key, str):
+            raise TypeError(f"frontmatter keys are strings, not {key!r}")
+        if value is not DELETE:
+            rendered[key] = render_value(value)
+    note = split_note(text)
+    nl = note.newline
+    if not note.has_frontmatter:  # an empty block on top, then the keys appended to it
+        if all(value is DELETE for value in changes.values()):
+            return text
+        note = split_note(text[: note.body_offset] + "---" + nl + "---" + nl + note.body)
+        text = note.text
+    simple = parse_simple_frontmatter(note.yaml)
+    original = simple if simple is not None else parse_frontmatter(note.yaml, path=path)
+    lines = _YAML_LINE.findall(note.yaml)
+    if simple is not None:  # flat lines (most notes): found by a line scan, not YAML events
+        indent, entries = "", _simple_entries(lines)
+    elif original:
+        from vaultmem.core.notes.frontmatter_yaml import yaml_entries
+
+        indent, entries = yaml_entries(note.yaml, lines, path)
+    else:
+        indent, entries = "", []
+    edits: list[tuple[int, int, str]] = []  # (first line, last line, replacement or "")
+    appended: list[str] = []
+    for key, value in changes.items():
+        spans = [entry for entry in entries if entry[0] == key]
+        if len(spans) > 1:
+            where = ", ".join(str(entry[1] + 2) for entry in spans)
+            raise FrontmatterError(
+                f"property {key!r} appears {len(spans)} times (lines {where}); "
+                "keep one before vaultmem edits it",
+                path=path,
+            )
+        if value is DELETE:
+            edits.extend((first, last, "") for _, first, last, _ in spans)
+        elif key in original and _same(original[key], _normalise(value)):
+            continue
+        elif not spans:
+            appended.append(_rendered_line(indent + _render_key(key), rendered[key], nl))
+        else:
+            _, first, last, prefix = spans[0]
+            head = prefix if prefix is not None else indent + _render_key(key)
+            old = lines[last]  # keep its own line ending (CRLF, LF; another YAML break -> nl)
+            ending = "\r\n" if old.endswith("\r\n") else "\n" if old.endswith("\n") else nl
+            edits.append((first, last, _rendered_line(head, rendered[key], ending)))
+    if not edits and not appended:
+        return text
+    pieces: list[str] = []
+    done = 0
+    for first, last, replacement in sorted(edits):
+        pieces += lines[done:first]
+        pieces.append(replacement)
+        done = last + 1
+    pieces += lines[done:] + appended
+    end = note.yaml_offset + len(note.yaml)
+    result = text[: note.yaml_offset] + "".join(pieces) + text[end:]
+    _check(result, original, changes, note.body, path)
+    return result
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+FrontmatterEntry = tuple[str | None, int, int, str | None]
+"""One top-level property of a frontmatter block: its key as text, its first and last line
+(0-based, inclusive), and the key as written with its indentation (``None``: not reusable)."""
+
+
+def _simple_entries(lines: list[str]) -> list[FrontmatterEntry]:
+    """:func:`~vaultmem.core.notes.frontmatter_yaml.yaml_entries` of frontmatter
+    :func:`parse_simple_frontmatter` reads (not ``None``).
+
+    In that subset every top-level key starts a line at column 0 (``key: value``, ``key:``) and
+    only block-list items (``- a``, ``  - a``) and blank lines follow it, with ``\n`` endings:
+    an entry spans its key's line to its last item line, the key as written is its prefix.
+    The same spans as the YAML events give (a test compares both), without a YAML parse.
+    """
+    entries: list[FrontmatterEntry] = []
+    key: str | None = None
+    first = last = 0
+    for number, line in enumerate(lines):
+        if not line.strip(" \n"):
+            continue
+        if line[0] in " -":
+            last = number
+            continue
+        if key is not None:
+            entries.append((key, first, last, key))
+        key, first, last = line.partition(":")[0], number, number
+    if key is not None:
+        entries.append((key, first, last, key))
+    return entries
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def _line(head: str, value: object, newline: str) -> str:
+    """One ``key: value`` line: ``head`` is the key as written (with indentation)."""
+    return _rendered_line(head, render_value(value), newline)
+
+
+def _rendered_line(head: str, rendered: str, newline: str) -> str:
+    """One ``key: value`` line from the value as :func:`render_value` wrote it."""
+    return head + ":" + (" " + rendered if rendered else "") + newline
+
+
+def _render(value: object, *, flow: bool) -> str:
+    """YAML for ``value``; ``flow`` when it sits inside a flow sequence."""
+    # the exact types a note's fields hold first: no ABC checks for them
+    if type(value) is str:
+        return value if _plain_ok(value, flow=flow) else _double_quoted(value)
+    if type(value) is int:
+        return int.__repr__(value)
+    if type(value) is list:
+        return "[" + ", ".join([_render(item, flow=True) for item in value]) + "]"
+    if type(value) is float:
+        return _render_float(value)
+    if type(value) is bool:
+        return "true" if value else "false"
+    if type(value) is dt.datetime:
+        return format_datetime(value)
+    if isinstance(value, str):
+        value = str.__str__(value)
+        return value if _plain_ok(value, flow=flow) else _double_quoted(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return _render_float(float(value))
+    if isinstance(value, dt.datetime):
+        return format_datetime(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if value is None:
+        return "null"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_render(item, flow=True) for item in value) + "]"
+    raise TypeError(f"vaultmem cannot write a {type(value).__name__} into frontmatter: {value!r}")
+
+
+def _render_float(number: float) -> str:
+    """A float as YAML reads it back: shortest repr, ``.inf``/``-.inf``/``.nan``, and an
+    exponent always with a ``.0`` mantissa (PyYAML reads ``1e+20`` as a string)."""
+    if math.isnan(number) or math.isinf(number):
+        return ".nan" if math.isnan(number) else ".inf" if number > 0 else "-.inf"
+    text = float.__repr__(number)
+    if "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+@functools.lru_cache(maxsize=8192)  # keys and tag values repeat from note to note
+def _plain_ok(text: str, *, flow: bool = False, key: bool = False) -> bool:
+    """Whether ``text`` may be written unquoted (as a value, in a ``[...]``, or as a key) and
+    read back identical by YAML 1.1 (PyYAML) and 1.2 (Obsidian)."""
+    if not text or text[0] in PLAIN_INDICATORS or text != text.strip() or not text.isprintable():
+        return False
+    if ": " in text or " #" in text or text.endswith(":") or _NUMBER_1_2.fullmatch(text):
+        return False
+    if flow and any(ch in text for ch in ",[]{}:?"):  # PyYAML ends a flow scalar at "?"
+        return False
+    if _WORD.fullmatch(text) and not _WORD_NOT_PLAIN.fullmatch(text):
+        return True  # letters and digits only (ids), no bool, null or number: plain for sure
+    # read back by the fast path (what YAML reads, without loading YAML), else by YAML itself
+    value: object = [text] if flow else text
+    source = f"{text}: k" if key else f"k: [{text}]" if flow else f"k: {text}"
+    expected = {text: "k"} if key else {"k": value}
+    loaded = parse_simple_frontmatter(source)
+    if loaded is not None and key:  # the fast path keeps keys as text; YAML types them
+        return implicit_tag(text) == STR_TAG and _same(loaded, expected)
+    if loaded is None:
+        from vaultmem.core.notes.frontmatter_yaml import load_or_none
+
+        loaded = load_or_none(source)
+    return loaded is not None and _same(loaded, expected)
+
+
+def _double_quoted(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar; unprintable characters escaped."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return '"' + text + '"'  # nothing to escape (every escaped character is unprintable)
+    out = ['"']
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            width = 2 if code < 0x100 else 4 if code < 0x10000 else 8
+            out.append(f"\\{'xuU'[width // 4]}{code:0{width}x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _render_key(key: str) -> str:
+    """A mapping key: plain when it reads back as the same string key, else double-quoted."""
+    return key if _plain_ok(key, key=True) else _double_quoted(key)
+
+
+def _normalise(value: object) -> object:
+    """``value`` as YAML reads back what :func:`render_value` writes for it."""
+    kind = type(value)  # the exact types a note's fields hold: themselves, no ABC checks
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if type(value) is list:
+        return [_normalise(item) for item in value]
+    if isinstance(value, dt.datetime):
+        return parse_datetime(value).replace(microsecond=0, tzinfo=None)
+    if isinstance(value, list | tuple):
+        return [_normalise(item) for item in value]
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+_COMPARED_BY_VALUE: Final = frozenset({str, int, bool, type(None), dt.datetime, dt.date})
+"""Types :func:`_same` compares with ``==`` once both sides have the type (no NaN, no items)."""
+
+
+def _same(a: object, b: object) -> bool:
+    """Strict equality: types must match (``True`` is not ``1``), NaN equals NaN."""
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind in _COMPARED_BY_VALUE:  # most values of a frontmatter: no recursion for them
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return False
+        for key, value in a.items():  # a frontmatter's values: compared here, not recursed into
+            other = b[key]
+            kind = type(value)
+            if kind is not type(other):
+                return False
+            if kind in _COMPARED_BY_VALUE:
+                if value != other:
+                    return False
+            elif not _same(value, other):
+                return False
+        return True
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):  # tags and links: compared here, not recursed into
+            kind = type(x)
+            if kind is not type(y) or not (x == y if kind in _COMPARED_BY_VALUE else _same(x, y)):
+                return False
+        return True
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def _check(
+    result: str, original: dict[str, Any], changes: Mapping[str, object], body: str, path: str
+) -> None:
+    """The safety check: ``result`` re-parses to ``original`` with ``changes`` applied."""
+    expected = dict(original)
+    for key, value in changes.items():
+        if value is DELETE:
+            expected.pop(key, None)
+        else:
+            expected[key] = _normalise(value)
+    after = split_note(result)
+    simple = parse_simple_frontmatter(after.yaml) if after.has_frontmatter else None
+    try:
+        if simple is not None:
+            got = simple
+        else:
+            got = parse_frontmatter(after.yaml, path=path) if after.has_frontmatter else {}
+    except FrontmatterError as exc:
+        raise FrontmatterError(
+            f"editing the frontmatter would break it ({exc.problem}); the note was left as it is",
+            path=path,
+        ) from exc
+    if not after.has_frontmatter or after.body != body or not _same(got, expected):
+        wrong = [  # DELETE stands for a missing key
+            k for k in {**got, **expected} if not _same(got.get(k, DELETE), expected.get(k, DELETE))
+        ]
+        raise FrontmatterError(
+            "editing the frontmatter would not give the intended values (keys "
+            f"{', '.join(wrong) or 'none: the body would change'}); the note was left as it is",
+            path=path,
+        )
+    if simple is not None:
+        _remember_written(after.yaml, simple)

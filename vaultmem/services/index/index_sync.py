@@ -1,0 +1,584 @@
+"""Keeping the sidecar index in step with the vault (docs/user-guide.md, "Index and graph").
+
+:func:`sync_index` walks the vault: a note whose size and mtime are unchanged is not read; a
+changed one is re-read (and re-parsed only if its bytes changed); a new file whose content hash
+or ``id`` matches a vanished one is a move and keeps its rows; a vanished note is removed only
+after a second ``stat`` confirms it is gone. :func:`sync_paths` does the same for a few paths
+(the watcher's bursts). Indexing never writes into notes.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from stat import S_ISLNK, S_ISREG
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from vaultmem.core.collector import collector_paused
+from vaultmem.core.links.link_resolution import LinkResolver, note_key
+from vaultmem.core.notes.content_hash import content_hash
+from vaultmem.core.notes.note_parse import ParsedNote, as_alias, parse_note
+from vaultmem.core.notes.timestamps import from_epoch
+from vaultmem.core.settings import Settings
+from vaultmem.errors import NoteError
+from vaultmem.services.index import index_stamps
+from vaultmem.services.index.index_stamps import is_racy, racy_stamp
+from vaultmem.services.index.sync_walk import StatMap, differences, forked_walk
+from vaultmem.services.index.template_folders import in_templates, template_folders
+from vaultmem.services.index.vault_walk import (
+    NOFOLLOW,
+    is_ignored,
+    is_tracked_attachment,
+    is_utf8_name,
+    scan_vault,
+)
+from vaultmem.store.confinement import (
+    LinkedFolders,
+    confined_path,
+    is_symlinked,
+    resolves_inside,
+)
+from vaultmem.store.index_db import IndexDB
+from vaultmem.store.index_links import LinkValues
+from vaultmem.store.raw_reads import oversized, set_note_size_limit, stable_read
+
+if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
+    from concurrent.futures import Future
+
+    from vaultmem.core.links.links import Link
+
+ProgressCallback = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` while notes are read."""
+
+
+@dataclass(slots=True)
+class SyncReport:
+    """What a sync did; ``seconds`` is wall time. ``--json`` prints :meth:`as_dict`."""
+
+    added: int = 0
+    changed: int = 0
+    moved: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    seconds: float = 0.0
+    rebuilt: bool = False
+    touched_paths: list[str] = field(default_factory=list)
+    linked: set[str] | None = None
+    """The notes that are symbolic links, as a walk of the whole vault found them (``None``:
+    no such walk); a lifecycle plan leaves them in place without a ``stat`` each."""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "added": self.added,
+            "changed": self.changed,
+            "moved": self.moved,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "seconds": round(self.seconds, 4),
+            "rebuilt": self.rebuilt,
+        }
+
+    @property
+    def any_change(self) -> bool:
+        return bool(self.added or self.changed or self.moved or self.removed)
+
+
+class _Read(NamedTuple):  # a named tuple: no dataclass to build when recall imports this
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    text: str
+    problems: tuple[str, ...]
+    racy: bool = False
+    """Read within a clock tick of its mtime: its stamp is stored as pending."""
+    alias_of: str = ""
+    """For a symbolic link to a note inside the vault, that note's path (:func:`as_alias`)."""
+
+    @property
+    def stamp_ns(self) -> int:
+        """The mtime to store in the index: the file's, or a pending one if racily clean."""
+        return racy_stamp(self.mtime_ns) if self.racy else self.mtime_ns
+
+
+class WrittenNote(NamedTuple):
+    """A note as vaultmem wrote it: its text and its file's ``size`` (bytes) and ``mtime_ns``."""
+
+    text: str
+    size: int
+    mtime_ns: int
+
+
+def _read(root: Path, rel: str) -> _Read | None:
+    """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
+    read_at = index_stamps.clock_ns()  # before the read: a later write is caught (is_racy)
+    alias_of = ""
+    try:
+        try:
+            # (an f-string: 0.1 µs where os.path.join takes 0.4, and an absolute rel stays below)
+            fd = os.open(f"{root}/{rel}", os.O_RDONLY | NOFOLLOW)
+        except OSError as err:
+            if err.errno != errno.ELOOP:
+                raise
+            # a symbolic link: followed only to a target inside the vault
+            target = confined_path(root, rel)
+            fd = os.open(target, os.O_RDONLY | NOFOLLOW)
+            alias_of = target.relative_to(os.path.realpath(root)).as_posix()
+        try:
+            data, info = stable_read(fd)
+        finally:
+            os.close(fd)
+    except (OSError, NoteError):
+        return None
+    mtime = info.st_mtime_ns
+    if problem := oversized(info.st_size):
+        # no hash without the bytes: the stat stands in; stamped pending (racy), so each sync
+        # looks again (one fstat) and reads the note once the limit is raised
+        unread = f"unread:{info.st_size}:{mtime}"
+        return _Read(rel, info.st_size, mtime, unread, "", (problem,), True, alias_of)
+    problems: tuple[str, ...] = ()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        text = data.decode("utf-8", errors="replace")
+        problems = (f"not UTF-8 (byte {err.start})",)
+    return _Read(
+        rel, len(data), mtime, content_hash(data), text, problems, is_racy(mtime, read_at),
+        alias_of,
+    )
+
+
+def parse_read(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
+    """The note a read holds, parsed; a note under a template folder is never a memory."""
+    note = parse_note(
+        read.path,
+        read.text,
+        fallback_time=from_epoch(read.mtime_ns / 1e9),
+        extra_problems=read.problems,
+    )
+    if note.fields.type and in_templates(read.path, templates):
+        note = note._replace(fields=note.fields._replace(type=None))
+    return note
+
+
+PARALLEL_MIN_NOTES = 1000
+"""From this many notes to read, worker processes read and parse them (cold index).
+
+Measured on 2 cores with the parser loaded before forking (medians of 5 cold indexes, quiet
+machine): 502 notes 60 ms serial against 70 ms with workers, 1,003 notes 125 against 119 ms,
+1,505 notes 178 against 160 ms."""
+SPAWN_MIN_NOTES = 5000
+"""The same when new processes must be spawned (they pay ~0.5 s of imports first)."""
+PARSE_WORKERS = 1
+"""Worker processes. One keeps up: this process, which stores each note, spends about three
+times as long per note as a worker needs to read and parse it, and a second worker would only
+compete with it for the cores (a lifecycle run of 6,095 moves, re-indexing what it wrote,
+/dev/shm, 2 cores: 2.67 s with two workers, 2.61 s with one; means of 4 runs each, alternated).
+A cold index of an empty index has its own pool (:mod:`vaultmem.services.index.index_bulk`)."""
+
+
+CHUNK_NOTES = 64
+IN_FLIGHT_CHUNKS = 8
+
+
+_Parsed = tuple[_Read, ParsedNote]
+
+
+def _read_and_parse_all(
+    root: Path, templates: tuple[str, ...], rels: list[str]
+) -> list[_Parsed | None]:
+    """Worker side of :meth:`_Syncer._reads`: each read (without its text) and parsed note."""
+    out: list[_Parsed | None] = []
+    for rel in rels:
+        read = _read(root, rel)
+        out.append(None if read is None else (read._replace(text=""), parse_read(read, templates)))
+    return out
+
+
+def _unpack(
+    rels: list[str], future: Future[list[_Parsed | None]]
+) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
+    return _paired(rels, future.result())
+
+
+def _paired(
+    rels: list[str], results: list[_Parsed | None]
+) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
+    for rel, result in zip(rels, results, strict=True):
+        yield (rel, *result) if result is not None else (rel, None, None)
+
+
+WorkerStart = Literal["fork", "spawn"] | None
+"""How worker processes start (:func:`worker_start`); ``None``: no workers, read here."""
+
+
+def _start_method() -> Literal["fork", "spawn"]:
+    """``fork`` (starts in milliseconds, imports nothing) where forking is safe (see
+    :func:`~vaultmem.services.index.forked_workers.can_fork`: no other thread runs); else ``spawn``."""
+    from vaultmem.services.index.forked_workers import can_fork
+
+    return "fork" if can_fork() else "spawn"
+
+
+def worker_start(notes: int) -> WorkerStart:
+    """How to start worker processes for reading ``notes`` notes; ``None``: read them here.
+
+    Workers pay off from :data:`PARALLEL_MIN_NOTES` notes when they can be forked, from
+    :data:`SPAWN_MIN_NOTES` when they must be spawned, and never on a single core.
+    """
+    if notes < PARALLEL_MIN_NOTES or (os.cpu_count() or 1) < 2:
+        return None
+    method = _start_method()
+    least = PARALLEL_MIN_NOTES if method == "fork" else SPAWN_MIN_NOTES
+    return method if notes >= least else None
+
+
+class _Syncer:
+    """One sync: compares, reads, parses and stores; then links and edge counts."""
+
+    def __init__(self, root: Path, db: IndexDB, settings: Settings) -> None:
+        self.root = root
+        self.db = db
+        self.settings = settings
+        self.report = SyncReport()
+        self.dirty_keys: set[str] = set()
+        self.parsed: list[tuple[int, str, tuple[Link, ...]]] = []
+        """(nid, path, links) of every note parsed; not the note itself (memory at 100k)."""
+        self.edges_changed: set[int] = set()
+        self.templates = template_folders(root)
+        set_note_size_limit(settings.index.max_note_mb)
+        self.written: Mapping[str, WrittenNote] = {}
+        """Notes vaultmem has just written, with their text: not read back (see sync_paths)."""
+        self._present: StatMap = {}
+        self._asides: dict[Path, frozenset[str]] = {}
+
+    def apply(self, present: StatMap, known: StatMap, progress: ProgressCallback | None) -> None:
+        """``present`` (on disk) and ``known`` (indexed)."""
+        self._present = present
+        self.apply_differences(*differences(present, known), len(present), known, progress)
+
+    def apply_differences(
+        self, to_read: list[str], vanished: list[str], present_count: int, known: StatMap,
+        progress: ProgressCallback | None,
+    ) -> None:
+        """The notes of :func:`differences` (of a walk that found ``present_count`` notes,
+        against ``known``)."""
+        report = self.report
+        report.unchanged = present_count - len(to_read)
+        states = self.db.file_states_for([*vanished, *(r for r in to_read if r in known)])
+        gone = {rel: states[rel] for rel in vanished if rel in states}
+        by_hash = {state.hash: rel for rel, state in gone.items()}
+        by_id = {state.id: rel for rel, state in gone.items() if state.id}
+        for done, (rel, read, parsed) in enumerate(self._reads(to_read), 1):
+            if progress is not None:
+                progress(done, len(to_read))
+            state = states.get(rel)
+            if read is None:  # vanished between the walk and the read
+                if state is not None:
+                    gone[rel] = state
+                continue
+            if state is not None:
+                if state.hash == read.hash:
+                    self.db.update_stat(rel, size=read.size, mtime_ns=read.stamp_ns)
+                    report.unchanged += 1
+                else:
+                    self._store(parsed or parse_read(read, self.templates), read, new=False)
+                    report.changed += 1
+                continue
+            origin = by_hash.pop(read.hash, None)
+            note: ParsedNote | None = parsed
+            if origin is None:
+                note = note or parse_read(read, self.templates)
+                origin = by_id.pop(note.fields.id, None) if note.fields.id else None
+            if origin is not None and origin in gone:
+                del gone[origin]
+                self.dirty_keys.update((note_key(origin), note_key(rel)))
+                report.moved += 1
+                # re-parsed at its new path: the rows stay (one update renames and refreshes
+                # them), but what depends on the path does not (a sync-conflict name, the
+                # templates folder, relative links)
+                note = note or parse_read(read, self.templates)
+                self._store(note, read, new=False, origin=origin)
+                continue
+            self._store(note or parse_read(read, self.templates), read, new=True)
+            self.dirty_keys.add(note_key(rel))
+            report.added += 1
+        if gone:  # (the write path's module: not loaded by a recall that finds nothing gone)
+            from vaultmem.store.held_asides import held_aside
+        for rel in gone:
+            # second stat: a note the walk missed but that is still there (and not excluded
+            # since) stays; so does one a write holds aside (a killed write's is put back)
+            if held_aside(self.root / rel, self.root, self.db.path.parent, self._asides) or (
+                os.path.exists(self.root / rel)
+                and not is_ignored(rel, self.settings)
+                and resolves_inside(self.root, rel)
+                and not is_symlinked(self.root, rel.rpartition("/")[0])
+            ):
+                continue
+            self.edges_changed |= self.db.remove(rel)
+            self.dirty_keys.add(note_key(rel))
+            report.removed += 1
+            report.touched_paths.append(rel)
+
+    def apply_attachments(self, present: set[str], known: set[str]) -> None:
+        """Record attachments that appeared or vanished; links to their names re-resolve."""
+        added, gone = present - known, known - present
+        if added:
+            self.db.add_attachments(sorted(added))
+        if gone:
+            self.db.remove_attachments(sorted(gone))
+        self.dirty_keys.update(note_key(path) for path in added | gone)
+
+    def _reads(self, to_read: list[str]) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
+        """(path, read or None if it vanished, parsed note or None) for each path, in order.
+
+        Many notes (a cold index) are read and parsed by a second process while this one writes
+        the index, so both cores work; a few are read here and parsed only when needed.
+        """
+        workers = worker_start(len(to_read))
+        if workers is None:
+            for rel in to_read:
+                yield rel, self._as_written(rel) or _read(self.root, rel), None
+            return
+        chunks = [to_read[i : i + CHUNK_NOTES] for i in range(0, len(to_read), CHUNK_NOTES)]
+        if workers == "fork":
+            from vaultmem.services.index.forked_workers import forked_map
+
+            def parsed(chunk: list[str]) -> list[_Parsed | None]:
+                return _read_and_parse_all(self.root, self.templates, chunk)
+
+            results = forked_map(parsed, chunks, PARSE_WORKERS, pickled=True)
+            for chunk, done in zip(chunks, results, strict=True):
+                yield from _paired(chunk, done)
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        from vaultmem.services.index.forked_workers import die_with_parent
+
+        with ProcessPoolExecutor(
+            max_workers=PARSE_WORKERS,
+            mp_context=multiprocessing.get_context(workers),
+            initializer=die_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
+            pending: deque[tuple[list[str], Future[list[_Parsed | None]]]] = deque()
+            for chunk in chunks:  # a bounded window: parsed notes never pile up in memory
+                future = pool.submit(_read_and_parse_all, self.root, self.templates, chunk)
+                pending.append((chunk, future))
+                if len(pending) > IN_FLIGHT_CHUNKS:
+                    yield from _unpack(*pending.popleft())
+            while pending:
+                yield from _unpack(*pending.popleft())
+
+    def _as_written(self, rel: str) -> _Read | None:
+        """The note at ``rel`` as vaultmem wrote it, if the walk found it still with the size and
+        mtime it had when written (else ``None``: someone changed it since, so it is read).
+
+        Its stamp is always pending: a write by someone else in the clock tick of vaultmem's own
+        leaves the same size and mtime, so the next sync reads the note once to be sure."""
+        written = self.written.get(rel)
+        if written is None or self._present.get(rel) != (written.size, written.mtime_ns):
+            return None
+        data = written.text.encode("utf-8")
+        if len(data) != written.size:
+            return None
+        return _Read(
+            rel, written.size, written.mtime_ns, content_hash(data), written.text, (), racy=True
+        )
+
+    def _store(
+        self, note: ParsedNote, read: _Read, *, new: bool, origin: str | None = None
+    ) -> None:
+        note = as_alias(note, read.alias_of, lambda to: not is_ignored(to, self.settings))
+        nid = self.db.upsert(
+            note,
+            size=read.size,
+            mtime_ns=read.stamp_ns,
+            content_hash=read.hash,
+            new=new,
+            moved_from=origin,
+        )
+        self.parsed.append((nid, note.path, note.links))
+        self.report.touched_paths.append(note.path)
+
+    def resolve_links(self) -> None:
+        """Store the parsed notes' links and re-resolve links whose targets may have changed.
+
+        Resolution only ever depends on notes with the link's file name, so the resolver is
+        built from those candidates alone, never from the whole vault.
+        """
+        key_of = {link.target: "" for _, _, links in self.parsed for link in links}
+        for target in key_of:
+            key_of[target] = note_key(target)
+        keys = set(self.dirty_keys) | set(key_of.values())
+        if not keys:  # nothing to resolve, but parsed notes whose last link went lose their rows
+            if self.parsed:
+                nids = sorted({nid for nid, _, _ in self.parsed})
+                self.edges_changed |= self.db.replace_links(nids, iter(()))
+            return
+        nid_of = self.db.nids_with_keys(keys)
+        resolver = LinkResolver([*nid_of, *self.db.attachments_with_keys(keys)])
+
+        def rows() -> Iterator[LinkValues]:  # streamed: 100k notes hold ~300k links
+            for nid, path, links in self.parsed:
+                for link in links:
+                    resolved = resolver.resolve(link.target, path)
+                    yield (
+                        nid,
+                        link.target,
+                        key_of[link.target],
+                        link.subpath,
+                        link.kind,
+                        resolved,
+                        nid_of.get(resolved) if resolved is not None else None,
+                    )
+
+        parsed_nids = {nid for nid, _, _ in self.parsed}
+        # links of notes not parsed now whose target's name came or went: re-resolved first,
+        # before the parsed notes' rows are replaced (which frees row ids for reuse)
+        retargeted = self.db.links_to_keys(self.dirty_keys) if self.dirty_keys else []
+        updates: list[tuple[str | None, int | None, int]] = []
+        for lid, source_nid, source, target, old_nid in retargeted:
+            if source_nid in parsed_nids:  # its links are replaced below
+                continue
+            resolved = resolver.resolve(target, source)
+            new_nid = nid_of.get(resolved) if resolved is not None else None
+            if new_nid != old_nid:
+                self.edges_changed.update(n for n in (source_nid, old_nid, new_nid) if n)
+            updates.append((resolved, new_nid, lid))
+        self.db.set_resolved(updates)
+        self.edges_changed |= self.db.replace_links(sorted(parsed_nids), rows())
+
+    def finish(self, *, all_edges: bool = False) -> None:
+        """Links, then the edge counts of exactly the notes whose links changed."""
+        self.resolve_links()
+        if all_edges:
+            self.db.recount_edges()
+        elif self.edges_changed:
+            self.db.recount_edges(self.edges_changed)
+
+
+def sync_index(
+    root: Path,
+    db: IndexDB,
+    settings: Settings,
+    *,
+    rebuild: bool = False,
+    progress: ProgressCallback | None = None,
+    meanwhile: Callable[[], object] | None = None,
+) -> SyncReport:
+    """Bring the index in step with every note of the vault at ``root``; see :class:`SyncReport`.
+
+    ``meanwhile``: work for this process while the vault is walked, inside the sync's
+    transaction (reading the index as the sync found it), called only where the walk runs in
+    a forked process, at most once (:func:`~vaultmem.services.index.sync_walk.forked_walk`); what
+    it read still holds when the report shows no change (:attr:`SyncReport.any_change`).
+    """
+    started = time.perf_counter()
+    syncer = _Syncer(root, db, settings)
+    with collector_paused(), db.transaction():
+        if rebuild:
+            db.clear()
+        attachments: set[str] = set()
+        syncer.report.linked = set()
+        known = db.stat_states()
+        empty = not known and not db.attachment_paths()  # then in bulk, which stats as it reads
+        walked = None if meanwhile is None else forked_walk(root, settings, known, meanwhile)
+        bulk = False
+        if walked is not None:
+            attachments.update(walked.attachments)
+            syncer.report.linked.update(walked.linked)
+            syncer.apply_differences(
+                walked.to_read, walked.vanished, walked.present_count, known, progress
+            )
+            found = walked.present_count
+        else:
+            present = scan_vault(
+                root, settings, attachments=attachments, linked=syncer.report.linked,
+                stats=not empty,
+            )
+            found = len(present)
+            bulk = bool(present) and empty
+            if bulk:
+                from vaultmem.services.index.index_bulk import index_all
+
+                index_all(
+                    root, db, syncer.templates, present, attachments,
+                    workers=worker_start(found), report=syncer.report, progress=progress,
+                )
+            else:
+                syncer.apply(present, known, progress)
+        if not bulk:
+            syncer.apply_attachments(attachments, db.attachment_paths())
+            syncer.finish(all_edges=rebuild or len(syncer.parsed) > found // 2)
+    syncer.report.rebuilt = rebuild or db.recreated
+    syncer.report.seconds = time.perf_counter() - started
+    return syncer.report
+
+
+def sync_paths(
+    root: Path, db: IndexDB, settings: Settings, paths: Iterable[str],
+    written: Mapping[str, WrittenNote] | None = None,
+) -> SyncReport:
+    """Sync only ``paths`` (vault-relative; folders expand to the notes under them).
+
+    For the watcher: each path is stat'ed; new, changed, moved and vanished notes among them are
+    handled exactly as :func:`sync_index` handles them. ``written``: notes the caller has just
+    written, by path, with the text and the size and mtime the file had when written; a note
+    the stat finds unchanged since is indexed from that text instead of being read back.
+    """
+    started = time.perf_counter()
+    syncer = _Syncer(root, db, settings)
+    syncer.written = written or {}
+    with db.transaction():
+        # a name that is not UTF-8 is never indexed (nor can it be looked up: see is_utf8_name),
+        # and one holding NUL names no file at all (the system calls refuse it)
+        rels = sorted({rel.strip("/") for rel in paths if "\0" not in rel and is_utf8_name(rel)})
+        known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
+        present: StatMap = {}
+        attachments: set[str] = set()
+        linked_folder = LinkedFolders(root)  # a pass's thousands of paths share a few folders
+        base = str(root)
+        for rel in rels:
+            full = os.path.join(base, rel)  # a string: a pass or an import names thousands
+            linked = linked_folder(rel.rpartition("/")[0])
+            try:
+                own = os.lstat(full)
+            except OSError:
+                own = None
+            if own is not None and S_ISREG(own.st_mode):
+                is_dir, is_link = False, False
+            else:
+                is_dir, is_link = Path(full).is_dir(), own is not None and S_ISLNK(own.st_mode)
+            if linked or (is_dir and linked_folder(rel)):
+                continue  # a full walk never enters linked folders either
+            if is_dir and not any(p.startswith(".") for p in rel.split("/") if p):
+                present.update(scan_vault(root, settings, folder=rel, attachments=attachments))
+                continue
+            if is_tracked_attachment(rel, settings):
+                if os.path.isfile(full):
+                    attachments.add(rel)
+                continue
+            if is_ignored(rel, settings) or own is None:
+                continue
+            if not is_link:  # a plain file in a folder that is no link: inside the vault
+                if S_ISREG(own.st_mode):
+                    present[rel] = (own.st_size, own.st_mtime_ns)
+                continue
+            try:
+                info = os.stat(full)
+            except OSError:
+                continue
+            if os.path.isfile(full) and resolves_inside(root, rel):
+                present[rel] = (info.st_size, info.st_mtime_ns)
+        syncer.apply(present, known_all, None)
+        syncer.apply_attachments(attachments, db.attachment_paths(under=rels))
+        syncer.finish()
+    syncer.report.seconds = time.perf_counter() - started
+    return syncer.report

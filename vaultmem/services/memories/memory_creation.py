@@ -1,0 +1,131 @@
+"""Creating a memory note: its name, never silently changed, and the atomic write.
+
+A new memory is named from its title (or its first words); when that name is taken the note
+is saved as ``title 2``, ``title 3``… and the clash is said (a warning line and a
+``title_clashes`` entry) whenever the title was asked for or the name belongs to a person's own
+note (docs/user-guide.md, "Hostile vaults: confinement, titles, damaged state, import").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from vaultmem.core.links.link_resolution import note_key
+from vaultmem.core.notes.naming import new_id, numbered, safe_title, title_from_content
+from vaultmem.core.notes.note_text import render_note
+from vaultmem.errors import NoteError
+from vaultmem.services.vault_context import VaultContext
+from vaultmem.store.index_db import IndexDB
+from vaultmem.store.note_batch import NewNotes
+from vaultmem.store.note_files import write_note
+from vaultmem.store.vault_lock import vault_lock
+from vaultmem.store.vault_paths import confined
+
+
+class NoteCreator(VaultContext, Protocol):
+    """A vault that writes new notes (``Vault`` satisfies it)."""
+
+    title_clashes: list[dict[str, str]]
+    """New memories named ``title 2`` because ``title`` was taken: requested, taken_by,
+    saved_as."""
+
+    def sweep_folder(self, folder: Path) -> None:
+        """Finish what killed writes left in ``folder`` (once per folder; vault lock held)."""
+        ...
+
+
+def unique_title(index: IndexDB, title: str, taken: set[str] | None = None) -> str:
+    """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive).
+
+    ``taken``: lower-cased file names written but not indexed yet (a batch of imports).
+    """
+    n = 1
+    while True:
+        candidate = numbered(title, n)
+        key = note_key(candidate + ".md")
+        if not (taken and key in taken) and not index.paths_with_name(key):
+            return candidate
+        n += 1
+
+
+def report_title_clash(
+    vault: NoteCreator, base: str, name: str, *, explicit: bool, batch: set[str] | None = None
+) -> None:
+    """Say why a new memory is named ``name`` and not ``base`` (never silently).
+
+    Reported when the title was asked for, or when the note holding it is a person's own
+    (not a memory): a warning line and a :attr:`NoteCreator.title_clashes` entry.
+    """
+    taken = vault.index.paths_with_name(note_key(base + ".md"))
+    owner = taken[0] if taken else base + ".md"
+    row = vault.index.note_row(owner) if taken else None
+    managed = row is not None and row["type"] in ("memory", "box", "trace")
+    if not taken and batch and note_key(base + ".md") in batch:
+        managed = True  # written by this batch, not indexed yet
+    if explicit or not managed:
+        whose = "a memory" if managed else "a note of yours, not a memory"
+        vault.title_clashes.append({"requested": base, "taken_by": owner, "saved_as": name})
+        vault.warnings.append(
+            f"the title {base!r} is taken by {owner} ({whose}); saved as {name!r} "
+            "— give another --title to choose the name"
+        )
+
+
+def create_memory(
+    vault: NoteCreator,
+    content: str,
+    fields: dict[str, object],
+    *,
+    title: str | None = None,
+    folder: str | None = None,
+    taken: set[str] | None = None,
+    refresh: bool = True,
+    explicit_title: bool | None = None,
+    batch: NewNotes | None = None,
+) -> str:
+    """Write a new memory note; returns its vault-relative path. ``fields`` in output order.
+
+    The caller holds the vault lock and has synced the index (the name must be unique).
+    A batch writer passes ``taken`` (names it wrote, updated here) and ``refresh=False``,
+    and refreshes the index itself once per batch. A clash of the name with a person's note
+    is always reported (:attr:`NoteCreator.title_clashes`); one with a memory only when
+    ``title`` was asked for (``explicit_title``, default: whenever ``title`` is given). With
+    ``batch`` the note is added to it and appears when the caller commits the batch (the caller
+    calls ``check_writable`` before it commits: nothing is written before then).
+    """
+    base = safe_title(title) if title else title_from_content(content)
+    if not base:
+        base = f"Memory {fields.get('id') or new_id()}"
+    with vault_lock(vault.sidecar):
+        if batch is None:  # a batch's writer checks once before it commits the batch
+            vault.index.check_writable()
+        name = unique_title(vault.index, base, taken)
+        if name != base:
+            report_title_clash(
+                vault,
+                base,
+                name,
+                explicit=bool(title) if explicit_title is None else explicit_title,
+                batch=taken,
+            )
+        rel = f"{folder or vault.settings.folders.stm}/{name}.md"
+        body = content if content.endswith("\n") else content + "\n"
+        full = confined(vault.root, rel)
+        vault.sweep_folder(full.parent)
+        text = render_note(fields, body)
+        if batch is None:
+            write_note(full, text, expected=None)
+        else:
+            try:
+                batch.add(full, text)
+            except FileExistsError:
+                raise NoteError(rel, "already exists; not overwritten") from None
+    if taken is not None:
+        taken.add(note_key(rel))
+    if refresh:
+        vault.refresh([rel])
+    return rel
+
+
+__all__ = ["NoteCreator", "create_memory", "report_title_clash", "unique_title"]

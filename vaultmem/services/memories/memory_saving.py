@@ -1,0 +1,198 @@
+"""Saving one new memory: ``remember`` and the draft it writes.
+
+``remember`` makes a draft (:mod:`vaultmem.services.memories.remembering`) and, under the vault lock,
+reinforces an active memory with the same content instead of writing a copy, writes a
+correction when the draft supersedes another memory (docs/user-guide.md, "Corrections"), and
+with embeddings lets surprise adjust the importance and links close memories
+(:mod:`vaultmem.services.memories.memory_novelty`). :func:`write_draft` writes a validated draft as a new
+note in STM, with its auto-links in ``related:`` (docs/user-guide.md, "The memory note").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from vaultmem.core.notes.timestamps import utc_now
+from vaultmem.errors import InputError
+from vaultmem.services.memories.corrections import CorrectionWriter
+from vaultmem.services.memories.memory_creation import NoteCreator, create_memory
+from vaultmem.services.memories.memory_edits import NoteEditor
+from vaultmem.services.memories.memory_lookup import load_memory
+from vaultmem.store.vault_lock import vault_lock
+
+if TYPE_CHECKING:
+    from vaultmem.services.memories.memory_view import Memory
+    from vaultmem.services.memories.remembering import MemoryDraft
+
+
+class MemorySaver(CorrectionWriter, NoteEditor, NoteCreator, Protocol):
+    """A vault that saves new memories (``Vault`` satisfies it)."""
+
+    def touch(self, ref: str, *, boost: bool = False, now: dt.datetime | None = None) -> Memory:
+        """Reinforce the memory ``ref``: ``last_used = now``, ``use_count += 1``."""
+        ...
+
+
+OUTCOMES = ("written", "reinforced", "corrected")
+"""What ``remember`` did: wrote a new memory, reinforced an active one with the same content
+instead, or wrote a correction that superseded another memory."""
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """The result of ``remember``: the memory written (or reinforced), what was done, the memory
+    a correction superseded (path) and the title clash met, if any."""
+
+    memory: Memory
+    outcome: str
+    superseded: str | None = None
+    title_clash: dict[str, str] | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """``outcome``, the memory's ``id``, ``path``, ``title``, ``related`` links,
+        ``supersedes`` (its link to the memory it corrects), ``superseded`` (that memory's path),
+        ``title_clash`` and the whole ``memory`` (as ``show`` gives it): the shape of
+        ``remember --json`` and of the MCP tool ``remember``."""
+        fields = self.memory.fields
+        return {
+            "outcome": self.outcome,
+            "id": fields.id,
+            "path": self.memory.path,
+            "title": self.memory.title,
+            "related": list(fields.related),
+            "supersedes": fields.supersedes,
+            "superseded": self.superseded,
+            "title_clash": self.title_clash,
+            "memory": self.memory.as_dict(),
+        }
+
+
+def remember(
+    vault: MemorySaver,
+    content: str,
+    *,
+    now: dt.datetime | None = None,
+    link: bool = True,
+    **options: Any,
+) -> Memory:
+    """Save a new memory in STM ("The memory note") and return it (:func:`save_memory`)."""
+    return save_memory(vault, content, now=now, link=link, **options).memory
+
+
+def save_memory(
+    vault: MemorySaver,
+    content: str,
+    *,
+    now: dt.datetime | None = None,
+    link: bool = True,
+    **options: Any,
+) -> Remembered:
+    """Save a new memory in STM ("The memory note"); returns it with what was done.
+
+    ``options``: title, tags, category, importance (0..1) or imp (1..5), confidence,
+    source, layer, pinned, strength, episode (the conversation it belongs to), extra (other
+    properties), supersedes (id or title of the memory this one corrects: see
+    :mod:`vaultmem.services.memories.corrections`). Raises :class:`InputError`. With ``dedup=True``
+    (default), content equal to an active memory's after normalisation reinforces that memory
+    instead (outcome ``reinforced``, with a line in ``warnings``). With embeddings, surprise
+    adjusts the importance (unless one was given) and close memories are linked
+    (:mod:`vaultmem.services.memories.memory_novelty`).
+    """
+    from vaultmem.services.memories.corrections import remember_correction
+    from vaultmem.services.memories.memory_novelty import Novelty, assess, duplicate_of
+    from vaultmem.services.memories.remembering import make_draft
+
+    when = now or utc_now()
+    dedup = bool(options.pop("dedup", True))
+    supersedes = options.pop("supersedes", None)
+    episode = options.pop("episode", None)
+    if episode is not None:
+        if not isinstance(episode, str) or not episode.strip():
+            raise InputError(f"episode must be a non-empty text, not {episode!r}")
+        options["extra"] = {**(options.get("extra") or {}), "episode": episode.strip()}
+    clashes = len(vault.title_clashes)
+    if supersedes is not None:
+        old = vault.resolve(str(supersedes))
+        path = remember_correction(
+            vault, content, str(supersedes), now=when, link=link, options=options
+        )
+        return Remembered(
+            load_memory(vault, path, when), "corrected", old, _clash(vault, clashes)
+        )
+    draft = make_draft(content, **options)
+    with vault_lock(vault.sidecar, timeout_seconds=vault.lock_wait_seconds):
+        vault.index.check_writable()
+        vault.catch_up()
+        if dedup:
+            existing = duplicate_of(vault, draft.content)
+            if existing is not None:
+                vault.warnings.append(
+                    f"same content as {existing}: reinforced it instead of writing a copy"
+                )
+                return Remembered(vault.touch(existing, now=when), "reinforced")
+        novelty = assess(vault, draft.content, draft.title) if link else Novelty()
+        explicit = options.get("importance") is not None or options.get("imp") is not None
+        draft = replace(
+            draft,
+            importance=draft.importance
+            if explicit
+            else min(1.0, max(0.0, round(draft.importance + novelty.importance_delta, 3))),
+            extra={**draft.extra, **novelty.fields()},
+        )
+        path = write_draft(
+            vault, draft, now=when, link=link, synced=True, semantic_links=novelty.related
+        )
+    if novelty.surprise is not None:  # a provider answered: embed the new note now
+        from vaultmem.services.semantic.embeddings import embed_new
+
+        embed_new(vault, path, when)
+    return Remembered(load_memory(vault, path, when), "written", None, _clash(vault, clashes))
+
+
+def _clash(vault: MemorySaver, before: int) -> dict[str, str] | None:
+    """The title clash this save met (``vault.title_clashes`` grew), if any."""
+    return vault.title_clashes[-1] if len(vault.title_clashes) > before else None
+
+
+def write_draft(
+    vault: MemorySaver,
+    draft: MemoryDraft,
+    *,
+    now: dt.datetime,
+    link: bool = True,
+    synced: bool = False,
+    semantic_links: Sequence[str] = (),
+) -> str:
+    """Write a validated :class:`MemoryDraft` as a new note; returns its path.
+
+    With ``link``, managed memories similar to it (semantic auto-links, "Recall") are written
+    to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
+    synced the index (bulk imports), so it is not synced again.
+    """
+    from vaultmem.services.memories.auto_links import related_memories
+    from vaultmem.services.memories.memory_novelty import merge_related
+
+    with vault_lock(vault.sidecar, timeout_seconds=vault.lock_wait_seconds):
+        vault.index.check_writable()
+        if not synced:
+            vault.catch_up()
+        if draft.id is not None:
+            taken = vault.index.paths_by_id(draft.id)
+            if taken:
+                raise InputError(f"id {draft.id} is already used by {taken[0]}")
+        fields = draft.frontmatter(now)
+        if link:
+            related = merge_related(
+                related_memories(vault, draft.content, draft.tags),
+                semantic_links,
+                vault.settings.links.auto_link_max,
+            )
+            if related:
+                fields["related"] = [f"[[{title}]]" for title in related]
+        return create_memory(vault, draft.content, fields, title=draft.title)
+
+
+__all__ = ["OUTCOMES", "MemorySaver", "Remembered", "remember", "save_memory", "write_draft"]
