@@ -3,8 +3,8 @@
 Each simulated memory is made on day 0 and then used according to one history kind; the
 promote pass runs every evening for 30 days through the real rule
 (:func:`vaultmem.core.lifecycle.lifecycle_plan.plan_promote`, reinforcement by
-:func:`vaultmem.core.scoring.reinforcement.touch_changes`). A history is promoted when any evening's plan
-moves it. Kinds (each with ``source`` human or agent, uses at random hours):
+:func:`vaultmem.core.scoring.reinforcement.touch_changes`). A history is promoted when any evening's
+plan moves it. Kinds (each with ``source`` human or agent, uses at random hours):
 
 - ``never``: made and never used again;
 - ``once``: used once, on one later day (day 1–10);

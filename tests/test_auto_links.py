@@ -1,7 +1,8 @@
 """Semantic auto-links at remember (spec 6; seed 000): content-token Jaccard > 0.10, at most 5.
 
 Driven through the CLI (``vaultmem remember``) with CliRunner; every overlap a test relies on is
-also computed with :func:`~vaultmem.core.recall.text_tokens.jaccard` so the threshold cases are exact.
+also computed with :func:`~vaultmem.core.recall.text_tokens.jaccard` so the threshold cases are
+exact.
 """
 
 from __future__ import annotations

@@ -5,11 +5,11 @@ default: the current time) so passes can be simulated; they raise :class:`~vault
 VaultmemError` subclasses with messages fit to show a person.
 
 Opening, closing and the index (sync, catch-up, refresh) are here; the commands live in the
-services its methods delegate to: :mod:`~vaultmem.services.memories.memory_lookup` (finding and reading a
-memory), :mod:`~vaultmem.services.memories.memory_edits` (editing one in place),
-:mod:`~vaultmem.services.memories.memory_saving` (``remember``), :mod:`~vaultmem.services.memories.memory_listing`
-(the scored table, ``list``, ``status``) and :mod:`~vaultmem.services.lifecycle.pass_commands` (passes,
-``forget``, ``gc``, ``undo``).
+services its methods delegate to: :mod:`~vaultmem.services.memories.memory_lookup` (finding and
+reading a memory), :mod:`~vaultmem.services.memories.memory_edits` (editing one in place),
+:mod:`~vaultmem.services.memories.memory_saving` (``remember``),
+:mod:`~vaultmem.services.memories.memory_listing` (the scored table, ``list``, ``status``) and
+:mod:`~vaultmem.services.lifecycle.pass_commands` (passes, ``forget``, ``gc``, ``undo``).
 """
 
 from __future__ import annotations
@@ -161,7 +161,8 @@ class Vault:
         return self._index
 
     def close(self) -> None:
-        if "vaultmem.services.semantic.embeddings" in sys.modules:  # else no vector store was opened
+        # without the embeddings module loaded, no vector store was opened
+        if "vaultmem.services.semantic.embeddings" in sys.modules:
             from vaultmem.services.semantic.embeddings import close_vectors
 
             close_vectors(self)
@@ -347,7 +348,8 @@ class Vault:
     def recall(
         self, query: str, *, k: int | None = None, now: dt.datetime | None = None, **options: Any
     ) -> list[Hit]:
-        """Ranked notes for ``query`` ("Recall"); see :func:`vaultmem.services.recall.recall.recall`.
+        """Ranked notes for ``query`` ("Recall"); see
+        :func:`vaultmem.services.recall.recall.recall`.
 
         A hit whose note holds git conflict markers is marked ``conflicted``; a memory sealed in
         a box carries the box note's path as its ``episode``."""
@@ -453,7 +455,8 @@ class Vault:
         self, ref: str, *, dry_run: bool = False, now: dt.datetime | None = None
     ) -> PassResult:
         """Archive one memory now, journaled like a pass; waits up to :attr:`lock_wait_seconds`
-        for a running pass (errors: see :func:`~vaultmem.services.lifecycle.pass_commands.forget_memory`)."""
+        for a running pass (errors: see
+        :func:`~vaultmem.services.lifecycle.pass_commands.forget_memory`)."""
         return forget_memory(self, ref, dry_run=dry_run, now=now)
 
     def gc(
@@ -510,7 +513,8 @@ class Vault:
         return undo_last_run(self, entry, commit=commit, session=session)
 
     def journal(self) -> list[dict[str, Any]]:
-        """The journal's entries, newest first (:func:`~vaultmem.services.lifecycle.undo.list_entries`)."""
+        """The journal's entries, newest first
+        (:func:`~vaultmem.services.lifecycle.undo.list_entries`)."""
         from vaultmem.services.lifecycle.undo import list_entries
 
         return list_entries(self)

@@ -4,10 +4,11 @@ A file of its own beside ``index.db``: rebuilding the index never throws embeddi
 corrupt or deleted ``vectors.db`` only costs re-embedding (it is a cache; the vault stays the
 source of truth). Two tables, created by numbered migrations (:data:`MIGRATIONS`):
 
-- ``vectors(key, model, dim, tier, data)`` — one vector per :func:`~vaultmem.core.notes.content_hash.
-  embedding_key` (SHA-256 of model + embedded text), stored at its tier's precision
-  (:mod:`vaultmem.core.recall.quantisation`). A note whose text did not change is never embedded again,
-  even after a move, a rename or a ``touch``; two notes with the same text share one vector.
+- ``vectors(key, model, dim, tier, data)`` — one vector per
+  :func:`~vaultmem.core.notes.content_hash.embedding_key` (SHA-256 of model + embedded text),
+  stored at its tier's precision (:mod:`vaultmem.core.recall.quantisation`). A note whose text did
+  not change is never embedded again, even after a move, a rename or a ``touch``; two notes with the
+  same text share one vector.
 - ``assigned(path, note_hash, key, model)`` — which vector a note has, and the index's content
   hash of the note when it was assigned (a note whose ``notes.hash`` still equals ``note_hash``
   needs no look at all).

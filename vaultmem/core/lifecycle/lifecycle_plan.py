@@ -2,9 +2,10 @@
 
 The rules are those of docs/user-guide.md, "Lifecycle".
 
-Pure and vectorised: every rule is a numpy mask over :class:`~vaultmem.core.scoring.scoring.MemoryColumns`
-and :class:`~vaultmem.core.scoring.scoring.Scores`; no file is read. Each planned :class:`Move` states its
-rule and the numbers behind it, so nothing moves without a reason a person can check.
+Pure and vectorised: every rule is a numpy mask over
+:class:`~vaultmem.core.scoring.scoring.MemoryColumns` and
+:class:`~vaultmem.core.scoring.scoring.Scores`; no file is read. Each planned :class:`Move` states
+its rule and the numbers behind it, so nothing moves without a reason a person can check.
 """
 
 from __future__ import annotations

@@ -201,9 +201,9 @@ def _html_lines(text: str, kept: list[str], fences: list[int]) -> bool | None:
     the next blank line start with a character that opens no block (no indentation, list
     marker, quote, heading, break). Such a line ends every list item and quote (it is not
     indented, and a blank line came before it, so it is no lazy continuation), and up to the
-    next blank line nothing nests: the walk of :func:`vaultmem.core.links.indented_code.may_hold_code`,
-    which reads it as a paragraph, then leaves those lines with markdown-it's containers, as an
-    HTML block does.
+    next blank line nothing nests: the walk of
+    :func:`vaultmem.core.links.indented_code.may_hold_code`, which reads it as a paragraph, then
+    leaves those lines with markdown-it's containers, as an HTML block does.
     """
     if "<!--" in text:
         return None

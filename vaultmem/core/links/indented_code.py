@@ -59,8 +59,8 @@ def may_hold_code(body: str, *, html_at_top_level: bool = False) -> bool:
 
     ``html_at_top_level``: the caller has checked that every line that may open an HTML block
     stands at column 0 after a blank line and is followed, up to the next blank line, only by
-    lines that open no block (:func:`vaultmem.core.links.code_lines.text_outside_code_by_line`); then
-    such lines end every open list item and quote in markdown-it and in the walk alike, and
+    lines that open no block (:func:`vaultmem.core.links.code_lines.text_outside_code_by_line`);
+    then such lines end every open list item and quote in markdown-it and in the walk alike, and
     HTML lines no longer send the body to the parser. Reference definitions still do.
     """
     if "`" in body or "~~~" in body or "<!--" in body:

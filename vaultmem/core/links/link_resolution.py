@@ -3,8 +3,8 @@
 
 Paths are vault-relative POSIX strings of ``.md`` notes and attachments (``"Folder/Note.md"``,
 ``"img/Photo.png"``), as the store finds them on disk; the caller leaves out ignored paths
-(docs/user-guide.md, "The vault"). Targets are :attr:`vaultmem.core.links.links.Link.target` strings: no
-``#subpath``, no ``|display``, markdown links already URL-decoded. Pure: no file I/O.
+(docs/user-guide.md, "The vault"). Targets are :attr:`vaultmem.core.links.links.Link.target`
+strings: no ``#subpath``, no ``|display``, markdown links already URL-decoded. Pure: no file I/O.
 
 Order of the rules in :meth:`LinkResolver.resolve`:
 

@@ -452,10 +452,10 @@ def _inline_source(source: str, env: dict[str, Any], code: list[str]) -> str:
     :func:`~vaultmem.core.links.code_spans.cut_code`).
 
     markdown-it's inline parse runs only for an HTML comment, a ``<`` that may open raw HTML
-    or an autolink holding a backtick (:func:`~vaultmem.core.links.code_spans.html_may_take_backticks`),
-    a link destination that may hold one (``](``) or, with reference definitions in the note,
-    a ``[`` beside a backtick; otherwise code spans are exactly the backtick strings that pair
-    up.
+    or an autolink holding a backtick
+    (:func:`~vaultmem.core.links.code_spans.html_may_take_backticks`), a link destination that may
+    hold one (``](``) or, with reference definitions in the note, a ``[`` beside a backtick;
+    otherwise code spans are exactly the backtick strings that pair up.
     """
     if "`" not in source and "<!--" not in source:
         return source

@@ -32,8 +32,8 @@ def load_frontmatter(yaml_text: str, *, path: str = "", first_line: int = 2) -> 
     """``yaml_text`` as YAML reads it (``None`` for an empty document), through
     python-frontmatter's handler and :class:`FastLoader`.
 
-    Raises :class:`~vaultmem.core.notes.note_reading.FrontmatterError` (see :func:`yaml_error`) when it
-    does not parse or holds a value YAML cannot build.
+    Raises :class:`~vaultmem.core.notes.note_reading.FrontmatterError` (see :func:`yaml_error`) when
+    it does not parse or holds a value YAML cannot build.
     """
     try:
         return _HANDLER.load(yaml_text, Loader=FastLoader)

@@ -4,9 +4,9 @@ Pure: the body merge (``git merge-file``) is handed in as a function, so this mo
 The rules (see "Syncing with git" in ``docs/user-guide.md``):
 
 - frontmatter is merged key by key, three-way, each key by its rule in the property table
-  (:mod:`vaultmem.core.notes.properties`, merged by :mod:`vaultmem.core.notes.property_merge`); a person's
-  own keys merge like text lines; only a value of a type its rule cannot merge is a conflict
-  for that key alone (conflict markers around that one line, the rest merged);
+  (:mod:`vaultmem.core.notes.properties`, merged by :mod:`vaultmem.core.notes.property_merge`); a
+  person's own keys merge like text lines; only a value of a type its rule cannot merge is a
+  conflict for that key alone (conflict markers around that one line, the rest merged);
 - two sides holding different memory ids are two memories: nothing is merged, and the caller
   keeps theirs apart under a new name (:attr:`MergeResult.apart`);
 - the body is merged by the given line merger (``git merge-file``, diff3 style), which never

@@ -5,8 +5,8 @@ docs/user-guide.md, "The memory note". Pure (no file I/O). This is the reading h
 edits; parsing a note (:func:`vaultmem.core.notes.note_parse.parse_note`, which every sync and cold
 index runs) needs only this half, and so never loads the writer's expressions and helpers.
 
-Frontmatter in the fast path's subset (:mod:`~vaultmem.core.notes.frontmatter_fast_path`: what vaultmem
-writes and most notes hold) is read without YAML; the rest goes through
+Frontmatter in the fast path's subset (:mod:`~vaultmem.core.notes.frontmatter_fast_path`: what
+vaultmem writes and most notes hold) is read without YAML; the rest goes through
 :mod:`~vaultmem.core.notes.frontmatter_yaml`, which is imported only then (loading YAML costs a few
 milliseconds, as much as indexing a hundred notes).
 """
@@ -85,8 +85,8 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
     """``(yaml, body)`` of a note: the raw YAML between the fence lines (``None`` when the note
     has no frontmatter, see :func:`frontmatter_bounds`) and everything after the closing fence
     line, byte for byte; without frontmatter the whole text after an optional BOM (a BOM is
-    never part of the body). Never raises. :func:`vaultmem.core.notes.note_text.split_note` gives the
-    same parts with their offsets and the note's line ending."""
+    never part of the body). Never raises. :func:`vaultmem.core.notes.note_text.split_note` gives
+    the same parts with their offsets and the note's line ending."""
     bounds = frontmatter_bounds(text)
     if bounds is not None:
         return text[bounds[0] : bounds[1]], text[bounds[2] :]

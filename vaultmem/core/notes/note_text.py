@@ -11,8 +11,8 @@ Reading (finding and parsing the frontmatter, conflict markers) lives in
 :mod:`~vaultmem.core.notes.note_reading`, whose names this module re-exports: parsing a note needs
 only that half, and so never loads the writer's expressions and helpers.
 
-Frontmatter in the fast path's subset (:mod:`~vaultmem.core.notes.frontmatter_fast_path`: what vaultmem
-writes and most notes hold) is read and edited without YAML; the rest goes through
+Frontmatter in the fast path's subset (:mod:`~vaultmem.core.notes.frontmatter_fast_path`: what
+vaultmem writes and most notes hold) is read and edited without YAML; the rest goes through
 :mod:`~vaultmem.core.notes.frontmatter_yaml`, which is imported only then (loading YAML costs a few
 milliseconds, as much as indexing a hundred notes).
 """

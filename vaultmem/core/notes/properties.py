@@ -2,8 +2,8 @@
 
 The note model (:mod:`vaultmem.core.notes.fields`), the index's columns, the vault template's
 ``.obsidian/types.json``, git's merge driver and ``doctor --fix``
-(:mod:`vaultmem.core.notes.note_merge`) all follow this table; ``tests/test_properties.py`` fails when
-a key vaultmem writes has no row. docs/user-guide.md, "Syncing with git", lists the rules.
+(:mod:`vaultmem.core.notes.note_merge`) all follow this table; ``tests/test_properties.py`` fails
+when a key vaultmem writes has no row. docs/user-guide.md, "Syncing with git", lists the rules.
 
 A rule says what a key becomes when both sides of a merge changed it differently (a key changed
 on one side only always takes that side's value). Keys outside the table — a person's own

@@ -34,8 +34,8 @@ fold over 0; docs/user-guide.md, "Semantic recall"). The generated ``conversatio
 preferred 0, a default that did not carry over."""
 EPISODE_SEEDS = 20
 """At most this many strong hits (the most relevant) lend episode context to their turns before
-and after (graph proximity keeps :data:`~vaultmem.core.recall.recall_fusion.GRAPH_SEEDS`): measured on
-``benchmarks.locomo_eval`` over all its questions (not cross-validated), 20 against 10 raised
+and after (graph proximity keeps :data:`~vaultmem.core.recall.recall_fusion.GRAPH_SEEDS`): measured
+on ``benchmarks.locomo_eval`` over all its questions (not cross-validated), 20 against 10 raised
 R@5, R@25 and R@50 by 0.1 each (30: no more)."""
 EPISODE_WEIGHT = 0.5
 """Default weight of the episode signal in the fused score (``[recall] weight_episode``)."""

@@ -19,8 +19,8 @@ too — except "mar", which is a word; a bare month name needs "in", "during", "
 
 A day's window is the day widened by :data:`DAY_PAD` on each side (a conversation on the 7th
 about "yesterday" or "tomorrow"); a month's and a year's are exactly that month or year.
-Relative words ("yesterday", "last week") are not dates here: :mod:`vaultmem.core.recall.recall_time`
-lifts memories that mention a time.
+Relative words ("yesterday", "last week") are not dates here:
+:mod:`vaultmem.core.recall.recall_time` lifts memories that mention a time.
 """
 
 from __future__ import annotations

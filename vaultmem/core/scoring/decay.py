@@ -106,7 +106,8 @@ def trust_weighted_half_life(
 
 def _retention(age: FloatArray, half_life: FloatArray, params: DecayParams) -> FloatArray:
     """Retention over validated float64 arrays (age already floored at 0); the formulas are
-    :func:`~vaultmem.core.scoring.score_formulas.retention_curve`, shared with one-memory scoring."""
+    :func:`~vaultmem.core.scoring.score_formulas.retention_curve`, shared with one-memory
+    scoring."""
     with np.errstate(over="ignore", under="ignore"):
         f = retention_curve(half_lives(age, half_life, np), params, np)
     return np.asarray(f, dtype=np.float64)

@@ -2,10 +2,10 @@
 
 The formulas are those of docs/user-guide.md, "Scores".
 
-Like :mod:`vaultmem.core.scoring.decay`, every function serves one memory and a column of n memories:
-floats in, ``float`` (or ``int``) out; ``np.ndarray`` columns in (broadcast against scalars),
-``np.ndarray`` of the broadcast shape, usually ``(n,)``, out. Bad inputs (NaN, negative counts,
-levels outside 1..5) raise ``ValueError``.
+Like :mod:`vaultmem.core.scoring.decay`, every function serves one memory and a column of n
+memories: floats in, ``float`` (or ``int``) out; ``np.ndarray`` columns in (broadcast against
+scalars), ``np.ndarray`` of the broadcast shape, usually ``(n,)``, out. Bad inputs (NaN, negative
+counts, levels outside 1..5) raise ``ValueError``.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@
 Each formula takes ``xp``, the maths it runs on: :data:`FLOATS` (Python floats, the ``math``
 module) or the ``numpy`` module itself (columns of n memories). The same expression then serves
 recall, which scores a few dozen candidates and must start without importing numpy, and
-:mod:`vaultmem.core.scoring.decay` / :mod:`vaultmem.core.scoring.scoring`, which score 100,000 memories at once.
-Results agree to rounding (numpy's vectorised ``exp``/``pow`` may differ from the C library's in
-the last bit); ``tests/test_decay.py`` compares the two on random memories.
+:mod:`vaultmem.core.scoring.decay` / :mod:`vaultmem.core.scoring.scoring`, which score 100,000
+memories at once. Results agree to rounding (numpy's vectorised ``exp``/``pow`` may differ from the
+C library's in the last bit); ``tests/test_decay.py`` compares the two on random memories.
 
 This module imports nothing heavy: :class:`DecayParams` (the ``[decay]`` settings) lives here so
 that reading ``vaultmem.toml`` does not load numpy.

@@ -219,7 +219,8 @@ WorkerStart = Literal["fork", "spawn"] | None
 
 def _start_method() -> Literal["fork", "spawn"]:
     """``fork`` (starts in milliseconds, imports nothing) where forking is safe (see
-    :func:`~vaultmem.services.index.forked_workers.can_fork`: no other thread runs); else ``spawn``."""
+    :func:`~vaultmem.services.index.forked_workers.can_fork`: no other thread runs); else
+    ``spawn``."""
     from vaultmem.services.index.forked_workers import can_fork
 
     return "fork" if can_fork() else "spawn"

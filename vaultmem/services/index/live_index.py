@@ -1,8 +1,8 @@
 """Is a live watcher keeping the index fresh? The watcher heartbeat in ``.vaultmem/``.
 
-A running :class:`~vaultmem.services.index.watcher.VaultWatcher` (``vaultmem watch``, ``vaultmem mcp``)
-writes ``.vaultmem/watcher-<host>-<pid>.json`` — ``{"pid", "host", "at", "started"}`` (``at`` and
-``started`` in Unix seconds) — after its first full sync and again every
+A running :class:`~vaultmem.services.index.watcher.VaultWatcher` (``vaultmem watch``, ``vaultmem
+mcp``) writes ``.vaultmem/watcher-<host>-<pid>.json`` — ``{"pid", "host", "at", "started"}`` (``at``
+and ``started`` in Unix seconds) — after its first full sync and again every
 :data:`HEARTBEAT_SECONDS` while its observer and worker run, and removes it when it stops.
 :func:`index_is_live` reads those files: a heartbeat counts when it was written on this host by a
 process that is still alive, less than :data:`STALE_AFTER_SECONDS` ago. While one counts, the CLI

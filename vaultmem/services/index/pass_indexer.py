@@ -5,8 +5,8 @@ reading each note back, parsing it, storing its rows and links. Handed over batc
 helper process with its own connection to the index, that work runs on a second core beside the
 pass's file operations. The pass waits for it only where it reads the index again (planning the
 passes after seal) and at its end. Each batch is indexed by
-:func:`~vaultmem.services.index.index_sync.sync_paths`, exactly as the pass's own process would index
-it; a batch the helper did not index (an error, or the helper gone) is indexed by the pass's
+:func:`~vaultmem.services.index.index_sync.sync_paths`, exactly as the pass's own process would
+index it; a batch the helper did not index (an error, or the helper gone) is indexed by the pass's
 process after all, so the index ends the same either way.
 
 The helper is a new interpreter (``python -P -c …``, not a fork: an SQLite database must not be

@@ -7,11 +7,12 @@ than ``max_delay_seconds`` after a burst's first event), then syncs the batch wi
 connection of its own, so the caller's ``vault.index`` stays usable meanwhile.
 
 Collected: created, modified, closed-after-write, attribute-changed, deleted and moved files
-(both ends of a move) that :func:`~vaultmem.services.index.vault_walk.is_ignored` keeps, and created,
-deleted and moved folders without a dot part (``sync_paths`` expands them). A temp-file-and-rename
-save is a move whose destination is the note. vaultmem's own writes re-sync idempotently (same
-hash, nothing re-parsed). A queue overflow, a failing batch or a dead observer thread is logged
-and answered with a full incremental :func:`~vaultmem.services.index.index_sync.sync_index`.
+(both ends of a move) that :func:`~vaultmem.services.index.vault_walk.is_ignored` keeps, and
+created, deleted and moved folders without a dot part (``sync_paths`` expands them). A
+temp-file-and-rename save is a move whose destination is the note. vaultmem's own writes re-sync
+idempotently (same hash, nothing re-parsed). A queue overflow, a failing batch or a dead observer
+thread is logged and answered with a full incremental
+:func:`~vaultmem.services.index.index_sync.sync_index`.
 
 While the worker runs with a live observer it keeps a heartbeat in the sidecar
 (:mod:`vaultmem.services.index.live_index`), so other processes know the index is being kept fresh.

@@ -1,11 +1,11 @@
 """Running lifecycle passes (user guide "Lifecycle"): planned from the index, journaled, undoable.
 
-Plans come from :mod:`vaultmem.core.lifecycle.lifecycle_plan` (pure, from columns), made here from one
-table of the index (:func:`plan_table`, :func:`plan_pass`); :func:`run_passes` runs them in
-:data:`PASS_ORDER` as one command through a :class:`~vaultmem.services.lifecycle.pass_session.PassSession`,
-which applies each move as one owned, atomic, journaled step, so every note exists exactly once at
-every instant and never sits in a folder its fields contradict. Notes with problems or
-wrong-typed values are never planned.
+Plans come from :mod:`vaultmem.core.lifecycle.lifecycle_plan` (pure, from columns), made here from
+one table of the index (:func:`plan_table`, :func:`plan_pass`); :func:`run_passes` runs them in
+:data:`PASS_ORDER` as one command through a
+:class:`~vaultmem.services.lifecycle.pass_session.PassSession`, which applies each move as one
+owned, atomic, journaled step, so every note exists exactly once at every instant and never sits in
+a folder its fields contradict. Notes with problems or wrong-typed values are never planned.
 """
 
 from __future__ import annotations

@@ -185,8 +185,8 @@ def undo_last_run(
     session: str | None = None,
 ) -> UndoReport:
     """Reverse the journal entry ``ref`` (default: the last applied pass) exactly; refuses,
-    naming it, if a note changed (:func:`~vaultmem.services.lifecycle.undo.undo_entry`, which also says
-    what ``session`` does and how progress is reported).
+    naming it, if a note changed (:func:`~vaultmem.services.lifecycle.undo.undo_entry`, which also
+    says what ``session`` does and how progress is reported).
 
     See docs/user-guide.md, "Journal, undo and safety".
 

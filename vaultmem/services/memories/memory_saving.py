@@ -1,11 +1,11 @@
 """Saving one new memory: ``remember`` and the draft it writes.
 
-``remember`` makes a draft (:mod:`vaultmem.services.memories.remembering`) and, under the vault lock,
-reinforces an active memory with the same content instead of writing a copy, writes a
+``remember`` makes a draft (:mod:`vaultmem.services.memories.remembering`) and, under the vault
+lock, reinforces an active memory with the same content instead of writing a copy, writes a
 correction when the draft supersedes another memory (docs/user-guide.md, "Corrections"), and
 with embeddings lets surprise adjust the importance and links close memories
-(:mod:`vaultmem.services.memories.memory_novelty`). :func:`write_draft` writes a validated draft as a new
-note in STM, with its auto-links in ``related:`` (docs/user-guide.md, "The memory note").
+(:mod:`vaultmem.services.memories.memory_novelty`). :func:`write_draft` writes a validated draft as
+a new note in STM, with its auto-links in ``related:`` (docs/user-guide.md, "The memory note").
 """
 
 from __future__ import annotations

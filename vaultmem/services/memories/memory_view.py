@@ -71,8 +71,8 @@ class Memory:
         """JSON-ready: path, title, text (the body, capped), every field, score and its factors.
 
         Datetimes are strings; ``text`` is cut past
-        :data:`~vaultmem.core.notes.excerpts.SHOW_TEXT_CHARS` characters with a marker. A person's own
-        note (not :attr:`managed`) gets no memory fields or scores, which would be defaults it
+        :data:`~vaultmem.core.notes.excerpts.SHOW_TEXT_CHARS` characters with a marker. A person's
+        own note (not :attr:`managed`) gets no memory fields or scores, which would be defaults it
         does not have: path, title, conflicted, text, ``"memory": false``, its ``properties``
         as written, and ``edges``.
         """

@@ -3,29 +3,29 @@
 See docs/user-guide.md, "Recall". :func:`recall_notes` is ``Vault.recall``; :func:`review_queue`
 is ``Vault.review``. Steps:
 
-1. **Words.** The query is cut into words (:func:`~vaultmem.core.recall.text_tokens.query_terms`) and
-   each word is quoted for FTS5, so no query is ever FTS5 syntax (quotes, ``-``, ``:``, ``*``,
+1. **Words.** The query is cut into words (:func:`~vaultmem.core.recall.text_tokens.query_terms`)
+   and each word is quoted for FTS5, so no query is ever FTS5 syntax (quotes, ``-``, ``:``, ``*``,
    ``NEAR(`` are searched as text; a query without words returns nothing).
 2. **Candidates** from ``notes_fts`` (porter stemming, diacritics folded), ranked by
    ``bm25(notes_fts, 5, 1, 3)`` (title, body, tags) under a row budget
    (:mod:`vaultmem.services.recall.recall_candidates`). ``benchmarks.scenarios recall`` (generated
    vaults, index current): p95 ≈ 6 ms at 11,000 notes, 14–17 ms at 110,000.
 3. **Signals**: decay scores and review priorities of the candidates
-   (:func:`~vaultmem.core.scoring.score_formulas.row_scores`, the formulas of ``list`` and the passes,
-   in Python floats: recall starts without numpy); graph proximity from the resolved links of the
-   strong hits (either direction); linked notes that did not match the words, and episode
-   neighbours, join as candidates (:mod:`vaultmem.services.recall.recall_neighbours`) — Mnemon's graph
-   traversal.
-4. **Fusion, near-duplicates and review blending** (:mod:`vaultmem.core.recall.recall_fusion`; Mnemon,
-   Mnemex): near-duplicates of a better hit move behind the distinct hits
-   (:mod:`vaultmem.core.recall.recall_diversity`); a query asking *when* lifts the notes that mention a
-   time (:mod:`vaultmem.core.recall.recall_time`); a review slot goes to a danger-zone memory only
-   when its score is within :data:`~vaultmem.core.recall.recall_fusion.REVIEW_CLOSENESS` of the hit
-   it displaces.
+   (:func:`~vaultmem.core.scoring.score_formulas.row_scores`, the formulas of ``list`` and the
+   passes, in Python floats: recall starts without numpy); graph proximity from the resolved links
+   of the strong hits (either direction); linked notes that did not match the words, and episode
+   neighbours, join as candidates (:mod:`vaultmem.services.recall.recall_neighbours`) — Mnemon's
+   graph traversal.
+4. **Fusion, near-duplicates and review blending** (:mod:`vaultmem.core.recall.recall_fusion`;
+   Mnemon, Mnemex): near-duplicates of a better hit move behind the distinct hits
+   (:mod:`vaultmem.core.recall.recall_diversity`); a query asking *when* lifts the notes that
+   mention a time (:mod:`vaultmem.core.recall.recall_time`); a review slot goes to a danger-zone
+   memory only when its score is within :data:`~vaultmem.core.recall.recall_fusion.REVIEW_CLOSENESS`
+   of the hit it displaces.
 5. **Vectors** (only when ``[embeddings]`` names a provider and notes have vectors;
-   :mod:`vaultmem.services.semantic.embeddings`): the query's nearest notes join the candidates and every
-   candidate gets the vector signal of :mod:`vaultmem.core.recall.vector_fusion`. Without a provider
-   this step does nothing and recall is keyword-based as above.
+   :mod:`vaultmem.services.semantic.embeddings`): the query's nearest notes join the candidates and
+   every candidate gets the vector signal of :mod:`vaultmem.core.recall.vector_fusion`. Without a
+   provider this step does nothing and recall is keyword-based as above.
 
 Measured with ``python -m benchmarks.recall_eval`` (206 questions over the SRD and kepano
 vaults and imported memories; recall@1/5/10, MRR): keyword-only 0.563/0.874/0.917/0.696, full
@@ -505,8 +505,8 @@ def _spread(
     semantic: SemanticQuery | None, near_cosine: float,
 ) -> Spread:
     """``order`` with near-duplicates of a better hit behind the first ``k`` distinct ones
-    (:mod:`vaultmem.core.recall.recall_diversity`): their words (title and body) from the index, their
-    vectors' cosine when both have one."""
+    (:mod:`vaultmem.core.recall.recall_diversity`): their words (title and body) from the index,
+    their vectors' cosine when both have one."""
     window = order[: DIVERSITY_WINDOW * k]
     bodies = _bodies(conn, [paths[i] for i in window])
     words = {i: content_tokens(f"{title_of(paths[i])} {bodies.get(paths[i], '')}")

@@ -5,8 +5,8 @@ After Mnemex, Engram and engram; ``docs/user-guide.md``, "Consolidation".
 1. **Clusters.** The vectors of the active and promoted memories (``embed`` must have run) are
    grouped by single linkage at ``[embeddings] cluster_cosine`` (0.83) — never linking two
    memories whose texts name different numbers or dates (distinct events) — and each cluster's
-   cohesion (mean pairwise cosine) is put in a band (:mod:`vaultmem.core.lifecycle.clusters`): ``merge``
-   (≥ 0.9), ``review`` (0.75–0.9, listed for a person), ``keep`` (below).
+   cohesion (mean pairwise cosine) is put in a band (:mod:`vaultmem.core.lifecycle.clusters`):
+   ``merge`` (≥ 0.9), ``review`` (0.75–0.9, listed for a person), ``keep`` (below).
 2. **Plan** (``--dry-run`` stops here and changes no byte): for each ``merge`` cluster, the
    merged note's title, folder, fields and body.
 3. **Apply** through the pass journal (so ``vaultmem undo`` restores every byte): the merged note
@@ -217,8 +217,8 @@ def _plan(vault: VaultContext, cluster: Cluster, now: dt.datetime, taken: set[st
 def consolidate(vault: VaultContext, *, now: dt.datetime, dry_run: bool) -> ConsolidationReport:
     """Find clusters, plan the merges, and (unless ``dry_run``) apply them, journaled.
 
-    Raises :class:`~vaultmem.services.semantic.embedding_providers.EmbeddingUnavailableError` without a
-    provider, :class:`InputError` when no memory has a vector yet.
+    Raises :class:`~vaultmem.services.semantic.embedding_providers.EmbeddingUnavailableError`
+    without a provider, :class:`InputError` when no memory has a vector yet.
     """
     count, clusters = find_clusters(vault)
     if not count:

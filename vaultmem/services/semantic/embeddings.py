@@ -2,11 +2,11 @@
 
 What is embedded: every indexed note (memories and a person's own notes alike, both are recall
 candidates), as its title, a newline and its body text — the text the FTS index holds. The vector
-key is :func:`~vaultmem.core.notes.content_hash.embedding_key` of that text and the provider's name, so
-a note is embedded once per text: a ``touch``, a move or a lifecycle pass never re-embeds it.
+key is :func:`~vaultmem.core.notes.content_hash.embedding_key` of that text and the provider's name,
+so a note is embedded once per text: a ``touch``, a move or a lifecycle pass never re-embeds it.
 
-Tiers (engram; :mod:`vaultmem.core.recall.quantisation`): with ``[embeddings] quantise`` (default on)
-``embed`` stores each memory's vector at the precision of its decay retention tier and moves
+Tiers (engram; :mod:`vaultmem.core.recall.quantisation`): with ``[embeddings] quantise`` (default
+on) ``embed`` stores each memory's vector at the precision of its decay retention tier and moves
 vectors of memories that faded to a coarser tier; archived memories are stored as int4. A person's
 own notes have no decay and stay float32.
 
