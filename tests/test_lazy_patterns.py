@@ -44,7 +44,10 @@ def test_an_invalid_expression_fails_at_first_use() -> None:
         namespace["BAD"].search("x")
 
 
-PARSER = ("links", "indented_code", "code_spans", "frontmatter_fast_path", "note_reading")
+PARSER = (
+    "links.links", "links.indented_code", "links.code_spans", "notes.frontmatter_fast_path",
+    "notes.note_reading",
+)
 CHECK = """
 import json, re
 from importlib import import_module
@@ -67,5 +70,5 @@ def test_every_declaration_in_the_parser_names_its_own_global() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
-    assert len(found) >= 20 and "indented_code._LIST_ITEM_RE" in found
+    assert len(found) >= 20 and "links.indented_code._LIST_ITEM_RE" in found
     assert [name for name, ok in found.items() if not ok] == []
