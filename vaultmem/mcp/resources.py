@@ -13,7 +13,7 @@ from mcp.types import Resource
 
 from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.errors import NoteNotFoundError, VaultmemError
-from vaultmem.mcp.tools import VaultTools
+from vaultmem.mcp.tools.tool_calls import VaultTools
 from vaultmem.services.memories.note_pages import MAX_PAGE_CHARS, read_note_page
 
 MEMORY_URI = "vaultmem://memory/{id}"

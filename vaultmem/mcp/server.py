@@ -31,7 +31,8 @@ from vaultmem.errors import VaultmemError
 from vaultmem.mcp import LOCK_WAIT_SECONDS
 from vaultmem.mcp.resources import MemoryResources, register_resources
 from vaultmem.mcp.strict import StrictServer
-from vaultmem.mcp.tools import VaultTools, register_tools
+from vaultmem.mcp.tools import register_tools
+from vaultmem.mcp.tools.tool_calls import VaultTools
 from vaultmem.services.index.watcher import VaultWatcher
 from vaultmem.services.semantic.background_embedding import BackgroundEmbedder
 from vaultmem.services.vault import Vault

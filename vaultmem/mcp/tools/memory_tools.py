@@ -12,7 +12,7 @@ from pydantic import Field
 
 from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.mcp import rendering
-from vaultmem.mcp.tools import ADD, MAX_REF_CHARS, READ, Ref, VaultTools, writes
+from vaultmem.mcp.tools.tool_calls import ADD, MAX_REF_CHARS, READ, Ref, VaultTools, writes
 from vaultmem.services.memories.memory_rewrites import MAX_EDIT_CHARS, edit_memory, link_memories
 from vaultmem.services.memories.note_pages import MAX_PAGE_CHARS, PAGE_CHARS, read_note_page
 

@@ -12,7 +12,7 @@ from pydantic import Field
 from vaultmem.core.lifecycle.lifecycle_plan import PASS_ORDER
 from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.mcp import rendering
-from vaultmem.mcp.tools import READ, Ref, VaultTools, writes
+from vaultmem.mcp.tools.tool_calls import READ, Ref, VaultTools, writes
 from vaultmem.services.semantic.consolidation import consolidate as run_consolidation
 
 Apply = Annotated[

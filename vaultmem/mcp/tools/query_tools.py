@@ -11,7 +11,7 @@ from pydantic import Field
 
 from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.mcp import rendering
-from vaultmem.mcp.tools import READ, Ref, VaultTools
+from vaultmem.mcp.tools.tool_calls import READ, Ref, VaultTools
 from vaultmem.services.semantic.embeddings import embed_status as coverage
 
 Status = Literal["active", "promoted", "archived", "superseded"]
