@@ -1,4 +1,4 @@
-"""Recall scores its candidates in Python floats (``score_formulas.row_scores``), ``list`` and
+"""Recall scores its candidates in Python floats (``float_scores.row_scores``), ``list`` and
 the passes score columns with numpy (``scoring.score_columns``): one formula source, and the
 two agree on random memories of every decay model, layer, source and danger zone."""
 
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from vaultmem.core.scoring.decay import DECAY_MODELS, DecayParams
-from vaultmem.core.scoring.score_formulas import COLUMN_ORDER, FLOATS, retention_curve, row_scores
+from vaultmem.core.scoring.float_scores import row_scores
+from vaultmem.core.scoring.score_formulas import COLUMN_ORDER, FLOATS, retention_curve
 from vaultmem.core.scoring.scoring import MemoryColumns, score_columns
 from vaultmem.core.settings import Settings, ThresholdSettings
 

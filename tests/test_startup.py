@@ -62,7 +62,7 @@ KEYWORD_RECALL_NEVER_LOADS = (
     "watchdog",
     "ulid",
     "multiprocessing",
-    # keyword recall scores its candidates in Python floats (score_formulas.row_scores)
+    # keyword recall scores its candidates in Python floats (float_scores.row_scores)
     "numpy",
     "vaultmem.core.scoring.scoring",
     "vaultmem.core.scoring.decay",

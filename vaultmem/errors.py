@@ -45,6 +45,24 @@ class NoteChangedError(NoteError):
     """The note changed on disk after it was read; the write was refused to keep that edit."""
 
 
+class FrontmatterError(VaultmemError, ValueError):
+    """The frontmatter cannot be read or safely edited.
+
+    ``str(err)`` is one line for a person: ``"STM/Foo.md: frontmatter is not valid YAML:
+    mapping values are not allowed here (line 5, column 8)"``. Fields: ``problem`` (the message
+    without path and position), ``path`` (may be ``""``), ``line`` and ``column`` (1-based,
+    counted in the whole note; ``None`` when unknown).
+    """
+
+    def __init__(
+        self, problem: str, *, path: str = "", line: int | None = None, column: int | None = None
+    ) -> None:
+        self.problem, self.path, self.line, self.column = problem, path, line, column
+        where = f"{path}: " if path else ""
+        at = "" if line is None else f" (line {line}" + (f", column {column})" if column else ")")
+        super().__init__(f"{where}{problem}{at}")
+
+
 class NoteNotFoundError(VaultmemError):
     """No note matches the given id or title."""
 

@@ -10,17 +10,21 @@ hundred notes. YAML is read with python-frontmatter's ``YAMLHandler`` on a subcl
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from vaultmem.core.notes.note_reading import FrontmatterError
+from vaultmem.errors import FrontmatterError
 
-if TYPE_CHECKING:  # the writer's module: reading a note through YAML does not load it
-    from vaultmem.core.notes.note_text import FrontmatterEntry
+__all__ = [
+    "FastLoader", "FrontmatterEntry", "load_frontmatter", "load_or_none", "yaml_entries",
+    "yaml_error",
+]  # fmt: skip
 
-__all__ = ["FastLoader", "load_frontmatter", "load_or_none", "yaml_entries", "yaml_error"]
+FrontmatterEntry = tuple[str | None, int, int, str | None]
+"""One top-level property of a frontmatter block: its key as text, its first and last line
+(0-based, inclusive), and the key as written with its indentation (``None``: not reusable)."""
 
 _HANDLER: Final = YAMLHandler()
 _BASE_LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

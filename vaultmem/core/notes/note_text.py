@@ -26,7 +26,7 @@ import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from vaultmem.core.notes.frontmatter_fast_path import (
     PLAIN_INDICATORS,
@@ -42,6 +42,9 @@ from vaultmem.core.notes.note_reading import (
 )
 from vaultmem.core.notes.note_reading import remember_written as _remember_written
 from vaultmem.core.notes.timestamps import format_datetime, parse_datetime
+
+if TYPE_CHECKING:  # the YAML reader's module: the fast path does not load it
+    from vaultmem.core.notes.frontmatter_yaml import FrontmatterEntry
 
 __all__ = [
     "DELETE", "FrontmatterError", "NoteText", "find_conflict_markers", "parse_frontmatter",
@@ -226,9 +229,6 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
 # --- reading ---------------------------------------------------------------------------------
 
 
-FrontmatterEntry = tuple[str | None, int, int, str | None]
-"""One top-level property of a frontmatter block: its key as text, its first and last line
-(0-based, inclusive), and the key as written with its indentation (``None``: not reusable)."""
 
 
 def _simple_entries(lines: list[str]) -> list[FrontmatterEntry]:

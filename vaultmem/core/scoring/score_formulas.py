@@ -3,10 +3,11 @@
 
 Each formula takes ``xp``, the maths it runs on: :data:`FLOATS` (Python floats, the ``math``
 module) or the ``numpy`` module itself (columns of n memories). The same expression then serves
-recall, which scores a few dozen candidates and must start without importing numpy, and
-:mod:`vaultmem.core.scoring.decay` / :mod:`vaultmem.core.scoring.scoring`, which score 100,000
-memories at once. Results agree to rounding (numpy's vectorised ``exp``/``pow`` may differ from the
-C library's in the last bit); ``tests/test_decay.py`` compares the two on random memories.
+recall (:mod:`vaultmem.core.scoring.float_scores`), which scores a few dozen candidates and must
+start without importing numpy, and :mod:`vaultmem.core.scoring.decay` /
+:mod:`vaultmem.core.scoring.scoring`, which score 100,000 memories at once. Results agree to
+rounding (numpy's vectorised ``exp``/``pow`` may differ from the C library's in the last bit);
+``tests/test_decay.py`` compares the two on random memories.
 
 This module imports nothing heavy: :class:`DecayParams` (the ``[decay]`` settings) lives here so
 that reading ``vaultmem.toml`` does not load numpy.
@@ -15,12 +16,8 @@ that reading ``vaultmem.toml`` does not load numpy.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from vaultmem.core.settings import Settings
+from typing import Any
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -188,56 +185,6 @@ def source_trust_of(source: object) -> float:
     return SOURCE_TRUST.get(str(source).strip().lower(), DEFAULT_SOURCE_TRUST)
 
 
-def row_scores(
-    rows: Sequence[Sequence[Any]], now_epoch: float, settings: Settings
-) -> list[tuple[float, float]]:
-    """(decay score, review priority) of each index row (``COLUMN_ORDER``), in Python floats.
-
-    The expressions of :func:`vaultmem.core.scoring.scoring.score_columns` for a few rows (recall's
-    candidates): the same formulas with ``xp`` = :data:`FLOATS`. ``None`` counts as NaN as in
-    :meth:`~vaultmem.core.scoring.scoring.MemoryColumns.from_rows`; raises ``ValueError`` where
-    ``score_columns`` does (a NaN score, a half-life ≤ 0).
-    """
-    params, th = settings.decay, settings.thresholds
-    if not (
-        math.isfinite(th.danger_zone_min)
-        and math.isfinite(th.danger_zone_max)
-        and th.danger_zone_min < th.danger_zone_max
-    ):
-        raise ValueError(
-            f"danger zone must satisfy zone_min < zone_max, not "
-            f"[{th.danger_zone_min}, {th.danger_zone_max}]"
-        )
-    out: list[tuple[float, float]] = []
-    for row in rows:
-        layer, source = row[_LAYER], row[_SOURCE]
-        base = settings.half_life_days(str(layer)) * SECONDS_PER_DAY
-        trust = source_trust_of(source)
-        half_life = float(trust_weighted(base, trust, params.trust_kappa))
-        if math.isnan(half_life) or half_life <= 0:
-            raise ValueError("half_life_seconds must be greater than 0 (inf for no decay)")
-        last_used, created = _number(row[_LAST_USED]), _number(row[_CREATED])
-        if math.isnan(last_used):
-            last_used = created
-        if math.isnan(last_used):
-            last_used = now_epoch
-        idle = FLOATS.maximum(now_epoch - last_used, 0.0)
-        kept = retention_curve(half_lives(idle, half_life, FLOATS), params, FLOATS)
-        score = (
-            use_factor(_number(row[_USE_COUNT]), params.beta, FLOATS)
-            * kept
-            * _number(row[_STRENGTH])
-        )
-        if math.isnan(score):
-            raise ValueError("score must be a number, not NaN")
-        out.append((score, review_curve(score, th.danger_zone_min, th.danger_zone_max, FLOATS)))
-    return out
-
-
-def _number(value: object) -> float:
-    return math.nan if value is None else float(value)  # type: ignore[arg-type]
-
-
 COLUMN_ORDER = (
     "path",
     "id",
@@ -258,8 +205,3 @@ COLUMN_ORDER = (
     "edges",
 )
 """The columns of a memory row as the index hands them over (``IndexDB.memory_rows``)."""
-
-_LAYER, _SOURCE, _CREATED, _LAST_USED, _USE_COUNT, _STRENGTH = (
-    COLUMN_ORDER.index(name)
-    for name in ("layer", "source", "created", "last_used", "use_count", "strength")
-)

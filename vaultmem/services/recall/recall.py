@@ -11,7 +11,7 @@ is ``Vault.review``. Steps:
    (:mod:`vaultmem.services.recall.recall_candidates`). ``benchmarks.scenarios recall`` (generated
    vaults, index current): p95 ≈ 6 ms at 11,000 notes, 14–17 ms at 110,000.
 3. **Signals**: decay scores and review priorities of the candidates
-   (:func:`~vaultmem.core.scoring.score_formulas.row_scores`, the formulas of ``list`` and the
+   (:func:`~vaultmem.core.scoring.float_scores.row_scores`, the formulas of ``list`` and the
    passes, in Python floats: recall starts without numpy); graph proximity from the resolved links
    of the strong hits (either direction); linked notes that did not match the words, and episode
    neighbours, join as candidates (:mod:`vaultmem.services.recall.recall_neighbours`) — Mnemon's
@@ -84,8 +84,9 @@ from vaultmem.core.recall.vector_fusion import (
     unmatched_share,
     vector_signal,
 )
+from vaultmem.core.scoring.float_scores import row_scores
 from vaultmem.core.scoring.reinforcement import touch_changes
-from vaultmem.core.scoring.score_formulas import COLUMN_ORDER, row_scores
+from vaultmem.core.scoring.score_formulas import COLUMN_ORDER
 from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.index.template_folders import OWN_TEMPLATES, template_folders
 from vaultmem.services.recall.recall_candidates import (
