@@ -21,7 +21,8 @@ from vaultmem.core.notes.excerpts import excerpt
 from vaultmem.core.notes.fields import LAYERS, STATUSES
 from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.core.recall.recall_fusion import UNRANKED_BM25, FusionWeights, review_period
-from vaultmem.services.recall.recall import KINDS, Hit, recall_weights, touched_hits
+from vaultmem.services.recall.recall import Hit, recall_weights, touched_hits
+from vaultmem.services.recall.recall_filters import KINDS
 from vaultmem.services.vault import Vault
 
 

@@ -26,7 +26,7 @@ from vaultmem.core.recall.text_tokens import (
 from vaultmem.core.scoring.score_formulas import COLUMN_ORDER
 
 if TYPE_CHECKING:
-    from vaultmem.services.recall.recall import RecallFilters
+    from vaultmem.services.recall.recall_filters import RecallFilters
 
 BM25_WEIGHTS = (5.0, 1.0, 3.0)
 """``bm25(notes_fts, title, body, tags)`` column weights: a word in the title counts 5×."""

@@ -19,7 +19,7 @@ from vaultmem.core.recall.recall_fusion import (
 from vaultmem.services.recall.recall_candidates import rows_at
 
 if TYPE_CHECKING:
-    from vaultmem.services.recall.recall import RecallFilters
+    from vaultmem.services.recall.recall_filters import RecallFilters
 
 EXPAND_MAX = 20
 """At most this many linked notes that did not match the words join the candidates."""
