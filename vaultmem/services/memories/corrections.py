@@ -11,31 +11,30 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmem.core.notes.note_parse import parse_note, title_of
 from vaultmem.errors import InputError, NoteChangedError, UnsafeNoteError, VaultmemError
-from vaultmem.services.memories.remembering import make_draft
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.note_files import delete_note, read_note
-from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
+    from vaultmem.services.memories.memory_edits import ChangeFunction
     from vaultmem.services.memories.remembering import MemoryDraft
 
 
 class CorrectionWriter(VaultContext, Protocol):
-    """A vault that looks notes up and writes drafts (``Vault`` satisfies it)."""
+    """A vault that looks notes up and edits them in place (``Vault`` satisfies it)."""
 
     def resolve(self, ref: str) -> str:
         """Vault-relative path of the note ``ref`` (id, title or path) names."""
         ...
 
-    def write_draft(
-        self, draft: MemoryDraft, *, now: dt.datetime, link: bool = True, synced: bool = False
-    ) -> str:
-        """Write a validated draft as a new memory note; returns its vault-relative path."""
+    def edit(self, path: str, compute: ChangeFunction, *, now: dt.datetime | None = None) -> Any:
+        """Apply ``compute(fields)``'s changes to the note at ``path``, surgically."""
         ...
+
 
 CORRECTABLE_STATUSES = ("active", "promoted")
 """A memory with one of these statuses can be superseded (not an archived or superseded one)."""
@@ -62,49 +61,42 @@ def superseded_target(vault: CorrectionWriter, ref: str) -> str:
     return path
 
 
-def remember_correction(
-    vault: CorrectionWriter,
-    content: str,
-    supersedes: str,
-    *,
-    now: dt.datetime,
-    link: bool,
-    options: dict[str, Any],
-) -> str:
-    """Write a new memory that supersedes ``supersedes``; returns the new memory's path.
+def as_correction(draft: MemoryDraft, old: str, *, category_given: bool) -> MemoryDraft:
+    """``draft`` as the correction of the memory at ``old``: ``supersedes: "[[old]]"``, and the
+    category ``correction`` unless one was given."""
+    extra = {**draft.extra, "supersedes": f"[[{title_of(old)}]]"}
+    if category_given:
+        return replace(draft, extra=extra)
+    return replace(draft, extra=extra, category="correction")
 
-    ``options`` are :meth:`Vault.remember`'s. The default ``category`` of a correction is
-    ``correction``. Raises what :func:`superseded_target` and ``make_draft`` raise.
+
+def mark_superseded(vault: CorrectionWriter, old: str, new: str, *, now: dt.datetime) -> None:
+    """Mark the memory at ``old`` superseded by the one just written at ``new`` (a surgical edit
+    of three properties, under the caller's vault lock).
+
+    If ``old`` changed meanwhile into something vaultmem must not write, the correction is taken
+    back — an owned delete, so an edit someone made to the new note since is never lost — and
+    the error is raised again.
     """
-    with vault_lock(vault.sidecar):
-        vault.index.check_writable()
-        old = superseded_target(vault, supersedes)
-        extra = dict(options.pop("extra", None) or {})
-        extra["supersedes"] = f"[[{title_of(old)}]]"
-        if options.get("category") is None:
-            options["category"] = "correction"
-        draft = make_draft(content, extra=extra, **options)
-        new = vault.write_draft(draft, now=now, link=link, synced=True)
-        written = read_note(vault.root / new).fingerprint.sha256
-        try:
-            vault.edit(
-                old,
-                lambda fields: {
-                    "status": "superseded",
-                    "superseded_by": f"[[{title_of(new)}]]",
-                    "superseded_at": now,
-                },
-                now=now,
-            )
-        except (VaultmemError, OSError):
-            # the old note changed into something vaultmem must not write in the meantime:
-            # take the correction back (we made it a moment ago, under the lock) and report;
-            # an owned delete, so an edit someone made to the new note since is never lost
-            with contextlib.suppress(NoteChangedError):
-                delete_note(vault.root / new, expected_sha256=written)
-            vault.refresh([new])
-            raise
-    return new
+    written = read_note(vault.root / new).fingerprint.sha256
+    try:
+        vault.edit(
+            old,
+            lambda fields: {
+                "status": "superseded",
+                "superseded_by": f"[[{title_of(new)}]]",
+                "superseded_at": now,
+            },
+            now=now,
+        )
+    except (VaultmemError, OSError):
+        with contextlib.suppress(NoteChangedError):
+            delete_note(vault.root / new, expected_sha256=written)
+        vault.refresh([new])
+        raise
 
 
-__all__ = ["CORRECTABLE_STATUSES", "remember_correction", "superseded_target"]
+__all__ = [
+    "CORRECTABLE_STATUSES", "CorrectionWriter", "as_correction", "mark_superseded",
+    "superseded_target",
+]  # fmt: skip

@@ -1,11 +1,24 @@
-"""Saving one new memory: ``remember`` and the draft it writes.
+"""Saving one new memory: ``remember``, top to bottom in :func:`save_memory`.
 
-``remember`` makes a draft (:mod:`vaultmem.services.memories.remembering`) and, under the vault
-lock, reinforces an active memory with the same content instead of writing a copy, writes a
-correction when the draft supersedes another memory (docs/user-guide.md, "Corrections"), and
-with embeddings lets surprise adjust the importance and links close memories
-(:mod:`vaultmem.services.memories.memory_novelty`). :func:`write_draft` writes a validated draft as
-a new note in STM, with its auto-links in ``related:`` (docs/user-guide.md, "The memory note").
+The steps, each a function of its own module:
+
+1. **Draft** — the content and options validated into a
+   :class:`~vaultmem.services.memories.remembering.MemoryDraft`
+   (:func:`~vaultmem.services.memories.remembering.make_draft`).
+2. **Novelty** — under the vault lock, with the index current: content equal to an active
+   memory's reinforces that memory instead of writing a copy
+   (:func:`~vaultmem.services.memories.memory_novelty.duplicate_of`); with embeddings, surprise
+   adjusts the importance and the closest memories become links
+   (:func:`~vaultmem.services.memories.memory_novelty.assess`). A correction
+   (``supersedes``) skips this step: its target is checked instead
+   (:func:`~vaultmem.services.memories.corrections.superseded_target`).
+3. **Links** — memories sharing its rarest words, merged with the semantic ones, go to
+   ``related:`` (:func:`~vaultmem.services.memories.auto_links.related_memories`).
+4. **Write** — a new note in STM, atomically, under a name never silently changed
+   (:func:`~vaultmem.services.memories.memory_creation.create_memory`); a correction then marks
+   the memory it supersedes (:func:`~vaultmem.services.memories.corrections.mark_superseded`).
+
+docs/user-guide.md, "The memory note" and "Corrections".
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ from vaultmem.services.memories.memory_lookup import load_memory
 from vaultmem.store.vault_lock import vault_lock
 
 if TYPE_CHECKING:
+    from vaultmem.services.memories.memory_novelty import Novelty
     from vaultmem.services.memories.memory_view import Memory
     from vaultmem.services.memories.remembering import MemoryDraft
 
@@ -101,55 +115,69 @@ def save_memory(
     adjusts the importance (unless one was given) and close memories are linked
     (:mod:`vaultmem.services.memories.memory_novelty`).
     """
-    from vaultmem.services.memories.corrections import remember_correction
+    from vaultmem.services.memories import corrections
     from vaultmem.services.memories.memory_novelty import Novelty, assess, duplicate_of
     from vaultmem.services.memories.remembering import make_draft
 
     when = now or utc_now()
     dedup = bool(options.pop("dedup", True))
     supersedes = options.pop("supersedes", None)
-    episode = options.pop("episode", None)
-    if episode is not None:
-        if not isinstance(episode, str) or not episode.strip():
-            raise InputError(f"episode must be a non-empty text, not {episode!r}")
-        options["extra"] = {**(options.get("extra") or {}), "episode": episode.strip()}
+    _add_episode(options, options.pop("episode", None))
     clashes = len(vault.title_clashes)
-    if supersedes is not None:
-        old = vault.resolve(str(supersedes))
-        path = remember_correction(
-            vault, content, str(supersedes), now=when, link=link, options=options
-        )
-        return Remembered(
-            load_memory(vault, path, when), "corrected", old, _clash(vault, clashes)
-        )
-    draft = make_draft(content, **options)
+    old = vault.resolve(str(supersedes)) if supersedes is not None else None
+    category_given = options.get("category") is not None
+    draft = make_draft(content, **options)  # 1. draft
+    novelty = Novelty()
     with vault_lock(vault.sidecar, timeout_seconds=vault.lock_wait_seconds):
         vault.index.check_writable()
         vault.catch_up()
-        if dedup:
-            existing = duplicate_of(vault, draft.content)
+        if old is not None:  # a correction: its target is checked instead of its novelty
+            old = corrections.superseded_target(vault, str(supersedes))
+            draft = corrections.as_correction(draft, old, category_given=category_given)
+        else:  # 2. novelty
+            existing = duplicate_of(vault, draft.content) if dedup else None
             if existing is not None:
                 vault.warnings.append(
                     f"same content as {existing}: reinforced it instead of writing a copy"
                 )
                 return Remembered(vault.touch(existing, now=when), "reinforced")
-        novelty = assess(vault, draft.content, draft.title) if link else Novelty()
-        explicit = options.get("importance") is not None or options.get("imp") is not None
-        draft = replace(
-            draft,
-            importance=draft.importance
-            if explicit
-            else min(1.0, max(0.0, round(draft.importance + novelty.importance_delta, 3))),
-            extra={**draft.extra, **novelty.fields()},
-        )
-        path = write_draft(
+            if link:
+                novelty = assess(vault, draft.content, draft.title)
+            draft = with_novelty(draft, novelty, importance_given=_importance_given(options))
+        path = write_draft(  # 3. links, 4. write
             vault, draft, now=when, link=link, synced=True, semantic_links=novelty.related
         )
+        if old is not None:
+            corrections.mark_superseded(vault, old, path, now=when)
     if novelty.surprise is not None:  # a provider answered: embed the new note now
         from vaultmem.services.semantic.embeddings import embed_new
 
         embed_new(vault, path, when)
-    return Remembered(load_memory(vault, path, when), "written", None, _clash(vault, clashes))
+    outcome = "written" if old is None else "corrected"
+    return Remembered(load_memory(vault, path, when), outcome, old, _clash(vault, clashes))
+
+
+def _add_episode(options: dict[str, Any], episode: object) -> None:
+    """The conversation a memory belongs to goes to its ``episode`` property."""
+    if episode is None:
+        return
+    if not isinstance(episode, str) or not episode.strip():
+        raise InputError(f"episode must be a non-empty text, not {episode!r}")
+    options["extra"] = {**(options.get("extra") or {}), "episode": episode.strip()}
+
+
+def _importance_given(options: dict[str, Any]) -> bool:
+    return options.get("importance") is not None or options.get("imp") is not None
+
+
+def with_novelty(draft: MemoryDraft, novelty: Novelty, *, importance_given: bool) -> MemoryDraft:
+    """``draft`` with what :func:`~vaultmem.services.memories.memory_novelty.assess` found: its
+    importance moved by the surprise (unless one was given, clamped to 0..1) and the novelty
+    properties added."""
+    importance = draft.importance
+    if not importance_given:
+        importance = min(1.0, max(0.0, round(importance + novelty.importance_delta, 3)))
+    return replace(draft, importance=importance, extra={**draft.extra, **novelty.fields()})
 
 
 def _clash(vault: MemorySaver, before: int) -> dict[str, str] | None:
@@ -169,12 +197,9 @@ def write_draft(
     """Write a validated :class:`MemoryDraft` as a new note; returns its path.
 
     With ``link``, managed memories similar to it (semantic auto-links, "Recall") are written
-    to its ``related:`` property. ``synced`` = the caller holds the vault lock and has just
-    synced the index (bulk imports), so it is not synced again.
+    to its ``related:`` property (:func:`draft_links`). ``synced`` = the caller holds the vault
+    lock and has just synced the index (bulk imports), so it is not synced again.
     """
-    from vaultmem.services.memories.auto_links import related_memories
-    from vaultmem.services.memories.memory_novelty import merge_related
-
     with vault_lock(vault.sidecar, timeout_seconds=vault.lock_wait_seconds):
         vault.index.check_writable()
         if not synced:
@@ -184,15 +209,29 @@ def write_draft(
             if taken:
                 raise InputError(f"id {draft.id} is already used by {taken[0]}")
         fields = draft.frontmatter(now)
-        if link:
-            related = merge_related(
-                related_memories(vault, draft.content, draft.tags),
-                semantic_links,
-                vault.settings.links.auto_link_max,
-            )
-            if related:
-                fields["related"] = [f"[[{title}]]" for title in related]
+        related = draft_links(vault, draft, semantic_links) if link else []
+        if related:
+            fields["related"] = [f"[[{title}]]" for title in related]
         return create_memory(vault, draft.content, fields, title=draft.title)
 
 
-__all__ = ["OUTCOMES", "MemorySaver", "Remembered", "remember", "save_memory", "write_draft"]
+def draft_links(
+    vault: MemorySaver, draft: MemoryDraft, semantic_links: Sequence[str] = ()
+) -> list[str]:
+    """Titles for the new memory's ``related:``: memories sharing its rarest words
+    (:func:`~vaultmem.services.memories.auto_links.related_memories`) merged with
+    ``semantic_links``, at most ``[links] auto_link_max``."""
+    from vaultmem.services.memories.auto_links import related_memories
+    from vaultmem.services.memories.memory_novelty import merge_related
+
+    return merge_related(
+        related_memories(vault, draft.content, draft.tags),
+        semantic_links,
+        vault.settings.links.auto_link_max,
+    )
+
+
+__all__ = [
+    "OUTCOMES", "MemorySaver", "Remembered", "draft_links", "remember", "save_memory",
+    "with_novelty", "write_draft",
+]  # fmt: skip
