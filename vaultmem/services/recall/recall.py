@@ -1,7 +1,9 @@
 """Recall: notes ranked for a query by BM25, decay, graph proximity, review blend ("Recall").
 
 See docs/user-guide.md, "Recall". :func:`recall_notes` is ``Vault.recall``; :func:`review_queue`
-is ``Vault.review``. Steps:
+is ``Vault.review``. :func:`recall_notes` reads the query, its words and filters here; the ranking
+runs top to bottom in :func:`~vaultmem.services.recall.ranking.rank` (candidates → signals →
+fusion → page). What happens:
 
 1. **Words.** The query is cut into words (:func:`~vaultmem.core.recall.text_tokens.query_terms`)
    and each word is quoted for FTS5, so no query is ever FTS5 syntax (quotes, ``-``, ``:``, ``*``,
@@ -36,81 +38,23 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
-import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from vaultmem.core.notes.excerpts import capped_text
-from vaultmem.core.notes.fields import MANAGED_TYPES
-from vaultmem.core.notes.note_parse import title_of
-from vaultmem.core.recall.recall_context import (
-    EPISODE_SEEDS,
-    cap_superseded,
-    episode_contribution,
-    episode_signal,
-    plain_note_decay,
-)
-from vaultmem.core.recall.recall_dates import (
-    DATE_CANDIDATES,
-    DATE_LIFT,
-    Window,
-    created_within,
-    dates_asked,
-)
-from vaultmem.core.recall.recall_diversity import Spread, spread_near_duplicates
-from vaultmem.core.recall.recall_fusion import (
-    REVIEW_CLOSENESS,
-    REVIEW_MIN_RELEVANCE,
-    STRONG_HIT,
-    FusionWeights,
-    Hit,
-    HitSignals,
-    blend_results,
-    decay_signal,
-    fuse,
-    graph_signal,
-    ranking,
-    relevance_signal,
-    strong_hits,
-)
-from vaultmem.core.recall.recall_time import TIME_LIFT, asks_when, mentions_time
-from vaultmem.core.recall.text_tokens import content_tokens, query_terms
-from vaultmem.core.recall.vector_fusion import (
-    keyword_agreement,
-    matched_share,
-    unmatched_share,
-    vector_signal,
-)
-from vaultmem.core.scoring.float_scores import row_scores
+from vaultmem.core.recall.recall_dates import dates_asked
+from vaultmem.core.recall.recall_fusion import FusionWeights, Hit, HitSignals
+from vaultmem.core.recall.recall_time import asks_when
+from vaultmem.core.recall.text_tokens import query_terms
 from vaultmem.core.scoring.reinforcement import touch_changes
-from vaultmem.core.scoring.score_formulas import COLUMN_ORDER
 from vaultmem.errors import InputError, UnsafeNoteError
 from vaultmem.services.index.template_folders import template_folders
-from vaultmem.services.recall.recall_candidates import (
-    CANDIDATES,
-    dated_candidates,
-    fts_candidates,
-    rows_at,
-)
-from vaultmem.services.recall.recall_filters import (
-    SCAFFOLDING_WORDS,
-    RecallFilters,
-)
-from vaultmem.services.recall.recall_neighbours import (
-    Episodes,
-    episode_neighbours,
-    graph_candidates,
-    successors,
-)
+from vaultmem.services.recall.ranking import rank
+from vaultmem.services.recall.recall_filters import SCAFFOLDING_WORDS, RecallFilters
 
 if TYPE_CHECKING:  # embeddings (numpy) load only when a provider is configured
     from vaultmem.services.memories.memory_view import MemoryRow
-    from vaultmem.services.semantic.embeddings import SemanticQuery
     from vaultmem.services.vault_context import VaultContext
 
-_ID, _TYPE, _STATUS, _CREATED = (
-    COLUMN_ORDER.index(name) for name in ("id", "type", "status", "created"))
 _OPTIONS = ("status", "layer", "tag", "folder", "since", "include_archived", "weights", "touch",
             "sync", "include_superseded", "include_notes", "kind")
 
@@ -170,8 +114,8 @@ def recall_notes(
         semantic = semantic_query(vault, query)
     if not terms and semantic is None:
         return []
-    hits = _rank(vault, terms, filters, weights, k, now, semantic, asks_when(query),
-                 dates_asked(query, now))
+    hits = rank(vault, terms, filters, weights, k, now, semantic, asks_when(query),
+                dates_asked(query, now))
     _warn_wrong_types(vault, [hit.path for hit in hits])
     touch = options.get("touch")
     if touch:
@@ -241,187 +185,6 @@ def _touch(vault: VaultContext, hits: Sequence[Hit], now: dt.datetime) -> None:
             vault.edit(hit.path, lambda fields: touch_changes(fields, now), now=now)
         except UnsafeNoteError as err:
             vault.warnings.append(f"not reinforced: {err}")
-
-
-def _rank(
-    vault: VaultContext, terms: Sequence[str], filters: RecallFilters, weights: FusionWeights,
-    k: int, now: dt.datetime, semantic: SemanticQuery | None = None, when: bool = False,
-    dates: tuple[Window, ...] = (),
-) -> list[Hit]:
-    """Candidates → signals → fused order → blended top ``k`` as :class:`Hit` objects; ``when``:
-    the query asks for a time (candidates mentioning one are lifted, :mod:`recall_time`);
-    ``dates``: the windows of the dates it names (notes created inside join the candidates and
-    are lifted, :mod:`recall_dates`)."""
-    conn = vault.index.conn
-    fusing = weights.relevance > 0 and any(
-        (weights.decay, weights.graph, weights.episode, weights.vector))
-    dates = dates if fusing else ()
-    rows, bm25_values = (
-        fts_candidates(conn, terms, filters, max(CANDIDATES, k)) if terms else ([], [])
-    )
-    if semantic is not None:  # the query's nearest notes join the candidates
-        known = {str(row[0]) for row in rows}
-        size = max(vault.settings.embeddings.vector_candidates, k)
-        floor = vault.settings.embeddings.vector_floor
-        wanted = [p for p, cos in semantic.nearest(size + len(known))
-                  if p not in known and cos > floor][:size]
-        where, params = filters.sql()
-        near = rows_at(conn, wanted, where, params) if wanted else []
-        rows = [*rows, *near]
-        bm25_values = [*bm25_values, *([0.0] * len(near))]
-    if dates:  # the notes created when the query says
-        dated, dated_bm25 = dated_candidates(
-            conn, terms, filters, dates, {str(row[0]) for row in rows}, DATE_CANDIDATES,
-            semantic.cosine_of if semantic is not None else None)
-        rows = [*rows, *dated]
-        bm25_values = [*bm25_values, *dated_bm25]
-    if not rows:
-        return []
-    paths = [str(row[0]) for row in rows]
-    relevance = relevance_signal(bm25_values)
-    sources: list[int] = []
-    targets: list[int] = []
-    if weights.graph > 0:
-        extra, sources, targets = graph_candidates(conn, filters, paths, relevance)
-        rows += extra
-        paths += [str(row[0]) for row in extra]
-        relevance += [0.0] * len(extra)
-    seeds = strong_hits(relevance, paths)
-    context = Episodes([], [])
-    lenders = seeds
-    if weights.episode > 0:
-        lenders = strong_hits(relevance, paths, EPISODE_SEEDS)
-        context = episode_neighbours(conn, filters, paths, lenders)
-        rows += context.extra
-        paths += [str(row[0]) for row in context.extra]
-        relevance += [0.0] * len(context.extra)
-        seeds += [False] * len(context.extra)
-        lenders += [False] * len(context.extra)
-    bm25 = [*bm25_values, *([0.0] * (len(paths) - len(bm25_values)))]
-    kinds = [row[_TYPE] for row in rows]
-    statuses = [row[_STATUS] for row in rows]
-    scored = row_scores(rows, now.timestamp(), vault.settings)
-    score = [s for s, _ in scored]
-    decays = [kind == "memory" for kind in kinds]
-    ratio = weights.relevance / weights.decay if weights.decay > 0 else math.inf
-    forget = vault.settings.thresholds.forget
-    alive = [d and s >= forget for d, s in zip(decays, score, strict=True)]
-    decay = plain_note_decay(decay_signal(score, decays), alive, relevance, ratio,
-                             plain=[not d for d in decays], relevant=STRONG_HIT)
-    proximity = graph_signal(relevance, seeds, sources, targets)
-    cosine = [float(c) for c in semantic.cosine_of(paths)] if semantic is not None else None
-    vector = None
-    if semantic is not None and cosine is not None:
-        tuning = vault.settings.embeddings
-        # vectors alone (relevance weight 0): no BM25 order to protect, the full signal
-        keywords = weights.relevance > 0
-        agreement = keyword_agreement(cosine, relevance, semantic.top) if keywords else 0.0
-        vector = matched_share(
-            vector_signal(cosine, semantic.top, tuning.vector_floor),
-            [b != 0.0 for b in bm25],
-            tuning.matched_vector_share if keywords else 1.0,
-            unmatched_share(agreement, tuning.agreement_damping, tuning.agreement_start))
-    index = {p: i for i, p in enumerate(paths)}
-    pairs = [(index[h], index[j], before) for h, j, before in context.pairs
-             if h in index and j in index]
-    episode, episode_via = episode_signal(
-        relevance, lenders, [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]
-    )
-    episode_lift = episode_contribution(episode, relevance, weights.episode)
-    time_lift = [0.0] * len(paths)
-    # a question asking when: memories that say when (pure BM25 keeps BM25's order)
-    if when and fusing:
-        texts = _bodies(conn, paths)
-        time_lift = [TIME_LIFT if mentions_time(texts.get(p, "")) else 0.0 for p in paths]
-    date_lift = [DATE_LIFT if dates and created_within(_timestamp(row[_CREATED]), dates)
-                 else 0.0 for row in rows]
-    lift = [e + t + d for e, t, d in zip(episode_lift, time_lift, date_lift, strict=True)]
-    fused = fuse(relevance, decay, proximity.signal, weights, vector)
-    fused = fused._replace(graph=[g + x for g, x in zip(fused.graph, lift, strict=True)],
-                    score=[s + x for s, x in zip(fused.score, lift, strict=True)])
-    capped = cap_superseded(fused.score, successors(conn, paths, statuses, index))
-    fused = fused._replace(score=capped)
-    priority = [p if d and st == "active" else 0.0
-                for (_, p), d, st in zip(scored, decays, statuses, strict=True)]
-    primary, held = _spread(conn, ranking(fused.score, paths), paths, k, semantic,
-                            vault.settings.embeddings.near_duplicate)
-    due = [i for i in primary if priority[i] > 0 and relevance[i] >= REVIEW_MIN_RELEVANCE
-           and i not in held]
-    due.sort(key=lambda i: -priority[i])  # stable: equal priorities keep the fused order
-    hits: list[Hit] = []
-    chosen = list(blend_results(primary, due, k, weights.review_blend, fused.score,
-                                 REVIEW_CLOSENESS))
-    bodies = _bodies(conn, [paths[i] for i, _ in chosen])
-    for rank, (i, by_review) in enumerate(chosen, 1):
-        via = int(episode_via[i]) if episode_lift[i] > 0 else int(proximity.via[i])
-        hits.append(Hit(
-            rank=rank, path=paths[i],
-            id=cast("str | None", rows[i][_ID]) if kinds[i] in MANAGED_TYPES else None,
-            title=title_of(paths[i]), score=float(fused.score[i]),
-            relevance=float(fused.relevance[i]), decay=float(fused.decay[i]),
-            graph=float(fused.graph[i]), review=by_review,
-            signals=HitSignals(
-                relevance=float(relevance[i]), decay=float(decay[i]),
-                graph=float(proximity.signal[i]), bm25=float(bm25[i]),
-                decay_score=float(score[i]) if decays[i] else None,
-                review_priority=float(priority[i]),
-                linked_to=title_of(paths[via]) if via >= 0 else None,
-                vector=float(vector[i]) if vector is not None else 0.0,
-                cosine=_finite(cosine[i]) if cosine is not None else None,
-                time=time_lift[i], date=date_lift[i],
-            ),
-            text=capped_text(bodies.get(paths[i], "")),
-            vector=float(fused.vector[i]) if fused.vector is not None else 0.0,
-        ))
-    return hits
-
-
-def _spread(
-    conn: sqlite3.Connection, order: list[int], paths: Sequence[str], k: int,
-    semantic: SemanticQuery | None, near_cosine: float,
-) -> Spread:
-    """``order`` with near-duplicates of a better hit behind the first ``k`` distinct ones
-    (:mod:`vaultmem.core.recall.recall_diversity`): their words (title and body) from the index,
-    their vectors' cosine when both have one."""
-    window = order[: DIVERSITY_WINDOW * k]
-    bodies = _bodies(conn, [paths[i] for i in window])
-    words = {i: content_tokens(f"{title_of(paths[i])} {bodies.get(paths[i], '')}")
-             for i in window}
-    empty: frozenset[str] = frozenset()
-    cosine = None
-    if semantic is not None:
-        found = semantic
-
-        def cosine(i: int, j: int) -> float | None:
-            return found.cosine_between(paths[i], paths[j])
-
-    return spread_near_duplicates(order, k, lambda i: words.get(i, empty), cosine, near_cosine)
-
-
-DIVERSITY_WINDOW = 3
-"""Near-duplicates are looked for among the first ``DIVERSITY_WINDOW × k`` candidates."""
-
-
-def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
-    """The indexed body of each note at ``paths`` (from the FTS table: no file is read)."""
-    if not paths:
-        return {}
-    marks = ", ".join("?" * len(paths))
-    rows = conn.execute(
-        f"SELECT n.path, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid "
-        f"WHERE n.path IN ({marks})",
-        tuple(paths),
-    )
-    return {str(path): str(body or "") for path, body in rows}
-
-
-def _timestamp(value: object) -> float | None:
-    """An index ``created`` cell as POSIX seconds (``None`` when absent or not a number)."""
-    return float(value) if isinstance(value, int | float) else None
-
-
-def _finite(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
 
 
 def review_queue(vault: VaultContext, *, k: int | None, now: dt.datetime) -> list[MemoryRow]:
