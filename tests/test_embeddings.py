@@ -34,7 +34,7 @@ from vaultmem.core.recall.vector_fusion import (
     unmatched_share,
     vector_signal,
 )
-from vaultmem.services.index.index_sync import SyncReport
+from vaultmem.services.index.sync_types import SyncReport
 from vaultmem.services.index.watcher import VaultWatcher
 from vaultmem.services.semantic.background_embedding import BackgroundEmbedder
 from vaultmem.services.semantic.embedding_providers import (

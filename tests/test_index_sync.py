@@ -36,7 +36,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     reads: list[str] = []
     real = index_sync._read
 
-    def counting(root: Path, rel: str) -> index_sync._Read | None:
+    def counting(root: Path, rel: str) -> index_sync.NoteRead | None:
         reads.append(rel)
         return real(root, rel)
 
@@ -452,7 +452,7 @@ def test_a_note_that_vanishes_during_a_bulk_load_is_left_out_and_unlinked(
         ).fetchone()[0]
         real = index_sync._read
 
-        def vanishing(vault_root: Path, rel: str) -> index_sync._Read | None:
+        def vanishing(vault_root: Path, rel: str) -> index_sync.NoteRead | None:
             return None if rel == linked else real(vault_root, rel)
 
         monkeypatch.setattr(index_sync, "_read", vanishing)
@@ -514,7 +514,7 @@ def test_a_rebuild_that_fails_midway_leaves_the_previous_index_whole(
         real = index_sync._read
         reads: list[str] = []
 
-        def failing(vault_root: Path, rel: str) -> index_sync._Read | None:
+        def failing(vault_root: Path, rel: str) -> index_sync.NoteRead | None:
             reads.append(rel)
             if len(reads) == 50:
                 raise RuntimeError("killed half-way")

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from vaultmem import Vault
-from vaultmem.services.index.index_sync import SyncReport
+from vaultmem.services.index.sync_types import SyncReport
 from vaultmem.services.index.watcher import VaultWatcher
 
 NOTE = """---

@@ -23,7 +23,8 @@ from vaultmem import Vault
 from vaultmem.cli.watch_command import watch
 from vaultmem.core.notes.content_hash import content_hash
 from vaultmem.services.index import watcher as watcher_module
-from vaultmem.services.index.index_sync import SyncReport, sync_index
+from vaultmem.services.index.index_sync import sync_index
+from vaultmem.services.index.sync_types import SyncReport
 from vaultmem.services.index.watcher import VaultWatcher
 from vaultmem.store.index_db import IndexDB
 

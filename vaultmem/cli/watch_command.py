@@ -15,7 +15,7 @@ from types import FrameType
 import click
 
 from vaultmem.cli.common import json_option, vault_command
-from vaultmem.services.index.index_sync import SyncReport
+from vaultmem.services.index.sync_types import SyncReport
 from vaultmem.services.index.watcher import DEFAULT_DEBOUNCE_SECONDS, VaultWatcher
 from vaultmem.services.semantic.background_embedding import BackgroundEmbedder
 from vaultmem.services.vault import Vault

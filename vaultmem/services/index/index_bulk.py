@@ -20,8 +20,13 @@ from typing import TYPE_CHECKING
 
 from vaultmem.core.links.link_resolution import LinkResolver, note_key
 from vaultmem.core.notes.note_parse import as_alias
-from vaultmem.services.index import index_sync
-from vaultmem.services.index.index_sync import ProgressCallback, SyncReport, WorkerStart, parse_read
+from vaultmem.services.index.sync_types import (
+    NoteParser,
+    NoteReader,
+    ProgressCallback,
+    SyncReport,
+    WorkerStart,
+)
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
 from vaultmem.store.index_load import NoteRows, RowValues, bulk_load
@@ -41,7 +46,7 @@ class _LoadState:
     """What every batch needs: the vault, its template folders, and who is where (a plain
     class: a named tuple costs this module's import 0.2 ms, a dataclass half a millisecond)."""
 
-    __slots__ = ("root", "templates", "resolver", "nid_of", "resolved")
+    __slots__ = ("root", "templates", "resolver", "nid_of", "read", "parse", "resolved")
 
     def __init__(
         self,
@@ -49,11 +54,17 @@ class _LoadState:
         templates: tuple[str, ...],
         resolver: LinkResolver,
         nid_of: dict[str, int],
+        read: NoteReader,
+        parse: NoteParser,
     ) -> None:
         self.root = root
         self.templates = templates
         self.resolver = resolver
         self.nid_of = nid_of
+        self.read = read
+        """Reads one note (``index_sync._read``: looked up by the sync at each call, so tests
+        stand in for it)."""
+        self.parse = parse
         self.resolved: dict[str, tuple[str, str | None, int | None]] = {}
         """Target → (key, resolved path, its nid) of the targets that resolve alike from every
         note (filled as batches are read; each worker process keeps its own)."""
@@ -81,11 +92,11 @@ def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
     rows = NoteRows()
     resolver, nid_of, known = state.resolver, state.nid_of, state.resolved
     for rel, nid in batch:
-        read = index_sync._read(state.root, rel)  # looked up here: tests stand in for it
+        read = state.read(state.root, rel)
         if read is None:
             rows.missing.append(rel)
             continue
-        note = parse_read(read, state.templates)
+        note = state.parse(read, state.templates)
         note = as_alias(note, read.alias_of, state.nid_of.__contains__)
         links: list[LinkValues] = []
         for link in note.links:
@@ -164,6 +175,8 @@ def index_all(
     workers: WorkerStart,
     report: SyncReport,
     progress: ProgressCallback | None = None,
+    read: NoteReader,
+    parse: NoteParser,
 ) -> None:
     """Index every note of ``notes`` (vault-relative paths, from the walk; each note's size and
     mtime are those it has when read) and every path of ``attachments`` into ``db``, whose tables
@@ -171,11 +184,15 @@ def index_all(
 
     ``workers`` says how worker processes that read and parse the notes start (``None``: the
     notes are read in this process).
-    Counts go to ``report`` (``added``, ``touched_paths``); edge counts are recomputed.
+    ``read`` reads one note and ``parse`` parses what it read (the sync's own, handed over so
+    that this module never imports the sync back). Counts go to ``report`` (``added``,
+    ``touched_paths``); edge counts are recomputed.
     """
     paths = sorted(notes)
     nid_of = {rel: nid for nid, rel in enumerate(paths, 1)}
-    state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of)
+    state = _LoadState(
+        root, templates, LinkResolver([*paths, *attachments]), nid_of, read, parse
+    )
     if workers is None:  # read here: no worker to keep busy, so no small first batches
         chunks = [paths[i : i + BATCH_NOTES] for i in range(0, len(paths), BATCH_NOTES)]
     else:

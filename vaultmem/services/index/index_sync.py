@@ -14,7 +14,6 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -27,7 +26,13 @@ from vaultmem.core.notes.timestamps import from_epoch
 from vaultmem.core.settings import Settings
 from vaultmem.errors import NoteError
 from vaultmem.services.index import index_stamps
-from vaultmem.services.index.index_stamps import is_racy, racy_stamp
+from vaultmem.services.index.index_stamps import is_racy
+from vaultmem.services.index.sync_types import (
+    NoteRead,
+    ProgressCallback,
+    SyncReport,
+    WorkerStart,
+)
 from vaultmem.services.index.sync_walk import StatMap, differences, forked_walk
 from vaultmem.services.index.template_folders import in_templates, template_folders
 from vaultmem.services.index.vault_walk import (
@@ -52,60 +57,6 @@ if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast s
 
     from vaultmem.core.links.links import Link
 
-ProgressCallback = Callable[[int, int], None]
-"""Called as ``progress(done, total)`` while notes are read."""
-
-
-@dataclass(slots=True)
-class SyncReport:
-    """What a sync did; ``seconds`` is wall time. ``--json`` prints :meth:`as_dict`."""
-
-    added: int = 0
-    changed: int = 0
-    moved: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    seconds: float = 0.0
-    rebuilt: bool = False
-    touched_paths: list[str] = field(default_factory=list)
-    linked: set[str] | None = None
-    """The notes that are symbolic links, as a walk of the whole vault found them (``None``:
-    no such walk); a lifecycle plan leaves them in place without a ``stat`` each."""
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "added": self.added,
-            "changed": self.changed,
-            "moved": self.moved,
-            "removed": self.removed,
-            "unchanged": self.unchanged,
-            "seconds": round(self.seconds, 4),
-            "rebuilt": self.rebuilt,
-        }
-
-    @property
-    def any_change(self) -> bool:
-        return bool(self.added or self.changed or self.moved or self.removed)
-
-
-class _Read(NamedTuple):  # a named tuple: no dataclass to build when recall imports this
-    path: str
-    size: int
-    mtime_ns: int
-    hash: str
-    text: str
-    problems: tuple[str, ...]
-    racy: bool = False
-    """Read within a clock tick of its mtime: its stamp is stored as pending."""
-    alias_of: str = ""
-    """For a symbolic link to a note inside the vault, that note's path (:func:`as_alias`)."""
-
-    @property
-    def stamp_ns(self) -> int:
-        """The mtime to store in the index: the file's, or a pending one if racily clean."""
-        return racy_stamp(self.mtime_ns) if self.racy else self.mtime_ns
-
-
 class WrittenNote(NamedTuple):
     """A note as vaultmem wrote it: its text and its file's ``size`` (bytes) and ``mtime_ns``."""
 
@@ -114,7 +65,7 @@ class WrittenNote(NamedTuple):
     mtime_ns: int
 
 
-def _read(root: Path, rel: str) -> _Read | None:
+def _read(root: Path, rel: str) -> NoteRead | None:
     """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
     read_at = index_stamps.clock_ns()  # before the read: a later write is caught (is_racy)
     alias_of = ""
@@ -140,20 +91,20 @@ def _read(root: Path, rel: str) -> _Read | None:
         # no hash without the bytes: the stat stands in; stamped pending (racy), so each sync
         # looks again (one fstat) and reads the note once the limit is raised
         unread = f"unread:{info.st_size}:{mtime}"
-        return _Read(rel, info.st_size, mtime, unread, "", (problem,), True, alias_of)
+        return NoteRead(rel, info.st_size, mtime, unread, "", (problem,), True, alias_of)
     problems: tuple[str, ...] = ()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         text = data.decode("utf-8", errors="replace")
         problems = (f"not UTF-8 (byte {err.start})",)
-    return _Read(
+    return NoteRead(
         rel, len(data), mtime, content_hash(data), text, problems, is_racy(mtime, read_at),
         alias_of,
     )
 
 
-def parse_read(read: _Read, templates: tuple[str, ...]) -> ParsedNote:
+def parse_read(read: NoteRead, templates: tuple[str, ...]) -> ParsedNote:
     """The note a read holds, parsed; a note under a template folder is never a memory."""
     note = parse_note(
         read.path,
@@ -186,7 +137,7 @@ CHUNK_NOTES = 64
 IN_FLIGHT_CHUNKS = 8
 
 
-_Parsed = tuple[_Read, ParsedNote]
+_Parsed = tuple[NoteRead, ParsedNote]
 
 
 def _read_and_parse_all(
@@ -202,19 +153,15 @@ def _read_and_parse_all(
 
 def _unpack(
     rels: list[str], future: Future[list[_Parsed | None]]
-) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
+) -> Iterator[tuple[str, NoteRead | None, ParsedNote | None]]:
     return _paired(rels, future.result())
 
 
 def _paired(
     rels: list[str], results: list[_Parsed | None]
-) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
+) -> Iterator[tuple[str, NoteRead | None, ParsedNote | None]]:
     for rel, result in zip(rels, results, strict=True):
         yield (rel, *result) if result is not None else (rel, None, None)
-
-
-WorkerStart = Literal["fork", "spawn"] | None
-"""How worker processes start (:func:`worker_start`); ``None``: no workers, read here."""
 
 
 def _start_method() -> Literal["fork", "spawn"]:
@@ -335,7 +282,9 @@ class _Syncer:
             self.db.remove_attachments(sorted(gone))
         self.dirty_keys.update(note_key(path) for path in added | gone)
 
-    def _reads(self, to_read: list[str]) -> Iterator[tuple[str, _Read | None, ParsedNote | None]]:
+    def _reads(
+        self, to_read: list[str]
+    ) -> Iterator[tuple[str, NoteRead | None, ParsedNote | None]]:
         """(path, read or None if it vanished, parsed note or None) for each path, in order.
 
         Many notes (a cold index) are read and parsed by a second process while this one writes
@@ -377,7 +326,7 @@ class _Syncer:
             while pending:
                 yield from _unpack(*pending.popleft())
 
-    def _as_written(self, rel: str) -> _Read | None:
+    def _as_written(self, rel: str) -> NoteRead | None:
         """The note at ``rel`` as vaultmem wrote it, if the walk found it still with the size and
         mtime it had when written (else ``None``: someone changed it since, so it is read).
 
@@ -389,12 +338,12 @@ class _Syncer:
         data = written.text.encode("utf-8")
         if len(data) != written.size:
             return None
-        return _Read(
+        return NoteRead(
             rel, written.size, written.mtime_ns, content_hash(data), written.text, (), racy=True
         )
 
     def _store(
-        self, note: ParsedNote, read: _Read, *, new: bool, origin: str | None = None
+        self, note: ParsedNote, read: NoteRead, *, new: bool, origin: str | None = None
     ) -> None:
         note = as_alias(note, read.alias_of, lambda to: not is_ignored(to, self.settings))
         nid = self.db.upsert(
@@ -512,6 +461,7 @@ def sync_index(
                 index_all(
                     root, db, syncer.templates, present, attachments,
                     workers=worker_start(found), report=syncer.report, progress=progress,
+                    read=_read, parse=parse_read,
                 )
             else:
                 syncer.apply(present, known, progress)

@@ -34,8 +34,9 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from vaultmem.errors import VaultmemError
-from vaultmem.services.index.index_sync import SyncReport, sync_index, sync_paths
+from vaultmem.services.index.index_sync import sync_index, sync_paths
 from vaultmem.services.index.live_index import Heartbeat
+from vaultmem.services.index.sync_types import SyncReport
 from vaultmem.services.index.vault_walk import is_ignored, is_tracked_attachment
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.index_db import IndexDB

@@ -42,7 +42,7 @@ from vaultmem.services.sync.shared_ids import hold_shared, shared_id_paths
 from vaultmem.store.confinement import left_in_place_warning, linked_notes
 
 if TYPE_CHECKING:
-    from vaultmem.services.index.index_sync import SyncReport
+    from vaultmem.services.index.sync_types import SyncReport
     from vaultmem.services.vault_context import VaultContext
 
 PLANNED_STATUSES = ("active", "superseded")

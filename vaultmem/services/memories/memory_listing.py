@@ -17,7 +17,7 @@ from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.services.index.index_lookups import conflicted_paths
 
 if TYPE_CHECKING:
-    from vaultmem.services.index.index_sync import SyncReport
+    from vaultmem.services.index.sync_types import SyncReport
     from vaultmem.services.memories.memory_view import MemoryRow, MemoryTable, VaultStatus
     from vaultmem.services.vault_context import VaultContext
 

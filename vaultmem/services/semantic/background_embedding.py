@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from vaultmem.core.notes.timestamps import utc_now
-from vaultmem.services.index.index_sync import SyncReport
+from vaultmem.services.index.sync_types import SyncReport
 from vaultmem.services.semantic.embeddings import embed_notes, provider
 from vaultmem.services.vault_context import VaultContext
 
