@@ -393,6 +393,45 @@ def test_a_correction_of_a_note_that_breaks_meanwhile_is_taken_back(
     assert "status: active" in (vault.root / old.path).read_text()
 
 
+def _hold_vault_lock(sidecar: str, ready: object, done: object) -> None:
+    from vaultmem.store.vault_lock import vault_lock
+
+    with vault_lock(Path(sidecar)):
+        ready.set()  # type: ignore[attr-defined]
+        done.wait(30)  # type: ignore[attr-defined]
+
+
+def test_a_correction_waits_for_the_lock_as_long_as_the_vault_says(vault: Vault) -> None:
+    """A correction waits for a running pass like every save: ``lock_wait_seconds``, not a
+    fixed ten seconds; refused, it writes nothing."""
+    import multiprocessing
+    import time
+
+    from vaultmem.errors import LockedError
+
+    old = vault.remember("Old fact about the lock", title="Old lock fact", now=T0)
+    before = sorted(p.relative_to(vault.root).as_posix() for p in vault.root.rglob("*.md"))
+    text = (vault.root / old.path).read_text()
+    spawn = multiprocessing.get_context("spawn")
+    ready, done = spawn.Event(), spawn.Event()
+    holder = spawn.Process(target=_hold_vault_lock, args=(str(vault.sidecar), ready, done))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        vault.lock_wait_seconds = 0.2
+        started = time.monotonic()
+        with pytest.raises(LockedError):
+            vault.remember("New fact", title="New fact", supersedes="Old lock fact", now=T0 + DAY)
+        waited = time.monotonic() - started
+    finally:
+        done.set()
+        holder.join(30)
+    assert waited < 5.0  # 0.2 s asked; the old fixed wait was 10 s
+    after = sorted(p.relative_to(vault.root).as_posix() for p in vault.root.rglob("*.md"))
+    assert after == before
+    assert (vault.root / old.path).read_text() == text
+
+
 def test_a_boxed_hit_shows_its_box_as_its_episode(vault: Vault) -> None:
     """A box never takes a hit's slot, but a sealed memory names the box it was sealed in."""
     for n, text in enumerate(("Deploy freeze starts Friday", "Deploy freeze ends Monday noon")):
