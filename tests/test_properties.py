@@ -48,7 +48,8 @@ def test_every_key_a_box_a_trace_or_a_consolidation_writes_has_a_row() -> None:
     keys: set[str] = set()
     for text in (box_note(box, dt.datetime.now(dt.UTC)), trace_note(trace, T)):
         keys |= set(parse_frontmatter(split_note(text).yaml))
-    source = (ROOT / "vaultmem" / "services" / "semantic" / "consolidation.py").read_text(encoding="utf-8")
+    consolidation = ROOT / "vaultmem" / "services" / "semantic" / "consolidation.py"
+    source = consolidation.read_text(encoding="utf-8")
     keys.add("consolidated_from")
     assert '"consolidated_from":' in source
     assert sorted(keys - set(PROPERTIES)) == []
