@@ -10,19 +10,21 @@ and never mistakes its own earlier steps for a person's change; once done the jo
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
 from vaultmem.errors import NoteChangedError, NoteError
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal import (
+    StagedSlot,
+    StagingThread,
     append_record,
     file_sha,
     reopen_journal,
     text_sha,
 )
 from vaultmem.store.journal_check import JournalEntry, Operation
-from vaultmem.store.note_batch import flush_files
 from vaultmem.store.note_files import (
     StagedText,
     create_note,
@@ -30,7 +32,6 @@ from vaultmem.store.note_files import (
     discard_staged,
     move_note,
     replace_note,
-    stage_text,
 )
 from vaultmem.store.vault_paths import confined
 
@@ -96,26 +97,38 @@ def undo(
         op for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
     ]
     steps = _undo_steps(root, remaining)
+    batches = [steps[start : start + UNDO_BATCH] for start in range(0, len(steps), UNDO_BATCH)]
     with reopen_journal(entry.path) as handle:
         if not entry.undo_started:
             append_record(handle, {"undo": "start"}, durable=True)
-        for start in range(0, len(steps), UNDO_BATCH):
-            batch = steps[start : start + UNDO_BATCH]
-            staged = _stage_reverts(root, batch)  # one flush to disk per batch, not one per note
-            try:
-                for op in batch:
-                    stop_if_requested("run `vaultmem undo` again to finish undoing")
-                    append_record(handle, {"undoing": op.seq})
-                    _revert(root, op, staged.pop(op.seq, None))
-                    append_record(handle, {"undone": op.seq}, held=True)  # out with the next line
-                    entry.undone.add(op.seq)
-                    if progress is not None:
-                        progress(1)
-            finally:
-                for item in staged.values():
-                    discard_staged(item)
-            if batch_done is not None:
-                batch_done([p for op in batch for p in (op.target, op.source) if p is not None])
+        ahead = _stage_reverts(root, batches[0]) if batches else None
+        try:
+            for number, batch in enumerate(batches):
+                assert ahead is not None
+                staged, ahead = _settled(ahead), None
+                try:  # the next batch is written ahead while this one is reverted
+                    if number + 1 < len(batches):
+                        ahead = _stage_reverts(root, batches[number + 1])
+                    for op in batch:
+                        stop_if_requested("run `vaultmem undo` again to finish undoing")
+                        append_record(handle, {"undoing": op.seq})
+                        _revert(root, op, staged.pop(op.seq, None))
+                        append_record(handle, {"undone": op.seq}, held=True)  # with the next
+                        entry.undone.add(op.seq)
+                        if progress is not None:
+                            progress(1)
+                finally:
+                    for item in staged.values():
+                        discard_staged(item)
+                if batch_done is not None:
+                    batch_done([p for op in batch for p in (op.target, op.source) if p is not None])
+        finally:
+            if ahead is not None:  # stopped early: what was written ahead is removed
+                with contextlib.suppress(OSError):
+                    _settled(ahead)
+                for slot in ahead[0].values():
+                    if slot.staged is not None:
+                        discard_staged(slot.staged)
         append_record(handle, {}, durable=True, nothing=True)
     folders = {
         confined(root, rel).parent
@@ -136,23 +149,35 @@ UNDO_BATCH = 500
 puts them in place, as a pass does with its new texts."""
 
 
-def _stage_reverts(root: Path, batch: list[Operation]) -> dict[int, StagedText]:
-    """The texts ``batch``'s reverts will write, staged beside their notes and flushed at once.
+Ahead = tuple[dict[int, StagedSlot], StagingThread]
+"""The reverted texts of one batch (operation number → its slot), being written ahead."""
 
-    A revert whose text turns out not to match (the note changed meanwhile) writes its own.
-    """
-    staged: dict[int, StagedText] = {}
+
+def _stage_reverts(root: Path, batch: list[Operation]) -> Ahead:
+    """The texts ``batch``'s reverts will write, written ahead beside their notes and flushed at
+    once, on a helper thread (:class:`~vaultmem.store.journal.StagingThread`) while the batch
+    before is reverted. A revert whose text turns out not to match (the note changed
+    meanwhile), or could not be written ahead, writes its own."""
+    slots: dict[int, StagedSlot] = {}
+    for op in batch:
+        rewrites = op.kind in ("edit", "delete") or op.before != op.after  # not a bare rename
+        if op.kind != "create" and op.before is not None and rewrites:
+            slots[op.seq] = StagedSlot(confined(root, op.target), op.before)
+    return slots, StagingThread(root, list(slots.values()), [])
+
+
+def _settled(ahead: Ahead) -> dict[int, StagedText]:
+    """The texts of ``ahead`` once written and flushed; if the flush failed, they are removed
+    and its error raised."""
+    slots, thread = ahead
     try:
-        for op in batch:
-            rewrites = op.kind in ("edit", "delete") or op.before != op.after  # not a bare rename
-            if op.kind != "create" and op.before is not None and rewrites:
-                staged[op.seq] = stage_text(confined(root, op.target), op.before)
-        flush_files(root, [item.temp for item in staged.values()])
+        thread.wait()
     except BaseException:
-        for item in staged.values():
-            discard_staged(item)
+        for slot in slots.values():
+            if slot.staged is not None:
+                discard_staged(slot.staged)
         raise
-    return staged
+    return {seq: slot.staged for seq, slot in slots.items() if slot.staged is not None}
 
 
 def undo_steps_left(entry: JournalEntry) -> int:
