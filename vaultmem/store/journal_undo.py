@@ -38,8 +38,11 @@ from vaultmem.store.vault_paths import confined
 __all__ = ["UNDO_BATCH", "undo", "undo_steps_left"]
 
 
-def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
-    """The operations to reverse, newest first, checked against the files before any is touched.
+def _undo_steps(
+    root: Path, operations: list[Operation]
+) -> tuple[list[Operation], dict[int, str | None]]:
+    """The operations to reverse, newest first, checked against the files before any is touched,
+    and the content hash each one's note is to hold when it is reversed (by operation number).
 
     Walks the journal backwards over a virtual view of the files, so a note moved twice in one
     pass (sealed into a box, then promoted) is followed through both moves. Operations whose
@@ -57,9 +60,10 @@ def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
         return NoteChangedError(rel, "changed after the pass; undo refused (nothing was changed)")
 
     steps: list[Operation] = []
+    found: dict[int, str | None] = {}
     for op in reversed(operations):
         after, before = text_sha(op.after), text_sha(op.before)
-        now = sha(op.target)
+        now = found[op.seq] = sha(op.target)
         if op.kind == "move":
             assert op.source is not None
             if now in (after, before) and sha(op.source) is None:
@@ -72,7 +76,7 @@ def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
             steps.append(op)
         elif now != before:
             raise refuse(op.target)
-    return steps
+    return steps, found
 
 
 def undo(
@@ -96,7 +100,7 @@ def undo(
     remaining = [
         op for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
     ]
-    steps = _undo_steps(root, remaining)
+    steps, found = _undo_steps(root, remaining)
     batches = [steps[start : start + UNDO_BATCH] for start in range(0, len(steps), UNDO_BATCH)]
     with reopen_journal(entry.path) as handle:
         if not entry.undo_started:
@@ -112,7 +116,7 @@ def undo(
                     for op in batch:
                         stop_if_requested("run `vaultmem undo` again to finish undoing")
                         append_record(handle, {"undoing": op.seq})
-                        _revert(root, op, staged.pop(op.seq, None))
+                        _revert(root, op, found[op.seq], staged.pop(op.seq, None))
                         append_record(handle, {"undone": op.seq}, held=True)  # with the next
                         entry.undone.add(op.seq)
                         if progress is not None:
@@ -130,14 +134,12 @@ def undo(
                     if slot.staged is not None:
                         discard_staged(slot.staged)
         append_record(handle, {}, durable=True, nothing=True)
-    folders = {
-        confined(root, rel).parent
-        for op in entry.operations
-        for rel in (op.target, op.source)
-        if rel is not None
-    }
-    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
-        _remove_empty_parents(folder, root)
+    one_per_folder: dict[str, str] = {}  # each folder a note was written in → one such note
+    for op in entry.operations:
+        for rel in (op.target, op.source):
+            if rel is not None:
+                one_per_folder.setdefault(rel.rpartition("/")[0], rel)
+    _remove_empty_folders({confined(root, rel).parent for rel in one_per_folder.values()}, root)
     entry.path.rename(entry.path.with_name(entry.path.name.replace(".jsonl", ".undone.jsonl")))
     now_undone = {op.seq for op in steps}
     earlier = [by_seq[s] for s in sorted(entry.undone, reverse=True) if s not in now_undone]
@@ -187,12 +189,16 @@ def undo_steps_left(entry: JournalEntry) -> int:
     )
 
 
-def _revert(root: Path, op: Operation, staged: StagedText | None = None) -> None:
-    """Put ``op``'s note back as it was; ``staged``: its old text, already flushed beside it."""
+def _revert(
+    root: Path, op: Operation, found: str | None, staged: StagedText | None = None
+) -> None:
+    """Put ``op``'s note back as it was; ``found``: the content hash :func:`_undo_steps` found
+    it to hold (a note that no longer does is left alone: :class:`NoteChangedError`);
+    ``staged``: its old text, already flushed beside it."""
     target = confined(root, op.target)
     if op.kind == "move":
         assert op.source is not None
-        now = file_sha(target) or ""
+        now = found or ""
         text = op.before if now != text_sha(op.before) else None
         if text is None and staged is not None:
             discard_staged(staged)
@@ -214,11 +220,15 @@ def _revert(root: Path, op: Operation, staged: StagedText | None = None) -> None
                 raise
 
 
-def _remove_empty_parents(folder: Path, root: Path) -> None:
-    """Remove empty folders a pass created (``Boxes/<date>/<box>/``), up to a top folder."""
-    while folder != root and folder.parent != root:
-        try:
+def _remove_empty_folders(folders: set[Path], root: Path) -> None:
+    """Remove those of ``folders`` that are empty (``Boxes/<date>/<box>/`` a pass created) and
+    then their parents, up to a top folder: each folder tried once, deepest first (so after
+    every folder below it was)."""
+    tried: set[Path] = set()
+    for folder in folders:
+        while folder != root and folder.parent != root and folder not in tried:
+            tried.add(folder)
+            folder = folder.parent
+    for folder in sorted(tried, key=lambda f: len(f.parts), reverse=True):
+        with contextlib.suppress(OSError):  # not empty (or gone): left as it is
             folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
