@@ -51,6 +51,7 @@ from vaultmem.store.note_files import (
     replace_note,
     stage_text,
 )
+from vaultmem.store.raw_reads import read_to_end
 from vaultmem.store.vault_paths import confined
 
 JOURNAL_DIR = "journal"
@@ -439,11 +440,19 @@ def _carry(
 
 
 def file_sha(path: Path) -> str | None:
-    """The content hash of the file at ``path`` (``None``: there is no file)."""
+    """The content hash of the file at ``path`` (``None``: there is no file). Read without a
+    Python file object (:func:`~vaultmem.store.raw_reads.read_to_end`): an undo hashes every
+    note its pass wrote."""
     try:
-        return content_hash(path.read_bytes())
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    try:
+        return content_hash(read_to_end(fd))
+    except IsADirectoryError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def journals(sidecar: Path) -> list[Path]:
