@@ -30,7 +30,7 @@ from vaultmem.core.note_parse import title_of
 from vaultmem.core.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
 from vaultmem.services.index_sync import WrittenNote
-from vaultmem.services.memory_creation import NoteCreator, create_memory
+from vaultmem.services.memory_creation import BatchNames, NoteCreator, create_memory
 from vaultmem.services.pass_indexer import PassIndexer
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.note_batch import NewNotes
@@ -516,7 +516,8 @@ def _import_lines(
         known = _Known(vault)
         batch = NewNotes()
         pending: list[tuple[int, str]] = []  # (line number, path) added to the batch
-        taken: set[str] = set()  # names written and not yet in the index
+        big = len(drafts) >= IMPORT_BATCH  # every name in the index read at once, not one a note
+        names = BatchNames.read(vault.index) if big else BatchNames()
         indexer = (  # big imports: each batch re-indexed by a helper while the next is written
             PassIndexer.start(vault.root, vault.sidecar)
             if len(drafts) >= INDEX_AHEAD_FROM
@@ -527,6 +528,7 @@ def _import_lines(
             if len(batch):
                 vault.index.check_writable()  # create_memory leaves it to the batch's writer
             failed = batch.commit()
+            names.forget_folders()  # each batch confines its folders again
             written = [path for _, path in pending]
             if failed:  # (rare: a name taken by another writer meanwhile, a full disk)
                 fulls = [(number, path, vault.root / path) for number, path in pending]
@@ -538,7 +540,7 @@ def _import_lines(
                 )
             report.imported.extend(written)
             pending.clear()
-            if indexer is not None:  # its names stay taken: the helper may not have them yet
+            if indexer is not None:
                 if written:
                     indexer.submit(written)
                 return
@@ -548,7 +550,6 @@ def _import_lines(
                 for path in written
                 if (full := vault.root / path) in linked
             }
-            taken.clear()
             if written:
                 vault.refresh(written, texts)
 
@@ -570,10 +571,10 @@ def _import_lines(
                         linked.content,
                         fields,
                         title=linked.title,
-                        taken=taken,
                         refresh=False,
                         explicit_title=False,
                         batch=batch,
+                        names=names,
                     )
                 except VaultmemError as err:
                     report.errors.append((number, str(err)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import queue
 import secrets
@@ -60,25 +61,46 @@ WRITE_AHEAD = 64
 
 
 def _write_temp(path: Path, data: bytes) -> tuple[str, int, int]:
-    """Write ``data`` to a new temp file beside ``path``: (temp path, size, mtime_ns as written)."""
+    """Write ``data`` to a new temp file beside ``path``: (temp path, size, mtime_ns as written).
+
+    Plain descriptor calls (open, write, fstat, close): a Python file object around the
+    descriptor would add an ``lseek``, an ``ioctl`` and an ``fstat`` per note. The mode is set
+    to 0o644 only when the umask left it otherwise. The temp names count up from a random
+    start (no ``getrandom`` per note); ``O_EXCL`` makes each one new whatever another process
+    chose."""
+    folder, name = os.path.split(path)
     while True:
-        tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.vaultmem-tmp")
+        number = next(_TEMP_NUMBERS) & 0xFFFFFFFF
+        tmp = os.path.join(folder, f".{name}.{number:08x}.vaultmem-tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             break
         except FileExistsError:
             continue
     try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(fd, 0o644)  # whatever the umask, like every note vaultmem writes
-            handle.write(data)
-            handle.flush()
-            info = os.fstat(fd)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        info = os.fstat(fd)
+        if info.st_mode & 0o7777 != 0o644:  # whatever the umask, like every note vaultmem writes
+            os.fchmod(fd, 0o644)
     except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    try:
+        os.close(fd)
+    except OSError:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     return tmp, info.st_size, info.st_mtime_ns
+
+
+_TEMP_NUMBERS = itertools.count(secrets.randbits(32))
+"""The numbers in the names of a batch's temp files (8 hex digits, as every writer's)."""
 
 
 Written = tuple[str, int, int] | BaseException
