@@ -10,8 +10,9 @@ import pytest
 from conftest import run_cli as run
 
 from vaultmem import Vault
+from vaultmem.core.content_hash import content_key
 from vaultmem.services import pass_indexer
-from vaultmem.services.remembering import IMPORT_BATCH, INDEX_AHEAD_FROM, content_key
+from vaultmem.services.remembering import IMPORT_BATCH, INDEX_AHEAD_FROM
 
 NOW = "2026-11-20T09:00:00"
 

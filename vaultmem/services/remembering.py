@@ -7,16 +7,15 @@ that carry information are written (``box``/``related`` when set), datetimes as 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vaultmem.core.collector import collector_paused
+from vaultmem.core.content_hash import content_key
 from vaultmem.core.fields import (
     DATETIME_KEYS,
     LAYERS,
@@ -131,7 +130,7 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
     if "\0" in content:  # (a title loses its control characters: safe_title)
         raise InputError("content holds a NUL byte (git would take the note for binary)")
     for name, text in (("content", content), ("title", options.get("title"))):
-        if isinstance(text, str) and _SURROGATE.search(text):
+        if isinstance(text, str) and not text.isascii() and _SURROGATE.search(text):
             raise InputError(f"{name} holds a lone surrogate (bytes that are not UTF-8)")
     if options.get("title") is not None and not isinstance(options["title"], str):
         raise InputError(f"title must be a string, not {options['title']!r}")
@@ -227,8 +226,6 @@ def draft_from_json(record: object) -> MemoryDraft:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_PUNCTUATION = re.compile(r"[^\w\s]|_")
-_WHITESPACE = re.compile(r"\s+")
 
 
 def _scalar(value: object) -> bool:
@@ -258,17 +255,6 @@ def _property_value(key: str, value: object) -> object:
     if wrong:  # a memory key of the wrong type (review_count: 1e20): refused, not written
         raise InputError(f"property {wrong[0].key}: {wrong[0].value!r} {wrong[0].problem}")
     return value
-
-
-def content_key(content: str) -> str:
-    """The normalised content hash that identifies an imported memory without an ``id``.
-
-    Lower-cased, punctuation removed, whitespace collapsed, then SHA-256 (hex): the same words
-    give the same key whatever their case, punctuation or line breaks.
-    """
-    text = _PUNCTUATION.sub(" ", unicodedata.normalize("NFC", content).lower())
-    text = _WHITESPACE.sub(" ", text).strip()
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(slots=True)
