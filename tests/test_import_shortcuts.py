@@ -12,6 +12,7 @@ import re
 import time
 import unicodedata
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -29,6 +30,8 @@ SCALARS = (
     | st.integers(-(2**40), 2**40)
     | st.floats(allow_nan=False, width=32)
     | st.booleans()
+    | st.datetimes(min_value=dt.datetime(1000, 1, 1))
+    | st.datetimes(min_value=dt.datetime(1000, 1, 1), timezones=st.just(dt.UTC))
     | st.sampled_from(["memory", "active", "fact", "true", "0.5", "-0.0", "[[Link]]", "a: b"])
 )
 FIELDS = st.dictionaries(
@@ -73,6 +76,11 @@ def test_equal_values_written_differently_never_share_a_line() -> None:
     ]
     for one, other in pairs:
         assert render_note(one, "") != render_note(other, "")
+    zone = ZoneInfo("America/New_York")  # 1:30 twice on 1 November 2026: EDT, then EST
+    first, second = (dt.datetime(2026, 11, 1, 1, 30, fold=f, tzinfo=zone) for f in (0, 1))
+    assert first == second
+    assert render_note({"a": first}, "") == "---\na: 2026-11-01T05:30:00\n---\n"
+    assert render_note({"a": second}, "") == "---\na: 2026-11-01T06:30:00\n---\n"
     assert render_note({"a": -0.0}, "") == "---\na: -0.0\n---\n"
     assert render_note({"a": 1}, "") == "---\na: 1\n---\n"
 

@@ -197,9 +197,10 @@ CHECKED_LINES_KEPT = 4096
 
 
 def _line_key(key: object, value: object) -> tuple[object, ...] | None:
-    """``value``'s key in :data:`_CHECKED_LINES`, ``None`` for one never kept there: a datetime,
-    ``None``, ``0.0`` (equal to ``-0.0``, written differently), NaN, long texts, other lists
-    and types. The type is part of the key: ``True == 1`` but each is written its own way."""
+    """``value``'s key in :data:`_CHECKED_LINES`, ``None`` for one never kept there: ``None``,
+    ``0.0`` (equal to ``-0.0``, written differently), NaN, a datetime in another zone (equal
+    to one an hour apart, across a change of clocks), long texts, other lists and types. The
+    type is part of the key: ``True == 1`` but each is written its own way."""
     kind = value.__class__
     if key.__class__ is not str:
         return None
@@ -209,6 +210,9 @@ def _line_key(key: object, value: object) -> tuple[object, ...] | None:
         return (key, kind, value) if len(value) <= _KEPT_CHARS else None  # type: ignore[arg-type]
     if kind is float:
         return (key, kind, value) if value and value == value else None
+    if kind is dt.datetime:  # naive or UTC: equal values are the same instant (no fold)
+        zone = value.tzinfo  # type: ignore[attr-defined]
+        return (key, kind, value) if zone is None or zone is dt.UTC else None
     if not isinstance(value, list) or kind is not list or len(value) > 16:
         return None
     if all(item.__class__ is str and len(item) <= _KEPT_CHARS for item in value):

@@ -104,6 +104,8 @@ class MemoryDraft:
             "pinned": self.pinned,
             "tags": list(self.tags),
         }
+        if not self.extra:  # already in FIELD_ORDER
+            return values
         for key, value in self.extra.items():
             values[key] = value
         ordered = {k: values[k] for k in FIELD_ORDER if k in values}
