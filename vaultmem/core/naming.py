@@ -39,12 +39,12 @@ _TRAILING = " ,;:-–—/&+.…!?'\"(「（{«“‘"
 def new_id() -> str:
     """A new ULID string (26 Crockford base-32 characters), e.g. ``01JDGZ6Q4V7C2M9R0S8T5W3XYZ``.
 
-    ULID (github.com/ulid/spec): 48 bits of Unix time in milliseconds, then 80 random bits
-    (``os.urandom``). Monotonic within a process, as the spec's generator is: an id made in
-    the same millisecond as the one before (or when the clock went back) is that one plus 1, so
-    ids sort in the order they were made. A forked child starts afresh (it never continues its
-    parent's sequence). Raises ``OverflowError`` past the year 10889 or after 2^80 ids in one
-    millisecond. About 1 µs (the ``python-ulid`` package took 9)."""
+    A ULID (the published format, github.com/ulid): 48 bits of Unix time in milliseconds, then
+    80 random bits (``os.urandom``). Monotonic within a process, as the format's reference
+    generator is: an id made in the same millisecond as the one before (or when the clock went
+    back) is that one plus 1, so ids sort in the order they were made. A forked child starts
+    afresh (it never continues its parent's sequence). Raises ``OverflowError`` past the year
+    10889 or after 2^80 ids in one millisecond. About 2.5 µs (``str(ulid.ULID())``: 5)."""
     now = time.time_ns() // 1_000_000
     with _ID_LOCK:
         last_ms, last_random = _LAST_ID
@@ -145,6 +145,8 @@ def _reserved(title: str) -> str:
 
 def _outside_brackets(text: str) -> str:
     """``text`` up to its first bracket that is not closed in it (a cut must not end inside)."""
+    if not any(opener in text for opener in _OPENERS):  # (most titles: no walk)
+        return text
     stack: list[tuple[str, int]] = []
     for i, ch in enumerate(text):
         if ch in _OPENERS:
@@ -208,7 +210,8 @@ def _first_words(line: str, enough: int) -> list[str]:
     words: list[str] = []
     word_seen = False
     for word in line[:2000].lstrip("#>-*+ \t").split():
-        if _keeps(word):
+        first = word[0]
+        if (first.isascii() and first.isalnum()) or _keeps(word):  # (the first test inlined)
             words.append(word)
             word_seen = word_seen or word not in _DASHES
             if word_seen and len(words) >= enough:
