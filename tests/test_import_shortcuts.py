@@ -158,3 +158,24 @@ def test_a_big_import_names_apart_from_notes_indexed_before_it(tmp_path: Path) -
         assert vault.title_clashes[-1]["taken_by"] == "Notes/Harbour walk.md"
         names = [p.lower() for p in report.imported]
         assert len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("renames", [True, False])
+def test_a_batch_never_writes_over_a_note_made_meanwhile_and_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, renames: bool
+) -> None:
+    from vaultmem.store import note_batch
+
+    if not renames:  # as where renameat2 is missing: a hard link, then the temp file removed
+        monkeypatch.setattr(note_batch, "_renameat2", lambda: None)
+    folder = tmp_path / "STM"
+    batch = note_batch.NewNotes()
+    for i in range(3):
+        batch.add(folder / f"n{i}.md", f"note {i}\n")
+    (folder / "n1.md").write_text("someone else's\n", encoding="utf-8")
+    failed = batch.commit()
+    assert list(failed) == [folder / "n1.md"] and "already exists" in failed[folder / "n1.md"]
+    assert sorted(p.name for p in folder.iterdir()) == ["n0.md", "n1.md", "n2.md"]
+    assert (folder / "n1.md").read_text(encoding="utf-8") == "someone else's\n"
+    assert (folder / "n2.md").read_text(encoding="utf-8") == "note 2\n"
+    assert set(batch.linked) == {folder / "n0.md", folder / "n2.md"}
