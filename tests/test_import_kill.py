@@ -64,13 +64,18 @@ def test_an_import_killed_at_random_moments_leaves_whole_notes_and_finishes_afte
     rng = random.Random(int(os.environ.get("VAULTMEM_KILL_SEED", "31")))
     kills = 0
     for _ in range(3):
+        before = len(os.listdir(stm))
+        target = before + rng.randint(1, max(1, LINES - before - 1))  # notes and temp files
         process = subprocess.Popen(
             command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        time.sleep(rng.uniform(0.3, 2.5))  # start-up, parsing, batches written and linked
-        if process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-            kills += 1
+        deadline = time.monotonic() + 60
+        while process.poll() is None and time.monotonic() < deadline:
+            if len(os.listdir(stm)) >= target:  # a batch written ahead, flushed or linked
+                process.send_signal(signal.SIGKILL)
+                kills += 1
+                break
+            time.sleep(0.002)
         process.wait()
         bodies = _memories(stm)  # every note under a real name is whole...
         assert set(bodies.values()) <= set(contents)  # ...and holds one line's memory
