@@ -179,3 +179,28 @@ def test_a_batch_never_writes_over_a_note_made_meanwhile_and_leaves_no_temp_file
     assert (folder / "n1.md").read_text(encoding="utf-8") == "someone else's\n"
     assert (folder / "n2.md").read_text(encoding="utf-8") == "note 2\n"
     assert set(batch.linked) == {folder / "n0.md", folder / "n2.md"}
+
+
+@pytest.mark.parametrize("lines", [1, 12])  # fewer than a sixth of the notes: a query a name
+def test_names_asked_one_by_one_or_read_at_once_are_told_apart_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: int
+) -> None:
+    from vaultmem.services import remembering
+
+    reads: list[int] = []
+    real = remembering.BatchNames.read
+    monkeypatch.setattr(
+        remembering.BatchNames, "read", classmethod(lambda cls, i: reads.append(1) or real(i))
+    )
+    vault, _ = Vault.init(tmp_path / "v")
+    (vault.root / "Notes").mkdir()
+    for i in range(20):
+        (vault.root / "Notes" / f"Topic {i}.md").write_text(f"note {i}\n", "utf-8")
+    with vault:
+        batch = [
+            json.dumps({"content": f"About topic {i}", "title": "Topic 3"}) for i in range(lines)
+        ]
+        report = vault.import_jsonl(batch)
+        assert bool(reads) == (lines * 6 >= vault.index.note_count() - lines)
+        assert report.imported == [f"STM/Topic 3 {n}.md" for n in range(2, 2 + lines)]
+        assert vault.title_clashes[0]["taken_by"] == "Notes/Topic 3.md"

@@ -73,7 +73,8 @@ class BatchNames:
 
     @classmethod
     def read(cls, index: IndexDB) -> BatchNames:
-        """Every file name of ``index`` read in one query (about 20 ms for 100,000 notes)."""
+        """Every file name of ``index`` read in one query (0.1 CPU-second for 110,000 notes,
+        as much as 6 µs name queries for a sixth of them)."""
         return cls({key for (key,) in index.conn.execute("SELECT name_key FROM notes")})
 
     def place(self, root: Path, relative: str) -> Path:
@@ -161,13 +162,9 @@ def create_memory(
             )
         rel = f"{folder or vault.settings.folders.stm}/{name}.md"
         body = content if content.endswith("\n") else content + "\n"
-        if names is None:
-            full = confined(vault.root, rel)
-            vault.sweep_folder(full.parent)
-        elif rel.rpartition("/")[0] in names.folders:  # its folder confined and swept already
-            full = names.place(vault.root, rel)
-        else:
-            full = names.place(vault.root, rel)
+        new_folder = names is None or rel.rpartition("/")[0] not in names.folders
+        full = confined(vault.root, rel) if names is None else names.place(vault.root, rel)
+        if new_folder:  # (a batch's folders are swept once, with their first note)
             vault.sweep_folder(full.parent)
         text = render_note(fields, body)
         if batch is None:
