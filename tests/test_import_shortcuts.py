@@ -185,13 +185,17 @@ def test_a_batch_never_writes_over_a_note_made_meanwhile_and_leaves_no_temp_file
 def test_names_asked_one_by_one_or_read_at_once_are_told_apart_alike(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: int
 ) -> None:
-    from vaultmem.services import remembering
+    from vaultmem.services.memory_creation import BatchNames
+    from vaultmem.store.index_db import IndexDB
 
     reads: list[int] = []
-    real = remembering.BatchNames.read
-    monkeypatch.setattr(
-        remembering.BatchNames, "read", classmethod(lambda cls, i: reads.append(1) or real(i))
-    )
+    real = BatchNames.read
+
+    def counted(index: IndexDB) -> BatchNames:
+        reads.append(1)
+        return real(index)
+
+    monkeypatch.setattr(BatchNames, "read", counted)
     vault, _ = Vault.init(tmp_path / "v")
     (vault.root / "Notes").mkdir()
     for i in range(20):
