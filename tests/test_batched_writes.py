@@ -220,6 +220,41 @@ def test_each_batch_is_flushed_while_the_one_before_is_applied_and_linked_only_a
     assert snapshot_files(generated_vault) == before
 
 
+def test_texts_are_written_ahead_off_the_pass_thread_and_one_that_fails_is_written_by_its_step(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the next batch's texts are written ahead on the flush thread while the pass (or undo)
+    # goes on; a text that cannot be written ahead there is written by its own step instead
+    before = snapshot_files(generated_vault)
+    vault = Vault.open(generated_vault)
+    vault.sync()
+    real_stage = journal.stage_text
+    threads: list[bool] = []
+
+    def flaky_stage(path: Path, text: str) -> note_files.StagedText:
+        threads.append(threading.current_thread() is threading.main_thread())
+        if len(threads) % 3 == 0:
+            raise OSError(28, "No space left on device")
+        return real_stage(path, text)
+
+    monkeypatch.setattr(journal, "stage_text", flaky_stage)
+    monkeypatch.setattr(pass_session, "PREPARE_BATCH", 32)
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    assert sum(len(r.applied) for r in run.results) >= 200
+    assert [s for r in run.results for s in r.skipped] == []  # each failed one written anyway
+    assert len(threads) >= 200 and not any(threads)  # none written on the pass's own thread
+    assert threading.active_count() == 1
+    assert _strays(generated_vault) == []
+    assert _ids(generated_vault) == _ids_of(before)
+    threads.clear()
+    monkeypatch.setattr(journal_undo, "UNDO_BATCH", 64)
+    vault.undo()
+    vault.close()
+    assert len(threads) >= 100 and not any(threads)  # the undo writes ahead the same way
+    assert threading.active_count() == 1
+    assert snapshot_files(generated_vault) == before
+
+
 def test_a_failed_flush_stops_the_pass_with_none_of_its_texts_linked_and_no_note_lost(
     generated_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

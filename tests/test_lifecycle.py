@@ -189,6 +189,30 @@ def test_undo_refuses_naming_the_changed_note(vault: Vault) -> None:
     assert code == 1 and "changed after the pass; undo refused" in stderr
 
 
+def test_a_save_between_the_undo_check_and_the_revert_is_kept(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The undo checks every note first, then reverts each owned against the bytes it checked:
+    a person's save landing in between is kept (the undo stops there, naming the note)."""
+    from vaultmem.store import journal_undo
+
+    vault.remember("will move", now=T0)
+    run = vault.lifecycle(now=T0 + 80 * DAY)
+    move = next(m for m in run.applied if m.destination and m.destination != m.path)
+    moved = vault.root / str(move.destination)
+    real_steps = journal_undo._undo_steps
+
+    def check_then_save(root: Path, operations: list[object]) -> object:
+        checked = real_steps(root, operations)  # type: ignore[arg-type]
+        moved.write_text(moved.read_text() + "\nsaved just now\n")
+        return checked
+
+    monkeypatch.setattr(journal_undo, "_undo_steps", check_then_save)
+    with pytest.raises(NoteChangedError):
+        vault.undo()
+    assert moved.read_text().endswith("\nsaved just now\n")  # where the pass left it, kept
+
+
 def test_undo_with_nothing_to_undo(vault: Vault) -> None:
     code, _, err = cli(vault, "undo")
     assert code == 1 and "nothing to undo" in err

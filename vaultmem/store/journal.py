@@ -51,6 +51,7 @@ from vaultmem.store.note_files import (
     replace_note,
     stage_text,
 )
+from vaultmem.store.raw_reads import read_to_end
 from vaultmem.store.vault_paths import confined
 
 JOURNAL_DIR = "journal"
@@ -104,7 +105,9 @@ def append_record(
     """
     try:
         if not nothing:  # ``nothing``: only flush (and with ``durable``, fsync) what is written
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            # non-ASCII as \u escapes: json's default encoder takes half the time of
+            # ensure_ascii=False over a note's text (the line reads back the same)
+            handle.write(json.dumps(record) + "\n")
         if not held:
             handle.flush()
         if durable:
@@ -138,20 +141,46 @@ def reopen_journal(path: Path) -> Iterator[IO[str]]:
             handle.close()
 
 
-class _Flush:
-    """:func:`~vaultmem.store.note_batch.flush_files` of ``files`` on a helper thread."""
+class StagedSlot:
+    """A note's next text to be written ahead (:func:`stage_text`) by a :class:`StagingThread`;
+    ``staged`` is the result once written (``None`` before, or when writing it failed: the
+    operation then writes its own, and meets the error itself if it persists)."""
 
-    def __init__(self, root: Path, files: list[Path]) -> None:
-        self.files = frozenset(files)
+    __slots__ = ("path", "staged", "text")
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.text = text
+        self.staged: StagedText | None = None
+
+
+class StagingThread:
+    """Writing ``slots`` ahead (:func:`stage_text`), then one flush to disk
+    (:func:`~vaultmem.store.note_batch.flush_files`) of them and of ``files`` (written already),
+    on a helper thread while the caller goes on.
+
+    Creating each temp file is most of the cost of writing a text ahead, and it is the kernel's
+    (on ext4 without a journal it passes over every inode freed in the last minutes): the
+    thread does it beside the caller's reading, editing and renaming, on a second core.
+    """
+
+    def __init__(self, root: Path, slots: list[StagedSlot], files: list[Path]) -> None:
+        self.slots = frozenset(map(id, slots))
+        self.files = list(files)
+        """What it flushes: ``files`` and each slot's temp file, once written."""
         self._error: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._run, args=(root, files), name="vaultmem-flush", daemon=True
+            target=self._run, args=(root, slots), name="vaultmem-flush", daemon=True
         )
         self._thread.start()
 
-    def _run(self, root: Path, files: list[Path]) -> None:
+    def _run(self, root: Path, slots: list[StagedSlot]) -> None:
         try:
-            flush_files(root, files)
+            for slot in slots:
+                with contextlib.suppress(VaultmemError, OSError):  # written later, by its step
+                    slot.staged = stage_text(slot.path, slot.text)
+                    self.files.append(slot.staged.temp)
+            flush_files(root, self.files)
         except BaseException as err:  # handed to whoever waits: never lost on the thread
             self._error = err
 
@@ -184,9 +213,10 @@ class JournalWriter:
         self._seq = 0
         self.applied = 0
         """Operations carried out (not skipped) so far."""
-        self._staged: dict[tuple[str, str], StagedText] = {}  # (note, its next text) → staged
-        self._unflushed: list[Path] = []
-        self._flushing: _Flush | None = None  # staged files being flushed on a helper thread
+        self._staged: dict[tuple[str, str], StagedSlot] = {}  # (note, its next text) → staged
+        self._unwritten: list[StagedSlot] = []  # staged, not yet handed to a StagingThread
+        self._unflushed: list[Path] = []  # written ahead, but a flush of them failed
+        self._flushing: StagingThread | None = None  # writing and flushing on a helper thread
         append_record(
             self._handle,
             {
@@ -207,16 +237,19 @@ class JournalWriter:
             "run the same command again to finish the pass, or `vaultmem undo` to revert it"
         )
         note = operation.source or operation.target
-        staged = self._staged.pop((note, operation.after or ""), None)
-        if staged is not None:  # never linked in place before its bytes are on disk
+        slot = self._staged.pop((note, operation.after or ""), None)
+        staged = None
+        if slot is not None:  # never linked in place before its bytes are on disk
             try:
-                if self._unflushed:
+                if self._unwritten or self._unflushed:
                     self.flush_staged()
-                if self._flushing is not None and staged.temp in self._flushing.files:
+                if self._flushing is not None and id(slot) in self._flushing.slots:
                     self.settle_flush()
             except BaseException:  # not journaled yet: the note is simply not written
-                discard_staged(staged)
+                if slot.staged is not None:
+                    discard_staged(slot.staged)
                 raise
+            staged = slot.staged
         append_record(self._handle, operation.as_json())
         try:
             apply_operation(self.root, operation, strict=True, staged=staged, at=at)
@@ -229,44 +262,44 @@ class JournalWriter:
         self.applied += 1
 
     def stage(self, rel: str, text: str, *, path: Path | None = None) -> None:
-        """Write ``text`` ahead beside the note ``rel`` (vault-relative) for a later operation.
+        """Have ``text`` written ahead beside the note ``rel`` (vault-relative) for a later
+        operation, by the next :meth:`flush_staged`.
 
         An operation whose note (a move's source, an edit's or create's target) and new text
         match a staged text links that file instead of writing and fsyncing its own, so a batch
         of notes costs one flush to disk (:meth:`flush_staged`) instead of one per note. The
         staged file is hidden (a temp name); the operation still owns and checks the note then.
         ``path``: ``rel`` as :func:`~vaultmem.store.vault_paths.confined` returned it just before
-        (not checked again).
+        (not checked again). A text that cannot be written ahead is written by its operation.
         """
         key = (rel, text)  # the text itself: the operation hands over the same string
         if key in self._staged:
             return
-        staged = stage_text(path or confined(self.root, rel), text)
-        self._staged[key] = staged
-        self._unflushed.append(staged.temp)
+        slot = StagedSlot(path or confined(self.root, rel), text)
+        self._staged[key] = slot
+        self._unwritten.append(slot)
 
     def flush_staged(self, *, wait: bool = True) -> None:
-        """Make every staged text durable (one ``syncfs``; done before any is linked in place).
+        """Write every staged text ahead and make it durable (one ``syncfs``; done before any
+        is linked in place).
 
-        ``wait=False``: the flush runs on a helper thread while the caller goes on (staging the
-        next batch, say); an operation that links one of these texts waits for it first, and
-        so do :meth:`settle_flush`, the next flush, :meth:`close` and :meth:`abandon`. An error
-        of that flush is raised by whichever waits for it.
+        ``wait=False``: the writing and the flush run on a helper thread
+        (:class:`StagingThread`) while the caller goes on (checking and editing the next batch,
+        say); an operation that links one of these texts waits for it first, and so do
+        :meth:`settle_flush`, the next flush, :meth:`close` and :meth:`abandon`. An error of
+        that flush is raised by whichever waits for it.
         """
         self.settle_flush()  # one flush at a time, in the order the texts were staged
+        slots, self._unwritten = self._unwritten, []
         files, self._unflushed = self._unflushed, []
-        if not wait:
-            if files:
-                self._flushing = _Flush(self.root, files)
+        if not slots and not files:
             return
-        try:
-            flush_files(self.root, files)
-        except BaseException:
-            self._unflushed[:0] = files  # still not durable: whoever links one flushes again
-            raise
+        self._flushing = StagingThread(self.root, slots, files)
+        if wait:
+            self.settle_flush()
 
     def settle_flush(self) -> None:
-        """Wait for a flush running on the helper thread (raising its error, if it failed: its
+        """Wait for the :class:`StagingThread` running (raising its error, if it failed: its
         files then count as not flushed, so the next operation linking one flushes again).
 
         Call before starting worker processes: the index sync forks them only when this
@@ -286,9 +319,10 @@ class JournalWriter:
         with contextlib.suppress(OSError):
             self.settle_flush()  # nothing of it is linked any more: its outcome is moot
         staged, self._staged = self._staged, {}
-        self._unflushed = []
-        for item in staged.values():
-            discard_staged(item)
+        self._unwritten, self._unflushed = [], []
+        for slot in staged.values():
+            if slot.staged is not None:
+                discard_staged(slot.staged)
 
     def _next(
         self, kind: str, source: str | None, target: str, before: str | None, after: str | None
@@ -406,11 +440,19 @@ def _carry(
 
 
 def file_sha(path: Path) -> str | None:
-    """The content hash of the file at ``path`` (``None``: there is no file)."""
+    """The content hash of the file at ``path`` (``None``: there is no file). Read without a
+    Python file object (:func:`~vaultmem.store.raw_reads.read_to_end`): an undo hashes every
+    note its pass wrote."""
     try:
-        return content_hash(path.read_bytes())
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    try:
+        return content_hash(read_to_end(fd))
+    except IsADirectoryError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def journals(sidecar: Path) -> list[Path]:

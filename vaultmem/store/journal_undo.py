@@ -10,19 +10,21 @@ and never mistakes its own earlier steps for a person's change; once done the jo
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
 from vaultmem.errors import NoteChangedError, NoteError
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal import (
+    StagedSlot,
+    StagingThread,
     append_record,
     file_sha,
     reopen_journal,
     text_sha,
 )
 from vaultmem.store.journal_check import JournalEntry, Operation
-from vaultmem.store.note_batch import flush_files
 from vaultmem.store.note_files import (
     StagedText,
     create_note,
@@ -30,15 +32,17 @@ from vaultmem.store.note_files import (
     discard_staged,
     move_note,
     replace_note,
-    stage_text,
 )
 from vaultmem.store.vault_paths import confined
 
 __all__ = ["UNDO_BATCH", "undo", "undo_steps_left"]
 
 
-def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
-    """The operations to reverse, newest first, checked against the files before any is touched.
+def _undo_steps(
+    root: Path, operations: list[Operation]
+) -> tuple[list[Operation], dict[int, str | None]]:
+    """The operations to reverse, newest first, checked against the files before any is touched,
+    and the content hash each one's note is to hold when it is reversed (by operation number).
 
     Walks the journal backwards over a virtual view of the files, so a note moved twice in one
     pass (sealed into a box, then promoted) is followed through both moves. Operations whose
@@ -56,9 +60,10 @@ def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
         return NoteChangedError(rel, "changed after the pass; undo refused (nothing was changed)")
 
     steps: list[Operation] = []
+    found: dict[int, str | None] = {}
     for op in reversed(operations):
         after, before = text_sha(op.after), text_sha(op.before)
-        now = sha(op.target)
+        now = found[op.seq] = sha(op.target)
         if op.kind == "move":
             assert op.source is not None
             if now in (after, before) and sha(op.source) is None:
@@ -71,7 +76,7 @@ def _undo_steps(root: Path, operations: list[Operation]) -> list[Operation]:
             steps.append(op)
         elif now != before:
             raise refuse(op.target)
-    return steps
+    return steps, found
 
 
 def undo(
@@ -95,36 +100,46 @@ def undo(
     remaining = [
         op for op in entry.operations if op.seq not in entry.skipped and op.seq not in entry.undone
     ]
-    steps = _undo_steps(root, remaining)
+    steps, found = _undo_steps(root, remaining)
+    batches = [steps[start : start + UNDO_BATCH] for start in range(0, len(steps), UNDO_BATCH)]
     with reopen_journal(entry.path) as handle:
         if not entry.undo_started:
             append_record(handle, {"undo": "start"}, durable=True)
-        for start in range(0, len(steps), UNDO_BATCH):
-            batch = steps[start : start + UNDO_BATCH]
-            staged = _stage_reverts(root, batch)  # one flush to disk per batch, not one per note
-            try:
-                for op in batch:
-                    stop_if_requested("run `vaultmem undo` again to finish undoing")
-                    append_record(handle, {"undoing": op.seq})
-                    _revert(root, op, staged.pop(op.seq, None))
-                    append_record(handle, {"undone": op.seq}, held=True)  # out with the next line
-                    entry.undone.add(op.seq)
-                    if progress is not None:
-                        progress(1)
-            finally:
-                for item in staged.values():
-                    discard_staged(item)
-            if batch_done is not None:
-                batch_done([p for op in batch for p in (op.target, op.source) if p is not None])
+        ahead = _stage_reverts(root, batches[0]) if batches else None
+        try:
+            for number, batch in enumerate(batches):
+                assert ahead is not None
+                staged, ahead = _settled(ahead), None
+                try:  # the next batch is written ahead while this one is reverted
+                    if number + 1 < len(batches):
+                        ahead = _stage_reverts(root, batches[number + 1])
+                    for op in batch:
+                        stop_if_requested("run `vaultmem undo` again to finish undoing")
+                        append_record(handle, {"undoing": op.seq})
+                        _revert(root, op, found[op.seq], staged.pop(op.seq, None))
+                        append_record(handle, {"undone": op.seq}, held=True)  # with the next
+                        entry.undone.add(op.seq)
+                        if progress is not None:
+                            progress(1)
+                finally:
+                    for item in staged.values():
+                        discard_staged(item)
+                if batch_done is not None:
+                    batch_done([p for op in batch for p in (op.target, op.source) if p is not None])
+        finally:
+            if ahead is not None:  # stopped early: what was written ahead is removed
+                with contextlib.suppress(OSError):
+                    _settled(ahead)
+                for slot in ahead[0].values():
+                    if slot.staged is not None:
+                        discard_staged(slot.staged)
         append_record(handle, {}, durable=True, nothing=True)
-    folders = {
-        confined(root, rel).parent
-        for op in entry.operations
-        for rel in (op.target, op.source)
-        if rel is not None
-    }
-    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
-        _remove_empty_parents(folder, root)
+    one_per_folder: dict[str, str] = {}  # each folder a note was written in → one such note
+    for op in entry.operations:
+        for rel in (op.target, op.source):
+            if rel is not None:
+                one_per_folder.setdefault(rel.rpartition("/")[0], rel)
+    _remove_empty_folders({confined(root, rel).parent for rel in one_per_folder.values()}, root)
     entry.path.rename(entry.path.with_name(entry.path.name.replace(".jsonl", ".undone.jsonl")))
     now_undone = {op.seq for op in steps}
     earlier = [by_seq[s] for s in sorted(entry.undone, reverse=True) if s not in now_undone]
@@ -136,23 +151,35 @@ UNDO_BATCH = 500
 puts them in place, as a pass does with its new texts."""
 
 
-def _stage_reverts(root: Path, batch: list[Operation]) -> dict[int, StagedText]:
-    """The texts ``batch``'s reverts will write, staged beside their notes and flushed at once.
+Ahead = tuple[dict[int, StagedSlot], StagingThread]
+"""The reverted texts of one batch (operation number → its slot), being written ahead."""
 
-    A revert whose text turns out not to match (the note changed meanwhile) writes its own.
-    """
-    staged: dict[int, StagedText] = {}
+
+def _stage_reverts(root: Path, batch: list[Operation]) -> Ahead:
+    """The texts ``batch``'s reverts will write, written ahead beside their notes and flushed at
+    once, on a helper thread (:class:`~vaultmem.store.journal.StagingThread`) while the batch
+    before is reverted. A revert whose text turns out not to match (the note changed
+    meanwhile), or could not be written ahead, writes its own."""
+    slots: dict[int, StagedSlot] = {}
+    for op in batch:
+        rewrites = op.kind in ("edit", "delete") or op.before != op.after  # not a bare rename
+        if op.kind != "create" and op.before is not None and rewrites:
+            slots[op.seq] = StagedSlot(confined(root, op.target), op.before)
+    return slots, StagingThread(root, list(slots.values()), [])
+
+
+def _settled(ahead: Ahead) -> dict[int, StagedText]:
+    """The texts of ``ahead`` once written and flushed; if the flush failed, they are removed
+    and its error raised."""
+    slots, thread = ahead
     try:
-        for op in batch:
-            rewrites = op.kind in ("edit", "delete") or op.before != op.after  # not a bare rename
-            if op.kind != "create" and op.before is not None and rewrites:
-                staged[op.seq] = stage_text(confined(root, op.target), op.before)
-        flush_files(root, [item.temp for item in staged.values()])
+        thread.wait()
     except BaseException:
-        for item in staged.values():
-            discard_staged(item)
+        for slot in slots.values():
+            if slot.staged is not None:
+                discard_staged(slot.staged)
         raise
-    return staged
+    return {seq: slot.staged for seq, slot in slots.items() if slot.staged is not None}
 
 
 def undo_steps_left(entry: JournalEntry) -> int:
@@ -162,12 +189,16 @@ def undo_steps_left(entry: JournalEntry) -> int:
     )
 
 
-def _revert(root: Path, op: Operation, staged: StagedText | None = None) -> None:
-    """Put ``op``'s note back as it was; ``staged``: its old text, already flushed beside it."""
+def _revert(
+    root: Path, op: Operation, found: str | None, staged: StagedText | None = None
+) -> None:
+    """Put ``op``'s note back as it was; ``found``: the content hash :func:`_undo_steps` found
+    it to hold (a note that no longer does is left alone: :class:`NoteChangedError`);
+    ``staged``: its old text, already flushed beside it."""
     target = confined(root, op.target)
     if op.kind == "move":
         assert op.source is not None
-        now = file_sha(target) or ""
+        now = found or ""
         text = op.before if now != text_sha(op.before) else None
         if text is None and staged is not None:
             discard_staged(staged)
@@ -189,11 +220,15 @@ def _revert(root: Path, op: Operation, staged: StagedText | None = None) -> None
                 raise
 
 
-def _remove_empty_parents(folder: Path, root: Path) -> None:
-    """Remove empty folders a pass created (``Boxes/<date>/<box>/``), up to a top folder."""
-    while folder != root and folder.parent != root:
-        try:
+def _remove_empty_folders(folders: set[Path], root: Path) -> None:
+    """Remove those of ``folders`` that are empty (``Boxes/<date>/<box>/`` a pass created) and
+    then their parents, up to a top folder: each folder tried once, deepest first (so after
+    every folder below it was)."""
+    tried: set[Path] = set()
+    for folder in folders:
+        while folder != root and folder.parent != root and folder not in tried:
+            tried.add(folder)
+            folder = folder.parent
+    for folder in sorted(tried, key=lambda f: len(f.parts), reverse=True):
+        with contextlib.suppress(OSError):  # not empty (or gone): left as it is
             folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent

@@ -3,21 +3,26 @@
 Each note is written to a temporary file beside its final name (the same ``.<name>.….vaultmem-tmp``
 names :func:`~vaultmem.store.note_files.write_note` uses, so a kill leaves nothing a later
 clean-up does not recognise). :meth:`NewNotes.commit` flushes them all to disk with one
-``syncfs`` of the vault's file system (Linux; elsewhere an ``fsync`` per file), then links each
-into place — a link never replaces a file, so a note someone else created under that name in
-the meantime is kept and this one is reported as not written — and fsyncs each folder once.
+``syncfs`` of the vault's file system (Linux; elsewhere an ``fsync`` per file), then renames
+each into place without replacing a file (Linux ``renameat2``; elsewhere a hard link and an
+unlink) — so a note someone else created under that name in the meantime is kept and this one
+is reported as not written — and fsyncs each folder once.
 A note is therefore either absent or complete on disk, never torn.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
+import functools
+import itertools
 import os
 import queue
 import secrets
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from vaultmem.store.durability import fsync_dir, sync_file_system
@@ -55,30 +60,90 @@ def _link_no_replace(tmp: str, path: Path) -> None:
 _NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK}
 
 
+def _rename_no_replace(tmp: str, path: Path) -> bool:
+    """Give ``tmp`` the name ``path`` unless it exists, in one call: Linux ``renameat2`` with
+    ``RENAME_NOREPLACE`` (a link and an unlink otherwise: two changes of the folder). True when
+    done; False where the call is missing or the file system refuses it (then the caller
+    links, :func:`_link_no_replace`). Raises ``FileExistsError`` when ``path`` exists."""
+    call = _renameat2()
+    if call is None:
+        return False
+    if call(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), _RENAME_NOREPLACE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code == errno.EEXIST:
+        raise FileExistsError(code, os.strerror(code), str(path))
+    if code in _NO_RENAMEAT2:
+        return False
+    raise OSError(code, os.strerror(code), str(path))
+
+
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_NO_RENAMEAT2 = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM}
+"""A file system (or a kernel before 3.15) that cannot rename without replacing."""
+
+
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    """libc's ``renameat2`` (Linux, glibc 2.28 and later), or ``None``."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        call = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    call.restype = ctypes.c_int
+    found: Callable[..., int] = call
+    return found
+
+
 WRITE_AHEAD = 64
 """Notes a batch's writer thread may be behind the caller (bounds the texts held in memory)."""
 
 
 def _write_temp(path: Path, data: bytes) -> tuple[str, int, int]:
-    """Write ``data`` to a new temp file beside ``path``: (temp path, size, mtime_ns as written)."""
+    """Write ``data`` to a new temp file beside ``path``: (temp path, size, mtime_ns as written).
+
+    Plain descriptor calls (open, write, fstat, close): a Python file object around the
+    descriptor would add an ``lseek``, an ``ioctl`` and an ``fstat`` per note. The mode is set
+    to 0o644 only when the umask left it otherwise. The temp names count up from a random
+    start (no ``getrandom`` per note); ``O_EXCL`` makes each one new whatever another process
+    chose."""
+    folder, name = os.path.split(path)
     while True:
-        tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.vaultmem-tmp")
+        number = next(_TEMP_NUMBERS) & 0xFFFFFFFF
+        tmp = os.path.join(folder, f".{name}.{number:08x}.vaultmem-tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             break
         except FileExistsError:
             continue
     try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(fd, 0o644)  # whatever the umask, like every note vaultmem writes
-            handle.write(data)
-            handle.flush()
-            info = os.fstat(fd)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        info = os.fstat(fd)
+        if info.st_mode & 0o7777 != 0o644:  # whatever the umask, like every note vaultmem writes
+            os.fchmod(fd, 0o644)
     except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    try:
+        os.close(fd)
+    except OSError:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     return tmp, info.st_size, info.st_mtime_ns
+
+
+_TEMP_NUMBERS = itertools.count(secrets.randbits(32))
+"""The numbers in the names of a batch's temp files (8 hex digits, as every writer's)."""
 
 
 Written = tuple[str, int, int] | BaseException
@@ -194,21 +259,25 @@ class NewNotes:
             return {}
         flush_files(pending[0][0].parent, [tmp for _, tmp, _, _ in pending])
         failed: dict[Path, str] = {}
-        folders: set[Path] = set()
+        folders: set[str] = set()
         for path, tmp, size, mtime_ns in pending:
+            renamed = False
             try:
-                _link_no_replace(tmp, path)
-                folders.add(path.parent)
+                renamed = _rename_no_replace(tmp, path)
+                if not renamed:
+                    _link_no_replace(tmp, path)
+                folders.add(os.path.dirname(tmp))
                 self.linked[path] = (texts[path], size, mtime_ns)
             except FileExistsError:
                 failed[path] = "already exists (written by someone else meanwhile); not overwritten"
             except OSError as err:
                 failed[path] = f"cannot write: {err.strerror}"
             finally:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+                if not renamed:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
         for folder in sorted(folders):
-            fsync_dir(folder)
+            fsync_dir(Path(folder))
         return failed
 
     def discard(self) -> None:

@@ -46,6 +46,17 @@ def confined(root: Path, relative: str) -> Path:
     return path
 
 
+def confined_in(folder: Path, relative: str) -> Path:
+    """``folder`` joined with the file name of ``relative``, a path in the folder ``folder``
+    that :func:`confined` accepted already (a batch writing many new notes into one folder):
+    ``relative`` is checked as :func:`confined` checks it without the file system (raises
+    :class:`~vaultmem.errors.UnsafePathError`), its folder's links are not looked for again.
+    For a new file only: a file already there, which could be a link, is not looked at."""
+    if not isinstance(relative, str):
+        raise UnsafePathError(repr(relative), "not a vault-relative path")
+    return folder / _checked_parts(relative)[-1]
+
+
 @functools.lru_cache(maxsize=8192)  # a pass or an undo confines each path several times
 def _layout(base: Path, relative: str) -> tuple[tuple[str, ...], Path]:
     """The parts of ``relative`` (:func:`_checked_parts`, which raises

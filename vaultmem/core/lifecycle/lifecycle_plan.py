@@ -324,12 +324,36 @@ def plan_prune(
     order = order[np.lexsort((columns.path[order].astype(str), scores.effective_importance[order]))]
     chosen = order[:count]
     head = f"{n_active} active > max_active {lc.max_active}; lowest EI "
+    return _archives(
+        columns.path[chosen].tolist(),
+        columns.id[chosen].tolist(),
+        [f"{head}{ei:.3f}" for ei in scores.effective_importance[chosen].tolist()],
+        settings,
+        now,
+        "prune",
+    )
+
+
+def _archives(
+    paths: list[str],
+    ids: list[object],
+    reasons: list[str],
+    settings: Settings,
+    now: dt.datetime,
+    rule: str,
+) -> list[Move]:
+    """:func:`_archive` of many notes (a prune plans thousands): the archive folder is joined
+    once, and each :class:`Move` made in one comprehension."""
+    folder = f"{settings.folders.archive}/"
     return [
-        _archive(str(path), note_id, settings, now, "prune", f"{head}{ei:.3f}")
-        for path, note_id, ei in zip(
-            columns.path[chosen].tolist(),
-            columns.id[chosen].tolist(),
-            scores.effective_importance[chosen].tolist(),
-            strict=True,
+        Move(
+            str(path),
+            note_id if isinstance(note_id, str) else None,
+            "archive",
+            folder + path[path.rfind("/") + 1 :],
+            {"status": "archived", "archived_at": now},
+            rule,
+            reason,
         )
+        for path, note_id, reason in zip(paths, ids, reasons, strict=True)
     ]

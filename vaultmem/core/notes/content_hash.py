@@ -7,6 +7,8 @@ Pure, no I/O.
   Engram's content-hash dedup): SHA-256 (hex) of the text lower-cased (``casefold``), with
   punctuation stripped and whitespace collapsed, so ``"Allergic to  peanuts."`` and
   ``"allergic to peanuts"`` are the same memory.
+- :func:`content_key` — the key ``import`` tells memories apart by (lower-cased, punctuation
+  removed, whitespace collapsed).
 - :func:`embedding_key` — the key a vector is stored under in the sidecar: SHA-256 of the model
   name and the exact text embedded, so an unchanged note is never embedded twice and a change of
   model never reuses another model's vectors.
@@ -54,3 +56,24 @@ def embedding_key(model: str, text: str) -> str:
     import hashlib
 
     return hashlib.sha256(model.encode("utf-8") + b"\0" + text.encode("utf-8")).hexdigest()
+
+
+_PUNCTUATION = re.compile(r"[^\w\s]|_")
+_ASCII_PUNCTUATION = {c: " " for c in range(128) if _PUNCTUATION.match(chr(c))}
+"""What :data:`_PUNCTUATION` replaces among ASCII characters, as a ``str.translate`` table."""
+
+
+def content_key(content: str) -> str:
+    """The normalised content hash that identifies an imported memory without an ``id``.
+
+    Lower-cased, punctuation removed, whitespace collapsed, then SHA-256 (hex): the same words
+    give the same key whatever their case, punctuation or line breaks. ASCII text takes a
+    translation table instead of the expression (the same characters, a tenth of the time).
+    """
+    import hashlib
+
+    text = unicodedata.normalize("NFC", content).lower()
+    ascii_only = text.isascii()
+    text = text.translate(_ASCII_PUNCTUATION) if ascii_only else _PUNCTUATION.sub(" ", text)
+    text = " ".join(text.split())  # (``split`` and ``\s`` know the same white space)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

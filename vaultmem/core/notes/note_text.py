@@ -133,11 +133,109 @@ def render_note(fields: Mapping[str, object], body: str) -> str:
 
     ``body`` is appended as given. Raises ``TypeError`` for a value :func:`render_value` cannot
     write, :class:`FrontmatterError` if the block would not read back as ``fields``.
+
+    Each ``key: value`` line is a mapping entry of its own (a key at column 0, the value on the
+    same line), so a block reads back as its fields when each of its lines does. A line already
+    read back in an earlier note (``type: memory``, ``source: import``: most lines of an import
+    repeat) is taken from :data:`_CHECKED_LINES`; only the others are written and read back.
     """
-    text = "---\n" + "".join(_line(_render_key(k), v, "\n") for k, v in fields.items())
-    text += "---\n" + body
-    _check(text, {}, fields, body, "")
+    lines: list[str] = []
+    fresh: dict[str, object] = {}  # fields whose line is not known to read back yet
+    known: dict[str, object] = {}  # the others: key -> the value read back
+    remembered: list[tuple[tuple[object, ...], str]] = []
+    checked = _CHECKED_LINES.get
+    for key, value in fields.items():
+        memo = _line_key(key, value)
+        hit = checked(memo) if memo is not None else None
+        if hit is not None:
+            lines.append(hit[0])
+            known[key] = hit[1]
+            continue
+        line = _line(_render_key(key), value, "\n")
+        lines.append(line)
+        fresh[key] = value
+        if memo is not None:
+            remembered.append((memo, line))
+    yaml_text = "".join(lines)
+    text = "---\n" + yaml_text + "---\n" + body
+    bounds = frontmatter_bounds(text)
+    if bounds != (4, 4 + len(yaml_text), 8 + len(yaml_text)):
+        raise FrontmatterError("the new note's frontmatter would not read back as written")
+    fresh_text = (
+        yaml_text
+        if not known
+        else "".join(line for line, key in zip(lines, fields, strict=True) if key in fresh)
+    )
+    got = parse_simple_frontmatter(fresh_text)
+    if got is None:  # outside the fast path's subset (an escape, a comment): YAML reads it
+        try:
+            got = parse_frontmatter(fresh_text)
+        except FrontmatterError as exc:
+            raise FrontmatterError(
+                f"the new note's frontmatter would break ({exc.problem})"
+            ) from exc
+        simple = False
+    else:
+        simple = "#" not in yaml_text and "\\" not in yaml_text
+    expected = {key: _normalise(value) for key, value in fresh.items()}
+    if not _same(got, expected):
+        wrong = [k for k in expected if not _same(got.get(k, DELETE), expected[k])]
+        raise FrontmatterError(
+            "the new note's frontmatter would not read back as its values (keys "
+            f"{', '.join(wrong) or 'none'})"
+        )
+    if simple:
+        _remember_lines(remembered, fields)
+        read = {key: known[key] if key in known else got[key] for key in fields}
+        _remember_written(yaml_text, read)
     return text
+
+
+_CHECKED_LINES: dict[tuple[object, ...], tuple[str, object]] = {}
+"""``(key, type, value)`` → (the ``key: value`` line :func:`render_note` writes for it, the
+value the fast path reads back from it), for lines read back already (by the fast path: a line
+in its subset is read the same wherever it stands). Kept for the short scalars and lists that
+repeat from note to note; emptied when it holds :data:`CHECKED_LINES_KEPT`."""
+CHECKED_LINES_KEPT = 4096
+
+
+def _line_key(key: object, value: object) -> tuple[object, ...] | None:
+    """``value``'s key in :data:`_CHECKED_LINES`, ``None`` for one never kept there: ``None``,
+    ``0.0`` (equal to ``-0.0``, written differently), NaN, a datetime in another zone (equal
+    to one an hour apart, across a change of clocks), long texts, other lists and types. The
+    type is part of the key: ``True == 1`` but each is written its own way."""
+    kind = value.__class__
+    if key.__class__ is not str:
+        return None
+    if kind is bool or kind is int:
+        return (key, kind, value)
+    if kind is str:
+        return (key, kind, value) if len(value) <= _KEPT_CHARS else None  # type: ignore[arg-type]
+    if kind is float:
+        return (key, kind, value) if value and value == value else None
+    if kind is dt.datetime:  # naive or UTC: equal values are the same instant (no fold)
+        zone = value.tzinfo  # type: ignore[attr-defined]
+        return (key, kind, value) if zone is None or zone is dt.UTC else None
+    if not isinstance(value, list) or kind is not list or len(value) > 16:
+        return None
+    if all(item.__class__ is str and len(item) <= _KEPT_CHARS for item in value):
+        return (key, kind, tuple(value))
+    return None
+
+
+_KEPT_CHARS = 200
+"""Longer texts are not kept in :data:`_CHECKED_LINES` (they seldom repeat)."""
+
+
+def _remember_lines(
+    lines: list[tuple[tuple[object, ...], str]], fields: Mapping[str, object]
+) -> None:
+    """Keep ``lines`` (each ``(line key, line)``, read back as its field) in
+    :data:`_CHECKED_LINES`."""
+    if len(_CHECKED_LINES) + len(lines) > CHECKED_LINES_KEPT:
+        _CHECKED_LINES.clear()
+    for memo, line in lines:
+        _CHECKED_LINES[memo] = (line, _normalise(fields[memo[0]]))  # type: ignore[index]
 
 
 def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> str:

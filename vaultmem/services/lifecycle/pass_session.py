@@ -302,8 +302,10 @@ class PassSession:
         One flush to disk then covers the whole batch, where each note would otherwise fsync its
         own; :meth:`apply` and :meth:`create` use what was prepared (a note is still owned and
         compared with what was read when it is written, so a person's save in between wins).
-        The flush runs on a helper thread: a batch prepared one ahead of the batch being
-        applied is flushed meanwhile, and each note waits for its own batch's flush only.
+        The texts are written and flushed on a helper thread
+        (:class:`~vaultmem.store.journal.StagingThread`): a batch prepared one ahead of the
+        batch being applied is written and flushed meanwhile, and each note waits for its own
+        batch only.
         """
         if self.dry_run or not moves and not creates:
             return

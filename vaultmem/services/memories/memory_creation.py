@@ -8,6 +8,8 @@ note (docs/user-guide.md, "Hostile vaults: confinement, titles, damaged state, i
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -20,7 +22,7 @@ from vaultmem.store.index_db import IndexDB
 from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.note_files import write_note
 from vaultmem.store.vault_lock import vault_lock
-from vaultmem.store.vault_paths import confined
+from vaultmem.store.vault_paths import confined, confined_in
 
 
 class NoteCreator(VaultContext, Protocol):
@@ -35,18 +37,62 @@ class NoteCreator(VaultContext, Protocol):
         ...
 
 
-def unique_title(index: IndexDB, title: str, taken: set[str] | None = None) -> str:
+def unique_title(
+    index: IndexDB, title: str, taken: set[str] | None = None, *, indexed: set[str] | None = None
+) -> str:
     """``title``, or ``title 2``, ``title 3``… so the base name is unique (case-insensitive).
 
-    ``taken``: lower-cased file names written but not indexed yet (a batch of imports).
+    ``taken``: lower-cased file names written but not indexed yet (a batch of imports);
+    ``indexed``: every lower-cased file name of the index, read once (:class:`BatchNames`), so
+    no name is asked of the index.
     """
     n = 1
     while True:
         candidate = numbered(title, n)
         key = note_key(candidate + ".md")
-        if not (taken and key in taken) and not index.paths_with_name(key):
+        if not (taken and key in taken) and not (
+            key in indexed if indexed is not None else index.paths_with_name(key)
+        ):
             return candidate
         n += 1
+
+
+@dataclass(slots=True)
+class BatchNames:
+    """What a batch writer (``import``) knows of the names in use and the folders it writes to,
+    so that naming and placing a new note asks neither the index nor the file system.
+
+    ``indexed``: every lower-cased file name in the index when the batch writer started
+    (:meth:`read`; ``None``: ask the index per name); ``taken``: names written since (indexed or
+    not); ``folders``: folders confined since :meth:`forget_folders` (vault-relative → absolute).
+    """
+
+    indexed: set[str] | None = None
+    taken: set[str] = field(default_factory=set)
+    folders: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, index: IndexDB) -> BatchNames:
+        """Every file name of ``index`` read in one query (0.1 CPU-second for 110,000 notes,
+        as much as 6 µs name queries for a sixth of them)."""
+        return cls({key for (key,) in index.conn.execute("SELECT name_key FROM notes")})
+
+    def place(self, root: Path, relative: str) -> Path:
+        """:func:`~vaultmem.store.vault_paths.confined` for a new note: its folder is checked
+        for links once (its first note since :meth:`forget_folders`), the name of each note as
+        ``confined`` checks it. The note itself does not exist (a batch refuses to write over a
+        file), so it is no link."""
+        folder, _, _ = relative.rpartition("/")
+        known = self.folders.get(folder)
+        if known is None:
+            full = confined(root, relative)
+            self.folders[folder] = full.parent
+            return full
+        return confined_in(known, relative)
+
+    def forget_folders(self) -> None:
+        """Have the next note of each folder check it again (once per batch)."""
+        self.folders.clear()
 
 
 def report_title_clash(
@@ -83,24 +129,29 @@ def create_memory(
     refresh: bool = True,
     explicit_title: bool | None = None,
     batch: NewNotes | None = None,
+    names: BatchNames | None = None,
 ) -> str:
     """Write a new memory note; returns its vault-relative path. ``fields`` in output order.
 
     The caller holds the vault lock and has synced the index (the name must be unique).
-    A batch writer passes ``taken`` (names it wrote, updated here) and ``refresh=False``,
-    and refreshes the index itself once per batch. A clash of the name with a person's note
-    is always reported (:attr:`NoteCreator.title_clashes`); one with a memory only when
-    ``title`` was asked for (``explicit_title``, default: whenever ``title`` is given). With
-    ``batch`` the note is added to it and appears when the caller commits the batch (the caller
-    calls ``check_writable`` before it commits: nothing is written before then).
+    A batch writer passes ``taken`` (names it wrote, updated here) or ``names`` (all it knows of
+    the names in use, updated here) and ``refresh=False``, and refreshes the index itself once
+    per batch. A clash of the name with a person's note is always reported
+    (:attr:`NoteCreator.title_clashes`); one with a memory only when ``title`` was asked for
+    (``explicit_title``, default: whenever ``title`` is given). With ``batch`` the note is added
+    to it and appears when the caller commits the batch (the caller calls ``check_writable``
+    before it commits: nothing is written before then).
     """
     base = safe_title(title) if title else title_from_content(content)
     if not base:
         base = f"Memory {fields.get('id') or new_id()}"
-    with vault_lock(vault.sidecar):
+    if names is not None:
+        taken = names.taken
+    # a batch's writer holds the lock from before its first note until its last commit
+    with nullcontext() if batch is not None else vault_lock(vault.sidecar):
         if batch is None:  # a batch's writer checks once before it commits the batch
             vault.index.check_writable()
-        name = unique_title(vault.index, base, taken)
+        name = unique_title(vault.index, base, taken, indexed=names.indexed if names else None)
         if name != base:
             report_title_clash(
                 vault,
@@ -111,8 +162,10 @@ def create_memory(
             )
         rel = f"{folder or vault.settings.folders.stm}/{name}.md"
         body = content if content.endswith("\n") else content + "\n"
-        full = confined(vault.root, rel)
-        vault.sweep_folder(full.parent)
+        new_folder = names is None or rel.rpartition("/")[0] not in names.folders
+        full = confined(vault.root, rel) if names is None else names.place(vault.root, rel)
+        if new_folder:  # (a batch's folders are swept once, with their first note)
+            vault.sweep_folder(full.parent)
         text = render_note(fields, body)
         if batch is None:
             write_note(full, text, expected=None)
@@ -128,4 +181,4 @@ def create_memory(
     return rel
 
 
-__all__ = ["NoteCreator", "create_memory", "report_title_clash", "unique_title"]
+__all__ = ["BatchNames", "NoteCreator", "create_memory", "report_title_clash", "unique_title"]
