@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Callable
 from typing import Any
 
 from vaultmem.core.lazy_patterns import lazy_pattern
@@ -50,29 +49,26 @@ def _is_float(text: str) -> bool:
     return bool(dot) and _is_int(whole) and fraction.isascii() and fraction.isdigit()
 
 
+_STAMP = lazy_pattern(
+    globals(), "_STAMP", r"[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}:[0-9]{2})?\Z"
+)
+
+
 def _timestamp(text: str) -> dt.date | None:
     """The date of ``YYYY-MM-DD`` or the datetime of ``YYYY-MM-DDTHH:MM:SS``, else ``None``.
     Raises :class:`_NotSimple` for one of that shape that is no date (``2023-02-30``).
 
     ASCII digits only, not ``\\d``: YAML's timestamps are ASCII ("٢٠٢٦-١١-٢٠" is a string). The
-    shape is checked here and the value made by ``fromisoformat``: 0.65 µs for a datetime,
+    shape is checked by one expression (a third of the instructions of taking the text apart
+    with string methods) and the value made by ``fromisoformat``: 0.65 µs for a datetime,
     against 1.25 µs for taking the six numbers apart; every memory has two of them."""
-    if len(text) == 10:
-        if text[4] != "-" or text[7] != "-":
-            return None
-        digits = text[:4] + text[5:7] + text[8:]
-        make: Callable[[str], dt.date] = dt.date.fromisoformat
-    elif len(text) == 19:
-        if text[4] + text[7] + text[10] + text[13] + text[16] != "--T::":
-            return None
-        digits = text[:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:]
-        make = dt.datetime.fromisoformat
-    else:
-        return None
-    if not (digits.isascii() and digits.isdigit()):
+    shape = _STAMP.match(text)
+    if shape is None:
         return None
     try:
-        return make(text)
+        if shape.group(1) is None:
+            return dt.date.fromisoformat(text)
+        return dt.datetime.fromisoformat(text)
     except ValueError:  # month 13, February 30th, year 0
         raise _NotSimple from None
 
@@ -118,13 +114,14 @@ def _scalar(text: str, flow: bool = False) -> Any:
         return False
     if (first.isdigit() or first == "-") and _NUMBER_CHARS.issuperset(text):
         # (a character no number or date holds, as in most ids, rules all four out at once)
-        if _is_int(text):
+        if text[4:5] == "-":  # the shape of a date (never of a number): most such scalars
+            stamp = _timestamp(text)
+            if stamp is not None:
+                return stamp
+        elif _is_int(text):
             return int(text)
-        if _is_float(text):
+        elif _is_float(text):
             return float(text)
-        stamp = _timestamp(text)
-        if stamp is not None:
-            return stamp
     elif first in "\"'":
         inner = _unquoted(text)
         if inner is not None:
