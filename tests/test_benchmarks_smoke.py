@@ -253,3 +253,22 @@ def test_import_rows_give_the_keyword_target_and_the_embedding_rate_beside_it() 
     (_, missing) = import_figures(keywords, {**embedded, "provider": None})
     assert missing.value == "no embedding provider installed: not measured"
     assert len(import_figures(keywords)) == 1
+
+
+def test_index_identity_digests_the_same_index_alike_and_sees_a_changed_note(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.index_identity import cold_index
+
+    source = REPO / "tests" / "vaults" / "kepano-obsidian"
+    first = cold_index(source, in_process=True)
+    assert first == cold_index(source, in_process=False)  # (103 notes: read here either way)
+    assert first["notes"][0] == 103 and first["fts_vocab_instance"][0] > 0
+    copy = tmp_path / "kepano-obsidian"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns(".vaultmem"))
+    note = next(copy.rglob("*.md"))
+    note.write_text(note.read_text(encoding="utf-8") + "\nanother word\n", encoding="utf-8")
+    changed = cold_index(copy, in_process=True)
+    assert changed["notes"][1] != first["notes"][1]
+    assert changed["fts_vocab_instance"][1] != first["fts_vocab_instance"][1]
+    assert changed["schema"] == first["schema"] and changed["links"] == first["links"]

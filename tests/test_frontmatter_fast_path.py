@@ -372,3 +372,15 @@ def test_placeholder_lines_are_what_the_expression_took(parts: list[str]) -> Non
         r"([A-Za-z_][A-Za-z0-9_-]*):[ ]+\{\{[ ]*[A-Za-z_][A-Za-z0-9_]*[ ]*\}\}[ ]*\Z", line
     )
     assert placeholder_key(line) == (expected.group(1) if expected else None), line
+
+
+def test_lines_read_once_never_push_out_the_repeated_ones() -> None:
+    from vaultmem.core.notes import frontmatter_fast_path as fast
+
+    common = "type: memory\nstatus: active"
+    assert parse_simple_frontmatter(common) == parse_simple_frontmatter(common)
+    for n in range(3 * fast._READ_ONCE_MAX):  # many notes, each with an id of its own
+        assert parse_simple_frontmatter(f"id: note{n}\n{common}") == {
+            "id": f"note{n}", "type": "memory", "status": "active"}  # fmt: skip
+    assert "type: memory" in fast._LINE_CACHE and "status: active" in fast._LINE_CACHE
+    assert len(fast._READ_ONCE) <= fast._READ_ONCE_MAX

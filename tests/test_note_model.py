@@ -209,3 +209,11 @@ def test_non_utf8_notes_are_unsafe(tmp_path: Path) -> None:
     note.write_bytes(b"caf\xe9")
     with pytest.raises(UnsafeNoteError, match="not UTF-8"):
         read_note(note)
+
+
+def test_warnings_follow_the_field_order_whatever_the_key_order() -> None:
+    raw = {"last_used": "someday", "pinned": "yes", "strength": "high", "id": [None]}
+    _, warnings = read_fields(raw)
+    assert [w.key for w in warnings] == ["strength", "pinned", "last_used"]
+    _, reversed_warnings = read_fields(dict(reversed(raw.items())))
+    assert reversed_warnings == warnings

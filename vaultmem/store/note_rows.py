@@ -17,7 +17,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from vaultmem.core.links.link_resolution import note_key
-from vaultmem.core.notes.fields import DATETIME_KEYS
+from vaultmem.core.notes.fields import DATETIME_KEYS, MemoryFields
 from vaultmem.core.notes.note_parse import ParsedNote
 from vaultmem.core.notes.timestamps import to_epoch
 
@@ -112,7 +112,9 @@ def _json_default(value: object) -> str:
     return str(isoformat()) if callable(isoformat) else str(value)
 
 
-_FIELD_VALUES = operator.attrgetter(*FIELD_COLUMNS)
+_FIELD_VALUES = operator.itemgetter(*(MemoryFields._fields.index(c) for c in FIELD_COLUMNS))
+"""The :data:`FIELD_COLUMNS` of a :class:`MemoryFields`, by position (a third of the cost of
+reading them by name)."""
 _DATETIME_AT = tuple(i for i, column in enumerate(FIELD_COLUMNS) if column in DATETIME_KEYS)
 _PINNED_AT = FIELD_COLUMNS.index("pinned")
 TAGS_AT = INSERT_COLUMNS.index("tags")

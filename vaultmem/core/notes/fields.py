@@ -197,7 +197,39 @@ def _checkbox(value: object) -> bool:
 
 
 def _optional_text(value: object) -> str | None:
+    """A key whose default is ``None``: ``[null]`` (a one-item list of nothing) is that too."""
     return None if value is None else _text(value)
+
+
+def _count_from_1(value: object) -> int:
+    if type(value) is int and 1 <= value <= MAX_COUNT:
+        return value  # the common case, without a second call
+    return _count(value, 1)
+
+
+def _count_from_0(value: object) -> int:
+    if type(value) is int and 0 <= value <= MAX_COUNT:
+        return value
+    return _count(value, 0)
+
+
+def _fraction(value: object) -> float:
+    if type(value) is float and 0.0 <= value <= 1.0:
+        return value  # the common case (NaN fails the range)
+    return _number(value, 0.0, 1.0)
+
+
+def _strength(value: object) -> float:
+    if type(value) is float and 0.0 <= value <= 2.0:
+        return value
+    return _number(value, 0.0, 2.0)
+
+
+def _datetime(value: object) -> dt.datetime:
+    try:
+        return parse_datetime(value)
+    except ValueError:
+        raise ValueError("is not a datetime") from None
 
 
 _CONVERTERS: dict[str, Callable[[object], object]] = {
@@ -206,30 +238,50 @@ _CONVERTERS: dict[str, Callable[[object], object]] = {
     "status": _text,
     "layer": _text,
     "category": _text,
-    "use_count": lambda v: _count(v, 1),
-    "strength": lambda v: _number(v, 0.0, 2.0),
-    "importance": lambda v: _number(v, 0.0, 1.0),
-    "confidence": lambda v: _number(v, 0.0, 1.0),
+    "use_count": _count_from_1,
+    "strength": _strength,
+    "importance": _fraction,
+    "confidence": _fraction,
     "source": _text,
     "pinned": _checkbox,
     "tags": normalise_tags,
-    "box": lambda v: None if v is None else _text(v),
-    "trace": lambda v: None if v is None else _text(v),
+    "box": _optional_text,
+    "trace": _optional_text,
     "related": _link_list,
-    "review_count": lambda v: _count(v, 0),
-    "cross_domain_count": lambda v: _count(v, 0),
-    "use_days": lambda v: _count(v, 1),
-    "supersedes": lambda v: None if v is None else _text(v),
-    "superseded_by": lambda v: None if v is None else _text(v),
-    "episode": lambda v: None if v is None else _text(v),
-    "previous": lambda v: None if v is None else _text(v),
+    "review_count": _count_from_0,
+    "cross_domain_count": _count_from_0,
+    "use_days": _count_from_1,
+    "supersedes": _optional_text,
+    "superseded_by": _optional_text,
+    "episode": _optional_text,
+    "previous": _optional_text,
+    **dict.fromkeys(DATETIME_KEYS, _datetime),
 }
+"""The converter of each key read, in the order its warnings are listed (a value ``None`` is
+never converted: the key keeps its default)."""
 
 _LIST_KEYS = frozenset(
     key for key in _CONVERTERS if PROPERTIES[key].obsidian in ("tags", "multitext", "aliases")
 )
 """Keys whose Obsidian type is a list (the property table); every other key reads a one-item
 list as its item."""
+
+_READERS: dict[str, tuple[int, Callable[[object], object], bool]] = {
+    key: (MemoryFields._fields.index(key), convert, key not in _LIST_KEYS)
+    for key, convert in _CONVERTERS.items()
+}
+"""Key → (its place in :class:`MemoryFields`, its converter, whether a one-item list is read as
+its item)."""
+_WARNING_ORDER = {key: i for i, key in enumerate(_CONVERTERS)}
+_DEFAULTS = tuple(
+    None if name == "use_days" else MemoryFields._field_defaults[name]
+    for name in MemoryFields._fields
+)
+"""Each field's default, ``use_days`` ``None`` (worked out from the others when not read)."""
+_CREATED = MemoryFields._fields.index("created")
+_LAST_USED = MemoryFields._fields.index("last_used")
+_USE_COUNT = MemoryFields._fields.index("use_count")
+_USE_DAYS = MemoryFields._fields.index("use_days")
 
 
 def _unwrapped(key: str, value: object) -> object:
@@ -256,40 +308,37 @@ def read_fields(
 
     ``fallback_time`` stands in for a missing ``created`` (the store passes the file's mtime);
     a missing ``last_used`` is ``created``. Never raises on bad values: each one becomes a
-    :class:`FieldWarning` and its default is used (docs/user-guide.md, "The memory note",
-    wrong-typed values). ``layer`` values outside :data:`LAYERS` are kept as written (they decay
-    like ``working``).
+    :class:`FieldWarning` (listed in the order of the keys in :class:`MemoryFields`, datetimes
+    last) and its default is used (docs/user-guide.md, "The memory note", wrong-typed values).
+    ``layer`` values outside :data:`LAYERS` are kept as written (they decay like ``working``).
     """
-    values: dict[str, object] = {}
+    # one pass over the note's own keys (most notes have fewer than the 30 read), each value
+    # put in its place of the named tuple, made at the end without keyword arguments
+    values = list(_DEFAULTS)
     warnings: list[FieldWarning] = []
-    get = raw.get
-    for key, convert in _CONVERTERS.items():
-        value = get(key)
-        if value is None:  # absent or empty: the default (None for id, type, box and trace)
+    readers = _READERS
+    for key, value in raw.items():
+        reader = readers.get(key)
+        if reader is None or value is None:  # absent or empty: the default
             continue
-        try:  # (_unwrapped, written out: a call per key costs more than the check)
-            if isinstance(value, list) and len(value) == 1 and key not in _LIST_KEYS:
-                values[key] = convert(value[0])
+        at, convert, unwrap = reader
+        try:
+            if unwrap and isinstance(value, list) and len(value) == 1:
+                converted = convert(value[0])
             else:
-                values[key] = convert(value)
+                converted = convert(value)
         except ValueError as err:
             warnings.append(FieldWarning(key, value, str(err)))
-    for key in DATETIME_KEYS:
-        value = get(key)
-        if value is None:
             continue
-        try:
-            values[key] = parse_datetime(_unwrapped(key, value))
-        except ValueError:
-            warnings.append(FieldWarning(key, value, "is not a datetime"))
-    if "created" not in values and fallback_time is not None:
-        values["created"] = parse_datetime(fallback_time)
-    if "last_used" not in values and "created" in values:
-        values["last_used"] = values["created"]
-    if "use_days" not in values:
-        values["use_days"] = default_use_days(
-            int(values.get("use_count", 1)),  # type: ignore[call-overload]
-            values.get("created"),  # type: ignore[arg-type]
-            values.get("last_used"),  # type: ignore[arg-type]
-        )
-    return MemoryFields(**values), warnings  # type: ignore[arg-type]
+        values[at] = converted
+    if len(warnings) > 1:
+        warnings.sort(key=lambda warning: _WARNING_ORDER[warning.key])
+    created = values[_CREATED]
+    if created is None and fallback_time is not None:
+        created = values[_CREATED] = parse_datetime(fallback_time)
+    last_used = values[_LAST_USED]
+    if last_used is None:
+        last_used = values[_LAST_USED] = created
+    if values[_USE_DAYS] is None:
+        values[_USE_DAYS] = default_use_days(values[_USE_COUNT], created, last_used)  # type: ignore[arg-type]
+    return MemoryFields._make(values), warnings

@@ -12,6 +12,7 @@ import datetime as dt
 import math
 
 UTC = dt.UTC
+_DATETIME = dt.datetime
 
 DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
@@ -26,7 +27,16 @@ def parse_datetime(value: object) -> dt.datetime:
     if isinstance(value, bool):
         raise ValueError(f"not a datetime: {value!r}")
     if isinstance(value, dt.datetime):
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        if value.tzinfo is not None:
+            return value.astimezone(UTC)
+        if value.fold or type(value) is not dt.datetime:
+            return value.replace(tzinfo=UTC)
+        # made afresh: half the instructions of replace(tzinfo=...), whose keyword arguments
+        # are parsed by name (every memory has two datetimes)
+        return _DATETIME(
+            value.year, value.month, value.day, value.hour, value.minute, value.second,
+            value.microsecond, UTC,
+        )
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day, tzinfo=UTC)
     if isinstance(value, int | float):
