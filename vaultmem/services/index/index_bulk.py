@@ -63,8 +63,8 @@ class _LoadState:
         self.resolver = resolver
         self.nid_of = nid_of
         self.read = read
-        """Reads one note (``index_sync._read``: looked up by the sync at each call, so tests
-        stand in for it)."""
+        """Reads one note: ``index_sync._read``, looked up by the sync when it starts the load
+        (so a test that stands in for it reaches the bulk load too)."""
         self.parse = parse
         self.resolved: dict[str, tuple[str, Any, Any]] = {}
         """Target → (key, resolved path, its nid) of the targets that resolve alike from every
