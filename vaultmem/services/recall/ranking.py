@@ -282,11 +282,11 @@ def page(
     bodies = _bodies(conn, [paths[i] for i, _ in chosen])
     proximity, vector, cosine = measured.proximity, measured.vector, measured.cosine
     hits: list[Hit] = []
-    for rank_, (i, by_review) in enumerate(chosen, 1):
+    for place, (i, by_review) in enumerate(chosen, 1):
         lifted = measured.episode_lift[i] > 0
         via = measured.episode_via[i] if lifted else int(proximity.via[i])
         hits.append(Hit(
-            rank=rank_, path=paths[i],
+            rank=place, path=paths[i],
             id=cast("str | None", rows[i][_ID]) if rows[i][_TYPE] in MANAGED_TYPES else None,
             title=title_of(paths[i]), score=float(fused.score[i]),
             relevance=float(fused.relevance[i]), decay=float(fused.decay[i]),
