@@ -170,3 +170,14 @@ def test_use_days_of_the_issue_merge_through_the_driver() -> None:
     result = merge_note(base, ours, theirs, git_merge_lines)
     assert result.clean
     assert parse_frontmatter(split_note(result.text).yaml)["use_days"] == 5
+
+
+def test_a_new_note_places_every_property_of_the_note_model_before_a_persons_own() -> None:
+    from vaultmem.services.memories.remembering import draft_from_json
+
+    record = {"content": "text", "zz_mine": 1, "superseded_by": "[[Old]]", "use_days": 2,
+              "trace": "[[t]]"}  # fmt: skip
+    keys = list(draft_from_json(record).frontmatter(T))  # an import keeps a history's fields
+    assert keys[-1] == "zz_mine"
+    model = [k for k in keys if k != "zz_mine"]
+    assert model == [k for k in MemoryFields._fields if k in model]

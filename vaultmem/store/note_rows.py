@@ -19,39 +19,14 @@ from typing import Any
 from vaultmem.core.links.link_resolution import note_key
 from vaultmem.core.notes.fields import DATETIME_KEYS, MemoryFields
 from vaultmem.core.notes.note_parse import ParsedNote
+from vaultmem.core.notes.properties import LIST_TYPES, PROPERTIES
 from vaultmem.core.notes.timestamps import to_epoch
 
-FIELD_COLUMNS = (
-    "id",
-    "type",
-    "status",
-    "layer",
-    "category",
-    "created",
-    "last_used",
-    "use_count",
-    "strength",
-    "importance",
-    "confidence",
-    "source",
-    "pinned",
-    "box",
-    "trace",
-    "review_count",
-    "last_review_at",
-    "cross_domain_count",
-    "promoted_at",
-    "archived_at",
-    "resolved_at",
-    "valid_until",
-    "use_days",
-    "supersedes",
-    "superseded_by",
-    "superseded_at",
-    "episode",
-    "previous",
+FIELD_COLUMNS: tuple[str, ...] = tuple(
+    key for key in MemoryFields._fields if PROPERTIES[key].obsidian not in LIST_TYPES
 )
-"""Columns of ``notes`` that hold :class:`~vaultmem.core.notes.fields.MemoryFields` values."""
+"""Columns of ``notes`` that hold :class:`~vaultmem.core.notes.fields.MemoryFields` values: every
+field of the note model but the lists (tags and related have tables and columns of their own)."""
 
 INSERT_COLUMNS = (
     "path",

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from vaultmem.core.notes.properties import PROPERTIES
+from vaultmem.core.notes.properties import LIST_TYPES, PROPERTIES
 from vaultmem.core.notes.timestamps import parse_datetime
 
 MANAGED_TYPES = ("memory", "box", "trace")
@@ -261,7 +261,7 @@ _CONVERTERS: dict[str, Callable[[object], object]] = {
 never converted: the key keeps its default)."""
 
 _LIST_KEYS = frozenset(
-    key for key in _CONVERTERS if PROPERTIES[key].obsidian in ("tags", "multitext", "aliases")
+    key for key in _CONVERTERS if PROPERTIES[key].obsidian in LIST_TYPES
 )
 """Keys whose Obsidian type is a list (the property table); every other key reads a one-item
 list as its item."""

@@ -106,6 +106,9 @@ PROPERTIES: Final = _table(
 )
 """Every property vaultmem reads or writes, by key."""
 
+LIST_TYPES: Final = frozenset({"aliases", "multitext", "tags"})
+"""The Obsidian property types whose value is a list (every other type holds one value)."""
+
 LINES: Final = Merge.LINES
 """The rule of every key not in :data:`PROPERTIES` (a person's own properties)."""
 
@@ -136,6 +139,6 @@ def obsidian_types() -> dict[str, str]:
 
 
 __all__ = [
-    "ADDITIVE", "BOUNDS", "COUNTER_DEFAULTS", "LINES", "PROPERTIES", "STAGES", "Merge",
-    "Property", "obsidian_types", "rule_of",
+    "ADDITIVE", "BOUNDS", "COUNTER_DEFAULTS", "LINES", "LIST_TYPES", "PROPERTIES", "STAGES",
+    "Merge", "Property", "obsidian_types", "rule_of",
 ]  # fmt: skip

@@ -21,6 +21,7 @@ from vaultmem.core.notes.fields import (
     LAYERS,
     MAX_COUNT,
     SOURCES,
+    MemoryFields,
     normalise_tags,
     read_fields,
 )
@@ -35,34 +36,9 @@ from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.note_batch import NewNotes
 from vaultmem.store.vault_lock import vault_lock
 
-FIELD_ORDER = (
-    "id",
-    "type",
-    "status",
-    "layer",
-    "category",
-    "created",
-    "last_used",
-    "use_count",
-    "strength",
-    "importance",
-    "confidence",
-    "source",
-    "pinned",
-    "tags",
-    "box",
-    "related",
-    "review_count",
-    "last_review_at",
-    "cross_domain_count",
-    "promoted_at",
-    "archived_at",
-    "resolved_at",
-    "valid_until",
-    "supersedes",
-    "episode",
-    "previous",
-)
+FIELD_ORDER: tuple[str, ...] = MemoryFields._fields
+"""The order of a new note's properties: the note model's (each key has its row in
+:data:`~vaultmem.core.notes.properties.PROPERTIES`; ``tests/test_properties.py`` checks it)."""
 
 
 @dataclass(frozen=True, slots=True)
