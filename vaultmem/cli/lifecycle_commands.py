@@ -47,6 +47,8 @@ def print_pass(result: PassResult, as_json: bool, verb: str) -> None:
         click.echo("\n".join(_move_line(move, result.dry_run) for move in moves))
     for move, why in result.skipped:
         click.echo(f"skipped {move.path}: {why}", err=True)
+    for line in result.late_saves:
+        click.echo(f"kept a late save: {line}")
     if not moves:
         click.echo(f"nothing to {verb}")
     elif result.dry_run:
@@ -69,6 +71,8 @@ def print_run(run: LifecycleRun, as_json: bool) -> None:
             click.echo("\n".join("  " + _move_line(move, result.dry_run) for move in moves))
         for move, why in result.skipped:
             click.echo(f"  skipped {move.path}: {why}", err=True)
+    for line in run.late_saves:
+        click.echo(f"kept a late save: {line}")
     if run.dry_run:
         click.echo("(dry run: nothing changed)")
     elif run.journal:

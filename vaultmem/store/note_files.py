@@ -16,15 +16,19 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import functools
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultmem.core.notes.content_hash import content_hash
-from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError
+from vaultmem.core.notes.note_text import field_changes, set_fields
+from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError, VaultmemError
 from vaultmem.store.durability import defer_close, fsync_dir
+from vaultmem.store.late_writes import LateSave, hold
 from vaultmem.store.raw_reads import oversized, read_to_end
 
 TEMP_SUFFIX = ".vaultmem-tmp"
@@ -262,14 +266,19 @@ def _settle_aside(aside: Path, path: Path) -> None:
     if _sha_of(aside) == _sha_of(path):
         os.unlink(aside)
         return
+    _place_copy(aside, path)
+
+
+def _place_copy(source: Path, path: Path) -> Path:
+    """Give ``source``'s file a conflicted copy's name beside ``path`` (a free one); that name."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
     stem = path.name.removesuffix(".md")[:150]
     copy = path.with_name(f"{stem} (Conflicted copy vaultmem {stamp}).md")
     n = 1
     while True:
         try:
-            _place(aside, copy, keep_source=False)
-            return
+            _place(source, copy, keep_source=False)
+            return copy
         except FileExistsError:
             n += 1
             copy = path.with_name(f"{stem} (Conflicted copy vaultmem {stamp} {n}).md")
@@ -411,7 +420,8 @@ def move_note(
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(aside)
         else:
-            late = _drop_aside(aside, expected_sha256)
+            keep = functools.partial(_rescue_late, source, destination, data)
+            late = _drop_aside(aside, expected_sha256, keep)
             if late is not None:  # a writer with the note open wrote after it was checked
                 _withdraw(temp, destination, data)
                 _restore(aside, late, source)
@@ -438,20 +448,24 @@ def delete_note(path: Path, *, expected_sha256: str) -> None:
     """
     _temp, aside = _temp_names(path)
     _own(path, aside, expected_sha256)
-    late = _drop_aside(aside, expected_sha256)
+    late = _drop_aside(aside, expected_sha256, functools.partial(_rescue_late, path, path, None))
     if late is not None:
         _restore(aside, late, path)
         raise NoteChangedError(path, "changed on disk while it was deleted; left alone")
     fsync_dir(path.parent)
 
 
-def _drop_aside(aside: Path, expected_sha256: str) -> bytes | None:
+def _drop_aside(
+    aside: Path, expected_sha256: str, keep: Callable[[bytes, bytes], LateSave] | None = None
+) -> bytes | None:
     """Remove an owned note's old file if it still holds the bytes read; else its bytes now.
 
     The file is checked through an open handle, removed, and checked again through that
     handle, so a write landing even after the removal is caught (and its bytes returned).
-    Inside :func:`batched_dir_syncs` the descriptor of a removed file is closed later, on a
-    helper thread (closing the last one frees the file, which waits on the file system).
+    Inside :func:`~vaultmem.store.late_writes.watch_late_writes` the handle is kept and checked
+    once more later: a write landing by then is given to ``keep`` (the bytes read, the bytes
+    then). Inside :func:`batched_dir_syncs` the descriptor of a removed file is closed later,
+    on a helper thread (closing the last one frees the file, which waits on the file system).
     """
     fd = os.open(aside, os.O_RDONLY)
     deferred = False
@@ -463,13 +477,50 @@ def _drop_aside(aside: Path, expected_sha256: str) -> bytes | None:
         os.unlink(aside)
         after = os.fstat(fd)
         if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
-            deferred = defer_close(fd)
+            held = keep is not None and hold(fd, after, functools.partial(keep, data))
+            deferred = held or defer_close(fd)
             return None
         os.lseek(fd, 0, os.SEEK_SET)
         return read_to_end(fd)
     finally:
         if not deferred:
             os.close(fd)
+
+
+def _rescue_late(
+    note: Path, destination: Path, written: bytes | None, before: bytes, late: bytes
+) -> LateSave:
+    """Keep a save that landed in ``note``'s old file after vaultmem removed it: the file held
+    ``before`` when it was checked and ``late`` now; vaultmem had written ``written`` at
+    ``destination`` (``None``: the note was deleted).
+
+    The saved text gets the properties vaultmem changed (a surgical edit,
+    :func:`~vaultmem.core.notes.note_text.field_changes`) and replaces the new version, as an
+    owned write, if that is still as vaultmem wrote it. Where that cannot be (the new version
+    changed since, a text is not UTF-8, a frontmatter does not parse, the saved text holds
+    conflict markers), the saved bytes are kept as they landed: a deleted note gets its name
+    back if it is free, otherwise they go to a conflicted copy beside ``destination``.
+    Raises ``OSError`` only when no file at all could be written.
+    """
+    if written is not None:
+        try:
+            merged = set_fields(late.decode(), field_changes(before.decode(), written.decode()))
+            replace_note(destination, merged, expected_sha256=content_hash(written))
+            return LateSave(note, destination, merged=True)
+        except (ValueError, TypeError, VaultmemError, OSError):  # (FrontmatterError, decoding)
+            pass
+    temp, _aside = _temp_names(destination)
+    _write_temp(temp, late, 0o644)
+    try:
+        if written is None:
+            with contextlib.suppress(FileExistsError):
+                _place(temp, destination, keep_source=False)
+                return LateSave(note, destination, merged=False)
+        return LateSave(note, _place_copy(temp, destination), merged=False)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        fsync_dir(destination.parent)
 
 
 def _restore(aside: Path, late: bytes, path: Path) -> None:

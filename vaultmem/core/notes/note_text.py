@@ -47,8 +47,8 @@ if TYPE_CHECKING:  # the YAML reader's module: the fast path does not load it
     from vaultmem.core.notes.frontmatter_yaml import FrontmatterEntry
 
 __all__ = [
-    "DELETE", "FrontmatterError", "NoteText", "find_conflict_markers", "parse_frontmatter",
-    "render_note", "render_value", "set_fields", "split_note",
+    "DELETE", "FrontmatterError", "NoteText", "field_changes", "find_conflict_markers",
+    "parse_frontmatter", "render_note", "render_value", "set_fields", "split_note",
 ]  # fmt: skip
 
 # Lines as YAML counts them (libyaml and PyYAML alike), so that YAML marks index our lines.
@@ -327,6 +327,22 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
 # --- reading ---------------------------------------------------------------------------------
 
 
+
+
+def field_changes(before: str, after: str) -> dict[str, object]:
+    """The changes :func:`set_fields` takes to give a note ``after``'s properties where it has
+    ``before``'s: each key new or of another value in ``after`` with that value, and
+    :data:`DELETE` for each key ``after`` no longer has (the same comparison as set_fields's).
+
+    Raises :class:`FrontmatterError` when either text's frontmatter does not parse.
+    """
+    old = parse_frontmatter(split_note(before).yaml)
+    new = parse_frontmatter(split_note(after).yaml)
+    changes: dict[str, object] = {
+        key: value for key, value in new.items() if key not in old or not _same(old[key], value)
+    }
+    changes.update((key, DELETE) for key in old if key not in new)
+    return changes
 
 
 def _simple_entries(lines: list[str]) -> list[FrontmatterEntry]:

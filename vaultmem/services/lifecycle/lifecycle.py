@@ -182,6 +182,9 @@ class LifecycleRun:
     """Paths re-indexed after the run wrote them, each once per time it was written."""
     reindex_seconds: float = 0.0
     """Wall seconds the run spent re-indexing, or waiting for its helper process to."""
+    late_saves: list[str] = field(default_factory=list)
+    """Saves that landed in a note's old file after the run wrote the note, each kept (merged
+    into the new version or in a conflicted copy beside it): one line each."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -191,6 +194,7 @@ class LifecycleRun:
             "passes": [r.as_dict() for r in self.results],
             "journal": self.journal,
             "recovered": self.recovered,
+            "late_saves": self.late_saves,
             "commit": self.commit,
             "commit_error": self.commit_error,
         }
@@ -268,4 +272,5 @@ def run_passes(
         run.journal = session.journal_path.name if session.journal_path else None
         run.touched = list(dict.fromkeys(session.touched))
     run.reindexed, run.reindex_seconds = session.reindexed, session.reindex_seconds
+    run.late_saves = session.late_save_lines()
     return run

@@ -62,7 +62,9 @@ def promote_memories(
         if not result.planned:
             result.planned = [on_request_promotion(vault, path, when)]
         hold_shared(result.planned, result.skipped, shared_id_paths(vault.index))
-        return session.run(result)
+        session.run(result)
+    result.late_saves = session.late_save_lines()
+    return result
 
 
 def forget_memory(
@@ -89,6 +91,7 @@ def forget_memory(
     )
     with waiting, PassSession(vault, "forget", when, dry_run=dry_run) as session:
         result = session.run(PassResult("forget", [move], dry_run=dry_run))
+    result.late_saves = session.late_save_lines()
     if result.skipped:
         raise VaultmemError(result.skipped[0][1])  # "<path>: <why>"; nothing was changed
     return result
@@ -119,7 +122,9 @@ def collect_garbage(
         keep=kept,
         command="gc",
     )
-    return run.results[0]
+    result = run.results[0]
+    result.late_saves = run.late_saves
+    return result
 
 
 def run_lifecycle(

@@ -34,6 +34,7 @@ from vaultmem.store.durability import batched_dir_syncs, settle_closes
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
 from vaultmem.store.journal_check import MANAGED_TYPES
+from vaultmem.store.late_writes import LateSave, check_late_writes, watch_late_writes
 from vaultmem.store.note_files import NoteSnapshot, read_note
 from vaultmem.store.vault_lock import vault_lock
 from vaultmem.store.vault_paths import confined
@@ -58,6 +59,9 @@ class PassResult:
     dry_run: bool
     applied: list[Move] = field(default_factory=list)
     skipped: list[tuple[Move, str]] = field(default_factory=list)
+    late_saves: list[str] = field(default_factory=list)
+    """Saves that landed in a note's old file after it was written, and where each is kept
+    (:meth:`PassSession.late_save_lines`); set once the session has ended."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -66,6 +70,7 @@ class PassResult:
             "planned": [move_dict(m) for m in self.planned],
             "applied": [move_dict(m) for m in self.applied],
             "skipped": [{**move_dict(m), "error": why} for m, why in self.skipped],
+            "late_saves": self.late_saves,
         }
 
 
@@ -104,6 +109,10 @@ class PassSession:
         self.recovered: list[Path] = []
         self.journal: JournalWriter | None = None
         self._prepared: dict[int, tuple[Move, tuple[NoteSnapshot, str] | BaseException]] = {}
+        self._kept = 0  # late_saves[:_kept] are in touched already
+        self.late_saves: list[LateSave] = []
+        """Saves that landed in a note's old file after the session had replaced, moved or
+        deleted it, each kept (:mod:`~vaultmem.store.late_writes`): complete once it ends."""
         self._lock = vault_lock(vault.sidecar, timeout_seconds=0)
 
     def __enter__(self) -> PassSession:
@@ -114,6 +123,8 @@ class PassSession:
         self._signals.__enter__()
         self._dir_syncs = batched_dir_syncs()
         self._dir_syncs.__enter__()
+        self._late_writes = watch_late_writes()
+        self.late_saves = self._late_writes.__enter__()
         try:
             self.vault.index.check_writable()
             folders = tuple(self.vault.folders())
@@ -130,6 +141,7 @@ class PassSession:
                 journal_origin(self.vault),
             )
         except BaseException:
+            self._late_writes.__exit__(None, None, None)
             self._dir_syncs.__exit__(None, None, None)
             self._signals.__exit__(None, None, None)
             self._lock.__exit__(None, None, None)
@@ -145,6 +157,12 @@ class PassSession:
         if self.dry_run:
             return
         try:
+            late_error: OSError | None = None
+            try:  # the old files still held are checked once more, the saves found kept
+                self._late_writes.__exit__(None, None, None)
+            except OSError as err:  # raised once the pass is wound up as usual
+                late_error = err
+            self._reindex_late_saves()
             self._dir_syncs.__exit__(None, None, None)  # every moved note's folder, once each
             if self.journal is not None:
                 if kind is not None:
@@ -155,11 +173,28 @@ class PassSession:
                     self.journal.abandon()
                     self.journal.path.unlink()
             self.refresh()
+            if late_error is not None:
+                raise late_error
         finally:
             if self._indexer is not None:  # ended before the lock goes: nothing outlives it
                 self._indexer.close()
             self._signals.__exit__(None, None, None)
             self._lock.__exit__(kind, error, trace)
+
+    def late_save_lines(self) -> list[str]:
+        """:attr:`late_saves`, one line each (complete once the session has ended)."""
+        return [save.describe(self.vault.root) for save in self.late_saves]
+
+    def check_late_writes(self) -> None:
+        """Check the old files of the notes written so far (and stop holding them): a save
+        that landed in one is kept (:attr:`late_saves`) and its file re-indexed."""
+        if not self.dry_run:
+            check_late_writes()
+            self._reindex_late_saves()
+
+    def _reindex_late_saves(self) -> None:
+        fresh, self._kept = self.late_saves[self._kept :], len(self.late_saves)
+        self.touched += [save.kept_at.relative_to(self.vault.root).as_posix() for save in fresh]
 
     def refresh(self) -> None:
         """Re-index the notes written since the last refresh (and only those), and wait for
@@ -348,6 +383,8 @@ class PassSession:
             if start % PREPARE_BATCH == 0:  # this batch is ready; the next one is made ready
                 if start == 0:  # while this one's flush to disk runs
                     self.prepare(planned[:PREPARE_BATCH])
+                else:  # the last batch's old files, a batch's time after they were removed
+                    self.check_late_writes()
                 self.prepare(planned[start + PREPARE_BATCH : start + 2 * PREPARE_BATCH])
             self.index_ahead()  # what is written so far, re-indexed meanwhile
             try:
