@@ -11,7 +11,9 @@ opened for appending, as an editor or a script would) or deletes it. After the p
 - a delete is *resurrected* if a note of that name exists again anywhere in the vault;
 - a note neither deleted nor lost must exist exactly once (``missing``/``duplicated``).
 
-Prints per run and in total, ending with ``edits N, lost L; deletes M, resurrected R``.
+Prints per run and in total, ending with ``edits N, lost L (late saves kept K); deletes M,
+resurrected R`` (K: saves that landed in an old file after the pass wrote the note, and were
+kept; see ``vaultmem.store.late_writes``).
 
     python -m benchmarks.racing_writers [--runs 40] [--memories 400] [--interval-ms 1]
 """
@@ -50,6 +52,8 @@ class Tally:
     duplicated: int = 0
     applied: int = 0
     skipped: int = 0
+    late: int = 0
+    """Saves the pass found in a note's old file after writing the note, and kept."""
     seconds: float = 0.0
     markers: list[tuple[str, str]] = field(default_factory=list)
     """(marker, name of the note it was appended to)."""
@@ -67,6 +71,7 @@ class Tally:
             "duplicated",
             "applied",
             "skipped",
+            "late",
             "seconds",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -185,6 +190,7 @@ def race_once(base: Path, work: Path, run: int, interval: float) -> Tally:
         tally.seconds = time.perf_counter() - started
         tally.applied = len(result.applied)
         tally.skipped = sum(len(r.skipped) for r in result.results)
+        tally.late = len(result.late_saves)
     texts = []
     names: dict[str, int] = {}
     for path in root.rglob("*.md"):
@@ -225,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
             total.add(tally)
             print(
                 f"run {run + 1:2d}: {tally.seconds:5.2f} s, applied {tally.applied}, "
-                f"skipped {tally.skipped}; edits {tally.edits}, lost {tally.lost}; "
+                f"skipped {tally.skipped}; edits {tally.edits}, lost {tally.lost} "
+                f"(late saves kept {tally.late}); "
                 f"deletes {tally.deletes}, resurrected {tally.resurrected}; "
                 f"missing {tally.missing}, duplicated {tally.duplicated}",
                 flush=True,
@@ -236,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         f"missing {total.missing}, duplicated {total.duplicated}"
     )
     print(
-        f"edits {total.edits}, lost {total.lost}; deletes {total.deletes}, "
+        f"edits {total.edits}, lost {total.lost} (late saves kept {total.late}); "
+        f"deletes {total.deletes}, "
         f"resurrected {total.resurrected}"
     )
     bad = total.lost or total.resurrected or total.missing or total.duplicated
