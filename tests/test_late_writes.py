@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from vaultmem.cli import main
 from vaultmem.core.notes.note_text import render_note
 from vaultmem.services.lifecycle import pass_session
-from vaultmem.services.vault import Vault
 from vaultmem.services.lifecycle.pass_session import PassResult
+from vaultmem.services.vault import Vault
 from vaultmem.store.late_writes import LateSave, check_late_writes, watch_late_writes
 from vaultmem.store.note_files import content_hash, delete_note, move_note, read_note
 
@@ -175,3 +175,38 @@ def test_the_cli_says_where_a_late_save_is_kept(
     assert result.exit_code == 0, result.output
     assert "kept a late save: STM/Fading.md: a save that landed while vaultmem wrote it was " \
         "merged into Archive/" in result.output
+
+
+def test_old_files_are_checked_before_they_hold_too_many_descriptors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultmem.store import late_writes
+
+    monkeypatch.setattr(late_writes, "held_at_most", lambda: 8)
+    folder = tmp_path / "STM"
+    folder.mkdir()
+    notes = [folder / f"n{i}.md" for i in range(20)]
+    opened = []
+    for path in notes:
+        path.write_text(NOTE, encoding="utf-8")
+        opened.append(_open_for_append(path))
+    with watch_late_writes() as saves:
+        for path, fd in zip(notes, opened, strict=True):
+            move_note(path, path, text=ARCHIVED, expected_sha256=content_hash(NOTE.encode()))
+            os.write(fd, SAVED.encode())  # lands after each move's own check
+            os.close(fd)
+            held = late_writes._WATCH.get().held  # type: ignore[union-attr]
+            assert len(held) <= 2 * 8  # (each rescue's own write holds its old file)
+    # each save landed before its old file was checked: all kept, merged
+    assert sorted(s.kept_at.name for s in saves) == sorted(p.name for p in notes)
+    assert all(p.read_text(encoding="utf-8") == ARCHIVED + SAVED for p in notes)
+
+
+def test_the_descriptors_held_follow_the_open_file_limit() -> None:
+    import resource
+
+    from vaultmem.store.late_writes import MAX_HELD, held_at_most
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    expected = MAX_HELD if soft == resource.RLIM_INFINITY else max(8, min(MAX_HELD, soft // 8))
+    assert held_at_most() == expected

@@ -14,6 +14,7 @@ seen by anyone: the file has no name and, once closed, no reader.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,7 +26,23 @@ from vaultmem.store.durability import defer_close
 from vaultmem.store.raw_reads import read_to_end
 
 MAX_HELD = 256
-"""Removed files held open at most; one more checks them all at once (a descriptor each)."""
+"""Removed files held open at most; one more checks them all at once (a descriptor each).
+Fewer where the process may open few files (:func:`held_at_most`)."""
+
+
+@functools.cache
+def held_at_most() -> int:
+    """:data:`MAX_HELD`, or an eighth of the process's open-file limit if that is less (macOS
+    allows 256 by default), never below 8: the pass itself must still open its notes."""
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # no such limit to read (Windows)
+        return 64
+    if soft == resource.RLIM_INFINITY:
+        return MAX_HELD
+    return max(8, min(MAX_HELD, soft // 8))
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +108,12 @@ def watch_late_writes() -> Iterator[list[LateSave]]:
 def hold(fd: int, checked: os.stat_result, rescue: Rescue) -> bool:
     """Inside :func:`watch_late_writes`: keep ``fd`` (the descriptor of a removed old file,
     ``checked`` its last ``fstat``) to be checked later and closed then; True. Outside: False
-    (the caller closes it). Holding :data:`MAX_HELD` checks them all first."""
+    (the caller closes it). Holding :func:`held_at_most` checks them all first (a rescue
+writes a note, whose own old file is then held: at most twice that many are open)."""
     watch = _WATCH.get()
     if watch is None:
         return False
-    if len(watch.held) >= MAX_HELD:
+    if len(watch.held) >= held_at_most():
         check_late_writes()
     watch.held.append(_Held(fd, checked.st_size, checked.st_mtime_ns, rescue))
     return True
