@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path, PureWindowsPath
+from stat import S_ISLNK
 
 from vaultmem.errors import UnsafePathError
 
@@ -33,12 +34,13 @@ def confined(root: Path, relative: str) -> Path:
     # resolved, so a folder none of whose parts below it is a link is inside as it stands.
     # The links are looked for at every call (a folder may have become one since the last);
     # only the names, which depend on nothing on disk, are worked out once (_layout).
-    parts, path = _layout(base, relative)
-    target = str(path)
-    folder = str(base)
-    for part in parts[:-1]:
-        folder = os.path.join(folder, part)
-        if os.path.islink(folder):
+    path, folders, target = _layout(base, relative)
+    for folder in folders:
+        try:
+            linked = S_ISLNK(os.lstat(folder).st_mode)
+        except OSError:  # not there (nor then is anything below it): not a link
+            break
+        if linked:
             _inside(relative, base, os.path.realpath(os.path.dirname(target)))
             break
     if os.path.islink(target):
@@ -58,12 +60,18 @@ def confined_in(folder: Path, relative: str) -> Path:
 
 
 @functools.lru_cache(maxsize=8192)  # a pass or an undo confines each path several times
-def _layout(base: Path, relative: str) -> tuple[tuple[str, ...], Path]:
-    """The parts of ``relative`` (:func:`_checked_parts`, which raises
-    :class:`UnsafePathError` for a path it refuses) and ``base / relative``, made once: a
-    :class:`~pathlib.Path` costs more to make than the symlink checks on it."""
+def _layout(base: Path, relative: str) -> tuple[Path, tuple[str, ...], str]:
+    """``base / relative``, the folders holding it below ``base`` (outermost first) and it as
+    strings, made once (:func:`_checked_parts` raises :class:`UnsafePathError` for a path it
+    refuses): a :class:`~pathlib.Path` costs more to make than the symlink checks on it."""
     parts = _checked_parts(relative)
-    return parts, base.joinpath(*parts)
+    folders: list[str] = []
+    folder = str(base)
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        folders.append(folder)
+    path = base.joinpath(*parts)
+    return path, tuple(folders), str(path)
 
 
 @functools.lru_cache(maxsize=16384)
