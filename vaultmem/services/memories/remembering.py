@@ -529,9 +529,7 @@ def _import_lines(
                 )
             report.imported.extend(written)
             pending.clear()
-            if indexer is not None:
-                if written:
-                    indexer.submit(written)
+            if not written:
                 return
             linked = batch.linked
             texts = {
@@ -539,7 +537,9 @@ def _import_lines(
                 for path in written
                 if (full := vault.root / path) in linked
             }
-            if written:
+            if indexer is not None:
+                indexer.submit(written, texts)
+            else:
                 vault.refresh(written, texts)
 
         try:
