@@ -22,6 +22,7 @@ import queue
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -198,9 +199,12 @@ class NewNotes:
         self._folders: set[Path] = set()  # made (or found) already
         self._texts: dict[Path, str] = {}
         self._writer: _Writer | None = None
-        self.linked: dict[Path, tuple[str, int, int]] = {}
+        self.linked: dict[Path, tuple[str, int, int, int]] = {}
         """After :meth:`commit`: each note it made visible → (text, size in bytes, mtime_ns as
-        written), so the caller can index the text without reading the note back."""
+        written, the wall clock in ns just before the batch's first note got its name), so the
+        caller can index the text without reading the note back: a write to the note after
+        that moment leaves another mtime, unless the mtime written is within a clock tick of it
+        (see :mod:`~vaultmem.services.index.index_stamps`)."""
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -260,6 +264,7 @@ class NewNotes:
         flush_files(pending[0][0].parent, [tmp for _, tmp, _, _ in pending])
         failed: dict[Path, str] = {}
         folders: set[str] = set()
+        visible_ns = time.time_ns()  # before any name is given: no other write to a note is older
         for path, tmp, size, mtime_ns in pending:
             renamed = False
             try:
@@ -267,7 +272,7 @@ class NewNotes:
                 if not renamed:
                     _link_no_replace(tmp, path)
                 folders.add(os.path.dirname(tmp))
-                self.linked[path] = (texts[path], size, mtime_ns)
+                self.linked[path] = (texts[path], size, mtime_ns, visible_ns)
             except FileExistsError:
                 failed[path] = "already exists (written by someone else meanwhile); not overwritten"
             except OSError as err:
