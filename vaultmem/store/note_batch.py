@@ -155,12 +155,12 @@ class NewNotes:
     """
 
     def __init__(self) -> None:
-        self._pending: list[Path] = []  # final paths, in the order added
+        self._pending: list[tuple[Path, str, str]] = []  # (final path, name, text), in order
         self._outcomes: list[Written] = []  # of each write, in the same order
         self._folders: set[Path] = set()  # made (or found) already
-        self._texts: dict[Path, str] = {}
-        self.linked: dict[Path, tuple[str, int, int, int]] = {}
-        """After :meth:`commit`: each note it made visible → (text, size in bytes, mtime_ns as
+        self.linked: dict[str, tuple[str, int, int, int]] = {}
+        """After :meth:`commit`: the name (see :meth:`add`) of each note it made visible →
+        (text, size in bytes, mtime_ns as
         written, the wall clock in ns just before the batch's first note got its name), so the
         caller can index the text without reading the note back: a write to the note after
         that moment leaves another mtime, unless the mtime written is within a clock tick of it
@@ -169,10 +169,11 @@ class NewNotes:
     def __len__(self) -> int:
         return len(self._pending)
 
-    def add(self, path: Path, text: str) -> None:
+    def add(self, path: Path, text: str, name: str | None = None) -> None:
         """Have ``text`` (UTF-8) written to a temporary file beside ``path``; not yet durable
-        or visible. Raises ``FileExistsError`` when ``path`` already exists (an error writing
-        the temp file is raised by :meth:`commit`)."""
+        or visible. ``name``: the caller's name for the note in :attr:`linked` (default: the
+        path as a string). Raises ``FileExistsError`` when ``path`` already exists (an error
+        writing the temp file is raised by :meth:`commit`)."""
         if os.path.lexists(path):
             raise FileExistsError(path)
         folder = path.parent
@@ -184,26 +185,24 @@ class NewNotes:
         except Exception as err:  # noqa: BLE001 - raised by commit, the batch cleaned up first
             outcome = err
         self._outcomes.append(outcome)
-        self._pending.append(path)
-        self._texts[path] = text
+        self._pending.append((path, os.fspath(path) if name is None else name, text))
 
-    def _written(self) -> list[tuple[Path, str, int, int]]:
-        """(path, temp, size, mtime_ns) of each note, in order. If a write failed, every temp
-        file of the batch is removed and the first error raised."""
+    def _written(self) -> list[tuple[Path, str, str, str, int, int]]:
+        """(path, name, text, temp, size, mtime_ns) of each note, in order. If a write failed,
+        every temp file of the batch is removed and the first error raised."""
         outcomes, self._outcomes = self._outcomes, []
         pending, self._pending = self._pending, []
-        done: list[tuple[Path, str, int, int]] = []
+        done: list[tuple[Path, str, str, str, int, int]] = []
         failure: BaseException | None = None
-        for path, outcome in zip(pending, outcomes, strict=True):
+        for note, outcome in zip(pending, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 failure = failure or outcome
             else:
-                done.append((path, *outcome))
+                done.append((*note, *outcome))
         if failure is not None:
-            for _, tmp, _, _ in done:
+            for _, _, _, tmp, _, _ in done:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-            self._texts = {}
             raise failure
         return done
 
@@ -216,21 +215,20 @@ class NewNotes:
         """
         self.linked = {}
         pending = self._written()
-        texts, self._texts = self._texts, {}
         if not pending:
             return {}
-        flush_files(pending[0][0].parent, [tmp for _, tmp, _, _ in pending])
+        flush_files(pending[0][0].parent, [tmp for _, _, _, tmp, _, _ in pending])
         failed: dict[Path, str] = {}
         folders: set[str] = set()
         visible_ns = time.time_ns()  # before any name is given: no other write to a note is older
-        for path, tmp, size, mtime_ns in pending:
+        for path, name, text, tmp, size, mtime_ns in pending:
             renamed = False
             try:
                 renamed = _rename_no_replace(tmp, path)
                 if not renamed:
                     _link_no_replace(tmp, path)
                 folders.add(os.path.dirname(tmp))
-                self.linked[path] = (texts[path], size, mtime_ns, visible_ns)
+                self.linked[name] = (text, size, mtime_ns, visible_ns)
             except FileExistsError:
                 failed[path] = "already exists (written by someone else meanwhile); not overwritten"
             except OSError as err:
@@ -246,7 +244,6 @@ class NewNotes:
     def discard(self) -> None:
         """Remove the temporary files of notes added and not committed."""
         with contextlib.suppress(Exception):  # a failed write left no file
-            for _, tmp, _, _ in self._written():
+            for _, _, _, tmp, _, _ in self._written():
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-        self._texts = {}

@@ -532,11 +532,7 @@ def _import_lines(
             if not written:
                 return
             linked = batch.linked
-            texts = {
-                path: WrittenNote(*linked[full])
-                for path in written
-                if (full := vault.root / path) in linked
-            }
+            texts = {path: WrittenNote(*linked[path]) for path in written if path in linked}
             if indexer is not None:
                 indexer.submit(written, texts)
             else:
