@@ -151,11 +151,22 @@ def test_a_big_import_is_indexed_by_a_helper_and_its_names_stay_apart(
         return started[-1]
 
     monkeypatch.setattr(pass_indexer.PassIndexer, "start", recording_start)
+    handed: list[int] = []
+    real_submit = pass_indexer.PassIndexer.submit
+
+    def recording_submit(self: pass_indexer.PassIndexer, paths: list[str], written: object) -> None:
+        assert set(written) == set(paths)  # type: ignore[arg-type]  # each with its text
+        handed.append(len(paths))
+        real_submit(self, paths, written)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pass_indexer.PassIndexer, "submit", recording_submit)
     count = INDEX_AHEAD_FROM + 20
     lines = [json.dumps({"content": f"Daily log {i}", "title": "Daily log"}) for i in range(count)]
     with Vault.open(vault) as v:
         report = v.import_jsonl(lines)
         assert len(report.imported) == len(set(report.imported)) == count
+        # the last lines in halving batches: the import waits for the helper's last 65 only
+        assert handed == [IMPORT_BATCH, 260, 130, 65, 65]
         assert started and started[0] is not None
         assert started[0].indexed == count  # type: ignore[attr-defined]
         indexed = {r[0] for r in v.index.conn.execute("SELECT path FROM notes")}

@@ -283,6 +283,11 @@ class ImportReport:
 
 IMPORT_BATCH = 500
 """Notes written between two index updates (one SQLite transaction each) during ``import``."""
+TAIL_BATCH = 64
+"""With a helper, the last :data:`IMPORT_BATCH` lines are committed in batches that halve (250,
+125…) while at least this many lines are left after them, so the import waits at its end for
+the helper to index its last 64-128 notes, not 500 (5,000 lines: 0.14 s → 0.06 s, means of 6
+runs alternated; three more flushes to disk)."""
 INDEX_AHEAD_FROM = 2 * IMPORT_BATCH
 """Lines from which ``import`` has a helper process index each batch written while it writes the
 next (:mod:`~vaultmem.services.index.pass_indexer`); below, it indexes each batch itself."""
@@ -539,7 +544,9 @@ def _import_lines(
                 vault.refresh(written, texts)
 
         try:
-            for number, draft in conversation_order(drafts):
+            ordered = conversation_order(drafts)
+            for taken, (number, draft) in enumerate(ordered, 1):
+                after = len(ordered) - taken  # lines after this one
                 episode = draft.extra.get("episode")
                 key = episode if isinstance(episode, str) else None
                 try:
@@ -571,7 +578,9 @@ def _import_lines(
                 pending.append((number, path))
                 if key:
                     last_turn[key] = title_of(path)
-                if len(pending) >= IMPORT_BATCH:
+                if len(pending) >= IMPORT_BATCH or (
+                    indexer is not None and len(pending) >= after >= TAIL_BATCH
+                ):  # the last lines in ever smaller batches: the helper ends soon after them
                     commit()
             commit()
             if indexer is not None:
