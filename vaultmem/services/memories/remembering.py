@@ -288,6 +288,10 @@ TAIL_BATCH = 64
 125…) while at least this many lines are left after them, so the import waits at its end for
 the helper to index its last 64-128 notes, not 500 (5,000 lines: 0.14 s → 0.06 s, means of 6
 runs alternated; three more flushes to disk)."""
+HANDED_CHARS_MAX = 65_536
+"""A note written by a big import is handed to the indexing helper with its text when the text
+is at most this long (the helper reads a longer one back): a batch's line in the pipe stays
+within ~32 M characters, whatever the lines imported."""
 INDEX_AHEAD_FROM = 2 * IMPORT_BATCH
 """Lines from which ``import`` has a helper process index each batch written while it writes the
 next (:mod:`~vaultmem.services.index.pass_indexer`); below, it indexes each batch itself."""
@@ -538,8 +542,11 @@ def _import_lines(
                 return
             linked = batch.linked
             texts = {path: WrittenNote(*linked[path]) for path in written if path in linked}
-            if indexer is not None:
-                indexer.submit(written, texts)
+            if indexer is not None:  # (a long note is read back: a batch's line stays short)
+                indexer.submit(
+                    written,
+                    {p: t for p, t in texts.items() if len(t.text) <= HANDED_CHARS_MAX},
+                )
             else:
                 vault.refresh(written, texts)
 
