@@ -157,7 +157,7 @@ class NewNotes:
     def __init__(self) -> None:
         self._pending: list[tuple[Path, str, str]] = []  # (final path, name, text), in order
         self._outcomes: list[Written] = []  # of each write, in the same order
-        self._folders: set[Path] = set()  # made (or found) already
+        self._folders: set[str] = set()  # made (or found) already
         self.linked: dict[str, tuple[str, int, int, int]] = {}
         """After :meth:`commit`: the name (see :meth:`add`) of each note it made visible →
         (text, size in bytes, mtime_ns as
@@ -174,11 +174,12 @@ class NewNotes:
         or visible. ``name``: the caller's name for the note in :attr:`linked` (default: the
         path as a string). Raises ``FileExistsError`` when ``path`` already exists (an error
         writing the temp file is raised by :meth:`commit`)."""
-        if os.path.lexists(path):
+        full = os.fspath(path)  # (strings: a Path's parent is a new Path each time)
+        if os.path.lexists(full):
             raise FileExistsError(path)
-        folder = path.parent
+        folder = os.path.dirname(full)
         if folder not in self._folders:
-            folder.mkdir(parents=True, exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
             self._folders.add(folder)
         try:
             outcome: Written = _write_temp(path, text.encode("utf-8"))

@@ -396,6 +396,7 @@ EPISODE_KEYS = ("episode", "session", "conversation", "session_id", "conversatio
 """Keys of an import line that name the conversation (episode) a turn belongs to, first wins."""
 TIME_KEYS = ("timestamp", "time", "date_time")
 """Keys of an import line that give a turn's time when it has no ``created``."""
+_CONVERSATION_KEYS = frozenset(EPISODE_KEYS + TIME_KEYS)
 
 
 def conversation_fields(record: dict[str, Any]) -> dict[str, Any]:
@@ -403,8 +404,11 @@ def conversation_fields(record: dict[str, Any]) -> dict[str, Any]:
 
     The first of :data:`EPISODE_KEYS` becomes ``episode`` (text) and the others are dropped; the
     first of :data:`TIME_KEYS` becomes ``created`` when the line has none. Other keys (e.g.
-    ``speaker``) are kept as they are. The record given is not changed.
+    ``speaker``) are kept as they are. The record given is not changed (it is returned itself
+    when it holds none of those keys).
     """
+    if record.keys().isdisjoint(_CONVERSATION_KEYS):
+        return record
     out = dict(record)
     episode = next((out[k] for k in EPISODE_KEYS if out.get(k) not in (None, "")), None)
     for key in EPISODE_KEYS:
