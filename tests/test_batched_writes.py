@@ -470,8 +470,8 @@ def test_staging_and_moving_into_existing_folders_makes_no_folder(
 def test_a_batch_whose_temp_write_fails_shows_no_note_and_leaves_no_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the temp files of a batch are written by a helper thread while the caller goes on: an
-    # error there is raised by commit, before any note of the batch appears
+    # an error writing a temp file of a batch is raised by commit, before any note of the
+    # batch appears
     from vaultmem.store import note_batch
 
     real = note_batch._write_temp

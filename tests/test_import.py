@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import index_content
 from conftest import run_cli as run
 
 from vaultmem import Vault
 from vaultmem.core.notes.content_hash import content_key
 from vaultmem.services.index import pass_indexer
+from vaultmem.services.memories import remembering
 from vaultmem.services.memories.remembering import IMPORT_BATCH, INDEX_AHEAD_FROM
 
 NOW = "2026-11-20T09:00:00"
@@ -151,11 +153,22 @@ def test_a_big_import_is_indexed_by_a_helper_and_its_names_stay_apart(
         return started[-1]
 
     monkeypatch.setattr(pass_indexer.PassIndexer, "start", recording_start)
+    handed: list[int] = []
+    real_submit = pass_indexer.PassIndexer.submit
+
+    def recording_submit(self: pass_indexer.PassIndexer, paths: list[str], written: object) -> None:
+        assert set(written) == set(paths)  # type: ignore[arg-type]  # each with its text
+        handed.append(len(paths))
+        real_submit(self, paths, written)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pass_indexer.PassIndexer, "submit", recording_submit)
     count = INDEX_AHEAD_FROM + 20
     lines = [json.dumps({"content": f"Daily log {i}", "title": "Daily log"}) for i in range(count)]
     with Vault.open(vault) as v:
         report = v.import_jsonl(lines)
         assert len(report.imported) == len(set(report.imported)) == count
+        # the last lines in halving batches: the import waits for the helper's last 65 only
+        assert handed == [IMPORT_BATCH, 260, 130, 65, 65]
         assert started and started[0] is not None
         assert started[0].indexed == count  # type: ignore[attr-defined]
         indexed = {r[0] for r in v.index.conn.execute("SELECT path FROM notes")}
@@ -163,6 +176,36 @@ def test_a_big_import_is_indexed_by_a_helper_and_its_names_stay_apart(
         assert v.sync().any_change is False
         again = v.import_jsonl(lines)
     assert not again.imported and len(again.duplicates) == count
+
+
+def test_a_big_import_hands_its_helper_the_short_texts_and_indexes_as_a_rebuild_does(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # texts cross the pipe as JSON (escaped to ASCII): accents, emoji, CRLF and tabs come out
+    # as written; a text over the limit is not handed over, and the helper reads it back
+    monkeypatch.setattr(remembering, "HANDED_CHARS_MAX", 350)
+    handed: list[str] = []
+    real_submit = pass_indexer.PassIndexer.submit
+
+    def recording_submit(self: pass_indexer.PassIndexer, paths: list[str], written: object) -> None:
+        handed.extend(written)  # type: ignore[arg-type]
+        real_submit(self, paths, written)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pass_indexer.PassIndexer, "submit", recording_submit)
+    lines = [
+        json.dumps({"content": f"Café n°{i} 🍐 crème\r\nbrûlée\tüber" + " long" * (i % 3 * 20)})
+        for i in range(INDEX_AHEAD_FROM + 5)
+    ]
+    with Vault.open(vault) as v:
+        report = v.import_jsonl(lines)
+        assert len(report.imported) == len(lines)
+        long = {p for p in report.imported if len((vault / p).read_text("utf-8")) > 350}
+        assert long and not long & set(handed)
+        assert set(handed) == set(report.imported) - long
+        imported = index_content(v)
+        assert v.sync().any_change is False
+        v.sync(rebuild=True)
+        assert index_content(v) == imported
 
 
 def test_an_imported_note_is_read_by_the_fast_path_once(

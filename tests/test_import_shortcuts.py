@@ -176,14 +176,15 @@ def test_a_batch_never_writes_over_a_note_made_meanwhile_and_leaves_no_temp_file
     folder = tmp_path / "STM"
     batch = note_batch.NewNotes()
     for i in range(3):
-        batch.add(folder / f"n{i}.md", f"note {i}\n")
+        batch.add(folder / f"n{i}.md", f"note {i}\n", f"STM/n{i}.md")
     (folder / "n1.md").write_text("someone else's\n", encoding="utf-8")
     failed = batch.commit()
     assert list(failed) == [folder / "n1.md"] and "already exists" in failed[folder / "n1.md"]
     assert sorted(p.name for p in folder.iterdir()) == ["n0.md", "n1.md", "n2.md"]
     assert (folder / "n1.md").read_text(encoding="utf-8") == "someone else's\n"
     assert (folder / "n2.md").read_text(encoding="utf-8") == "note 2\n"
-    assert set(batch.linked) == {folder / "n0.md", folder / "n2.md"}
+    assert set(batch.linked) == {"STM/n0.md", "STM/n2.md"}  # by the names given
+    assert batch.linked["STM/n2.md"][:2] == ("note 2\n", len("note 2\n"))
 
 
 @pytest.mark.parametrize("lines", [1, 12])  # fewer than a sixth of the notes: a query a name

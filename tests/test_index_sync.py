@@ -800,6 +800,32 @@ def test_a_note_written_by_vaultmem_is_read_once_by_the_next_sync(tmp_path: Path
     assert "them" in vault.index.conn.execute("SELECT body FROM notes_fts").fetchone()[0]
 
 
+@pytest.mark.parametrize("named_after_ns", [30_000_000, 5_000_000])
+def test_a_note_written_under_another_name_is_trusted_once_named_a_tick_after_its_write(
+    tmp_path: Path, named_after_ns: int
+) -> None:
+    """A note written under a temporary name and named later (``visible_ns``): any write to it
+    under its name comes after that moment, so when its write was more than a clock tick
+    before, the text handed over is indexed with a final stamp; else the note is read back."""
+    vault = _vault(tmp_path)
+    _write(vault.root, "w.md", "disk")
+    info = os.stat(vault.root / "w.md")
+    # the same size, another word: which one the index holds tells where it was read from
+    written = {
+        "w.md": index_sync.WrittenNote(
+            "text", info.st_size, info.st_mtime_ns, info.st_mtime_ns + named_after_ns
+        )
+    }
+    index_sync.sync_paths(vault.root, vault.index, vault.settings, ["w.md"], written=written)
+    body = vault.index.conn.execute("SELECT body FROM notes_fts").fetchone()[0]
+    stamp = vault.index.file_states()["w.md"].mtime_ns
+    if named_after_ns > index_stamps.RACY_NS:
+        assert "text" in body and stamp == info.st_mtime_ns
+    else:
+        assert "disk" in body
+        assert stamp in (info.st_mtime_ns, index_stamps.racy_stamp(info.st_mtime_ns))
+
+
 def test_doctor_does_not_call_a_pending_stamp_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

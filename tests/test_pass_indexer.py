@@ -243,14 +243,17 @@ def _answers_to(
     syncs: list[int] = []
     real_sync = index_sync.sync_paths
 
-    def counting(root: Path, db: object, settings: object, paths: list[str]) -> object:
+    def counting(
+        root: Path, db: object, settings: object, paths: list[str], written: object
+    ) -> object:
         syncs.append(len(paths))
-        return real_sync(root, db, settings, paths)  # type: ignore[arg-type]
+        return real_sync(root, db, settings, paths, written)  # type: ignore[arg-type]
 
     monkeypatch.setattr(index_sync, "sync_paths", counting)
-    waiting: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
-    for batch in [*batches, None]:
-        waiting.put(batch)
+    waiting: queue.SimpleQueue[pass_indexer.Batch | None] = queue.SimpleQueue()
+    for batch in batches:
+        waiting.put((batch, {}))
+    waiting.put(None)
     pass_indexer._answer_batches(
         root, IndexDB.open(root / ".vaultmem"), load_settings(root), waiting
     )
@@ -290,3 +293,47 @@ def test_a_failing_batch_among_waiting_ones_fails_alone(
     assert [a.get("ok") for a in answers] == [True, None, True]
     assert str(answers[1]["error"]).startswith(("TypeError", "AttributeError"))
     assert syncs == [3, 1, 1, 1]  # the group failed: each batch again on its own
+
+
+def test_a_note_handed_over_with_its_text_is_indexed_from_it_unless_it_changed(
+    generated_vault: Path,
+) -> None:
+    from vaultmem.services.index.index_sync import WrittenNote
+
+    with Vault.open(generated_vault) as vault:
+        vault.sync()
+    first, second = sorted(p for p in (generated_vault / "STM").iterdir() if p.suffix == ".md")[:2]
+    handed: dict[str, WrittenNote] = {}
+    for note, word in ((first, "kumquat"), (second, "quince")):
+        text = note.read_text(encoding="utf-8") + f"\n{word}\n"
+        note.write_text(text, encoding="utf-8")
+        info = note.stat()
+        # the same size, another word: which one the index holds tells where it was read from
+        handed[note.relative_to(generated_vault).as_posix()] = WrittenNote(
+            text.replace(word, "z" * len(word)), info.st_size, info.st_mtime_ns
+        )
+    second_rel = second.relative_to(generated_vault).as_posix()
+    handed[second_rel] = handed[second_rel]._replace(mtime_ns=handed[second_rel].mtime_ns - 1)
+    indexer = PassIndexer.start(generated_vault, generated_vault / ".vaultmem")
+    assert indexer is not None
+    indexer.submit(list(handed), handed)
+    assert indexer.wait() == []
+    indexer.close()
+    with Vault.open(generated_vault) as vault:
+        conn = vault.index.conn
+        bodies = dict(
+            conn.execute(
+                "SELECT n.path, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid "
+                "WHERE n.path IN (?, ?)",
+                list(handed),
+            ).fetchall()
+        )
+        first_rel = first.relative_to(generated_vault).as_posix()
+        assert "zzzzzzz" in bodies[first_rel] and "kumquat" not in bodies[first_rel]
+        # its stamp is not what the walk finds: someone else's write could hide behind it
+        assert vault.sync().changed == 1  # ...so the next sync reads it, and finds the disk's
+        assert "kumquat" in conn.execute(
+            "SELECT f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid WHERE n.path = ?",
+            (first_rel,),
+        ).fetchone()[0]
+        assert "quince" in bodies[second_rel]  # another mtime than handed over: read from disk

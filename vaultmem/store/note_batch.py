@@ -18,10 +18,9 @@ import errno
 import functools
 import itertools
 import os
-import queue
 import secrets
 import sys
-import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -99,10 +98,6 @@ def _renameat2() -> Callable[..., int] | None:
     return found
 
 
-WRITE_AHEAD = 64
-"""Notes a batch's writer thread may be behind the caller (bounds the texts held in memory)."""
-
-
 def _write_temp(path: Path, data: bytes) -> tuple[str, int, int]:
     """Write ``data`` to a new temp file beside ``path``: (temp path, size, mtime_ns as written).
 
@@ -146,102 +141,69 @@ _TEMP_NUMBERS = itertools.count(secrets.randbits(32))
 """The numbers in the names of a batch's temp files (8 hex digits, as every writer's)."""
 
 
-Written = tuple[str, int, int] | BaseException
+Written = tuple[str, int, int] | Exception
 """A temp file written: (temp path, size, mtime_ns as written), or the error writing it."""
-
-
-class _Writer:
-    """One helper thread writing temp files (:func:`_write_temp`) in the order they are handed
-    over; :attr:`results` holds each outcome, in that order."""
-
-    def __init__(self) -> None:
-        self.results: list[Written] = []
-        self._jobs: queue.SimpleQueue[tuple[Path, bytes] | None] = queue.SimpleQueue()
-        self._finished: queue.SimpleQueue[None] = queue.SimpleQueue()  # one token per write
-        self._thread = threading.Thread(target=self._run, name="vaultmem-write", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            try:
-                outcome: Written = _write_temp(*job)
-            except BaseException as err:  # noqa: BLE001 - handed to the caller, never lost here
-                outcome = err
-            self.results.append(outcome)
-            self._finished.put(None)
-
-    def submit(self, path: Path, data: bytes) -> None:
-        self._jobs.put((path, data))
-
-    def wait_for(self, count: int) -> None:
-        """Wait until the first ``count`` writes are done."""
-        while len(self.results) < count:
-            self._finished.get()
-
-    def close(self) -> list[Written]:
-        """Finish every write handed over, end the thread, return the outcomes."""
-        self._jobs.put(None)
-        self._thread.join()
-        return self.results
 
 
 class NewNotes:
     """A batch of new notes: :meth:`add` each, then :meth:`commit` (or :meth:`discard`).
 
-    The temp files are written by one helper thread while the caller prepares the next notes
-    (creating a file mostly waits on the file system); :meth:`commit` and :meth:`discard` wait
-    for it, so nothing is linked before every text of the batch is written and flushed.
+    Each temp file is written when its note is added, in the caller's thread: a writer thread
+    beside it cost more than it saved (creating a file is kernel CPU here, not a wait, and the
+    second core indexes the batches written before). An error writing one is raised by
+    :meth:`commit`, so nothing is linked unless every text of the batch is written and flushed.
     """
 
     def __init__(self) -> None:
-        self._pending: list[Path] = []  # final paths, in the order handed to the writer
-        self._folders: set[Path] = set()  # made (or found) already
-        self._texts: dict[Path, str] = {}
-        self._writer: _Writer | None = None
-        self.linked: dict[Path, tuple[str, int, int]] = {}
-        """After :meth:`commit`: each note it made visible → (text, size in bytes, mtime_ns as
-        written), so the caller can index the text without reading the note back."""
+        self._pending: list[tuple[Path, str, str]] = []  # (final path, name, text), in order
+        self._outcomes: list[Written] = []  # of each write, in the same order
+        self._folders: set[str] = set()  # made (or found) already
+        self.linked: dict[str, tuple[str, int, int, int]] = {}
+        """After :meth:`commit`: the name (see :meth:`add`) of each note it made visible →
+        (text, size in bytes, mtime_ns as
+        written, the wall clock in ns just before the batch's first note got its name), so the
+        caller can index the text without reading the note back: a write to the note after
+        that moment leaves another mtime, unless the mtime written is within a clock tick of it
+        (see :mod:`~vaultmem.services.index.index_stamps`)."""
 
     def __len__(self) -> int:
         return len(self._pending)
 
-    def add(self, path: Path, text: str) -> None:
+    def add(self, path: Path, text: str, name: str | None = None) -> None:
         """Have ``text`` (UTF-8) written to a temporary file beside ``path``; not yet durable
-        or visible. Raises ``FileExistsError`` when ``path`` already exists (an error writing
-        the temp file is raised by :meth:`commit`)."""
-        if os.path.lexists(path):
+        or visible. ``name``: the caller's name for the note in :attr:`linked` (default: the
+        path as a string). Raises ``FileExistsError`` when ``path`` already exists (an error
+        writing the temp file is raised by :meth:`commit`)."""
+        full = os.fspath(path)  # (strings: a Path's parent is a new Path each time)
+        if os.path.lexists(full):
             raise FileExistsError(path)
-        folder = path.parent
+        folder = os.path.dirname(full)
         if folder not in self._folders:
-            folder.mkdir(parents=True, exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
             self._folders.add(folder)
-        if self._writer is None:
-            self._writer = _Writer()
-        behind = len(self._pending) - WRITE_AHEAD
-        if behind >= 0:
-            self._writer.wait_for(behind + 1)
-        self._writer.submit(path, text.encode("utf-8"))
-        self._pending.append(path)
-        self._texts[path] = text
+        try:
+            outcome: Written = _write_temp(path, text.encode("utf-8"))
+        except Exception as err:  # noqa: BLE001 - raised by commit, the batch cleaned up first
+            outcome = err
+        self._outcomes.append(outcome)
+        self._pending.append((path, os.fspath(path) if name is None else name, text))
 
-    def _written(self) -> list[tuple[Path, str, int, int]]:
-        """Wait for the writer; (path, temp, size, mtime_ns) of each note, in order. If a write
-        failed, every temp file of the batch is removed and the first error raised."""
-        writer, self._writer = self._writer, None
-        outcomes = writer.close() if writer is not None else []  # no helper outlives the batch
+    def _written(self) -> list[tuple[Path, str, str, str, int, int]]:
+        """(path, name, text, temp, size, mtime_ns) of each note, in order. If a write failed,
+        every temp file of the batch is removed and the first error raised."""
+        outcomes, self._outcomes = self._outcomes, []
         pending, self._pending = self._pending, []
-        done: list[tuple[Path, str, int, int]] = []
+        done: list[tuple[Path, str, str, str, int, int]] = []
         failure: BaseException | None = None
-        for path, outcome in zip(pending, outcomes, strict=True):
+        for note, outcome in zip(pending, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 failure = failure or outcome
             else:
-                done.append((path, *outcome))
+                done.append((*note, *outcome))
         if failure is not None:
-            for _, tmp, _, _ in done:
+            for _, _, _, tmp, _, _ in done:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-            self._texts = {}
             raise failure
         return done
 
@@ -254,20 +216,20 @@ class NewNotes:
         """
         self.linked = {}
         pending = self._written()
-        texts, self._texts = self._texts, {}
         if not pending:
             return {}
-        flush_files(pending[0][0].parent, [tmp for _, tmp, _, _ in pending])
+        flush_files(pending[0][0].parent, [tmp for _, _, _, tmp, _, _ in pending])
         failed: dict[Path, str] = {}
         folders: set[str] = set()
-        for path, tmp, size, mtime_ns in pending:
+        visible_ns = time.time_ns()  # before any name is given: no other write to a note is older
+        for path, name, text, tmp, size, mtime_ns in pending:
             renamed = False
             try:
                 renamed = _rename_no_replace(tmp, path)
                 if not renamed:
                     _link_no_replace(tmp, path)
                 folders.add(os.path.dirname(tmp))
-                self.linked[path] = (texts[path], size, mtime_ns)
+                self.linked[name] = (text, size, mtime_ns, visible_ns)
             except FileExistsError:
                 failed[path] = "already exists (written by someone else meanwhile); not overwritten"
             except OSError as err:
@@ -283,7 +245,6 @@ class NewNotes:
     def discard(self) -> None:
         """Remove the temporary files of notes added and not committed."""
         with contextlib.suppress(Exception):  # a failed write left no file
-            for _, tmp, _, _ in self._written():
+            for _, _, _, tmp, _, _ in self._written():
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-        self._texts = {}

@@ -58,11 +58,14 @@ if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast s
     from vaultmem.core.links.links import Link
 
 class WrittenNote(NamedTuple):
-    """A note as vaultmem wrote it: its text and its file's ``size`` (bytes) and ``mtime_ns``."""
+    """A note as vaultmem wrote it: its text and its file's ``size`` (bytes) and ``mtime_ns``;
+    ``visible_ns``, when known, the wall clock (ns) just before the note got its name (it was
+    written under a temporary name no one else writes to)."""
 
     text: str
     size: int
     mtime_ns: int
+    visible_ns: int | None = None
 
 
 def _read(root: Path, rel: str) -> NoteRead | None:
@@ -330,16 +333,25 @@ class _Syncer:
         """The note at ``rel`` as vaultmem wrote it, if the walk found it still with the size and
         mtime it had when written (else ``None``: someone changed it since, so it is read).
 
-        Its stamp is always pending: a write by someone else in the clock tick of vaultmem's own
-        leaves the same size and mtime, so the next sync reads the note once to be sure."""
+        A note that got its name (``visible_ns``) more than a clock tick after it was written
+        gets a final stamp: every write to it since has a later mtime
+        (:func:`~.index_stamps.is_racy`, as for a note read at that moment). One named within
+        that tick is read back instead (``None``): read a tick after its write, its stamp is
+        final too, where a stamp from the text would stay pending. Without ``visible_ns`` the
+        stamp is pending: a write by someone else in the clock tick of vaultmem's own leaves the
+        same size and mtime, so the next sync reads the note once to be sure."""
         written = self.written.get(rel)
         if written is None or self._present.get(rel) != (written.size, written.mtime_ns):
+            return None
+        visible = written.visible_ns
+        if visible is not None and is_racy(written.mtime_ns, visible):
             return None
         data = written.text.encode("utf-8")
         if len(data) != written.size:
             return None
         return NoteRead(
-            rel, written.size, written.mtime_ns, content_hash(data), written.text, (), racy=True
+            rel, written.size, written.mtime_ns, content_hash(data), written.text, (),
+            racy=visible is None,
         )
 
     def _store(

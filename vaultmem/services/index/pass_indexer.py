@@ -14,10 +14,13 @@ carried across ``fork``), in a session of its own (a Ctrl-C in the terminal is t
 handle), importing the very ``vaultmem`` the pass runs. It exits when its input ends or its
 parent process is gone. Where it cannot start, the pass re-indexes in its own process.
 
-Protocol, one JSON document per line: the pass writes a list of vault-relative paths per batch;
-the helper answers each batch, in order, with ``{"batch": n, "ok": true}`` or
-``{"batch": n, "error": "<one line>"}``, ``n`` counting batches from 1. Any other line ends the
-exchange: every batch not yet answered is then left to the pass.
+Protocol, one JSON document per line: the pass writes a list of vault-relative paths per batch,
+or ``{"paths": [...], "written": {path: [text, size, mtime_ns], ...}}`` when it hands over the
+text of notes it has just written (indexed from that text, not read back: see ``written`` of
+:func:`~vaultmem.services.index.index_sync.sync_paths`); the helper answers each batch, in
+order, with ``{"batch": n, "ok": true}`` or ``{"batch": n, "error": "<one line>"}``, ``n``
+counting batches from 1. Any other line ends the exchange: every batch not yet answered is then
+left to the pass.
 """
 
 from __future__ import annotations
@@ -37,8 +40,15 @@ import vaultmem
 from vaultmem.core.collector import collector_paused
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from vaultmem.core.settings import Settings
+    from vaultmem.services.index.index_sync import WrittenNote
     from vaultmem.store.index_db import IndexDB
+
+Batch = tuple[list[str], dict[str, list[object]]]
+"""A batch as the helper takes it: paths, and the written notes among them (path → [text, size,
+mtime_ns])."""
 
 CLOSE_WAIT_SECONDS = 10.0
 """How long closing waits for the helper to end before killing it."""
@@ -83,12 +93,15 @@ class PassIndexer:
             return None
         return cls(process)
 
-    def submit(self, paths: list[str]) -> None:
-        """Hand ``paths`` (vault-relative) over to be re-indexed; returns at once."""
+    def submit(self, paths: list[str], written: Mapping[str, WrittenNote] | None = None) -> None:
+        """Hand ``paths`` (vault-relative) over to be re-indexed; returns at once. ``written``:
+        notes among them just written, with their text, size and mtime (as for
+        :func:`~vaultmem.services.index.index_sync.sync_paths`)."""
         if not self._broken:
             try:
                 assert self._process.stdin is not None
-                self._process.stdin.write(json.dumps(paths) + "\n")  # ASCII: any name passes
+                batch = {"paths": paths, "written": written} if written else paths
+                self._process.stdin.write(json.dumps(batch) + "\n")  # ASCII: any name passes
                 self._process.stdin.flush()
             except (OSError, ValueError):
                 self._broken = True
@@ -144,12 +157,16 @@ def serve(argv: list[str]) -> None:
 
     root, sidecar, parent = Path(argv[0]), Path(argv[1]), int(argv[2])
     die_with_parent(parent)
-    batches: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+    batches: queue.SimpleQueue[Batch | None] = queue.SimpleQueue()
 
     def read_input() -> None:  # drained at once: the pass never waits to hand a batch over
         try:
             for line in sys.stdin:
-                batches.put(json.loads(line))
+                batch = json.loads(line)
+                if isinstance(batch, dict):
+                    batches.put((batch["paths"], batch["written"]))
+                else:
+                    batches.put((batch, {}))
         finally:  # its input ended (or was not a batch): the helper ends after what it has
             batches.put(None)
 
@@ -163,20 +180,26 @@ def serve(argv: list[str]) -> None:
     os._exit(0)
 
 
-def _index(root: Path, db: IndexDB, settings: Settings, paths: list[str]) -> dict[str, object]:
-    """Index ``paths`` (:func:`~vaultmem.services.index.index_sync.sync_paths`); the answer's
-    ``ok``, or its ``error`` in one line."""
-    from vaultmem.services.index.index_sync import sync_paths
+def _index(root: Path, db: IndexDB, settings: Settings, batches: list[Batch]) -> dict[str, object]:
+    """Index the paths of ``batches`` (:func:`~vaultmem.services.index.index_sync.sync_paths`,
+    from the text of those written); the answer's ``ok``, or its ``error`` in one line."""
+    from vaultmem.services.index.index_sync import WrittenNote, sync_paths
 
     try:
-        sync_paths(root, db, settings, paths)
+        paths = [path for batch, _ in batches for path in batch]
+        written = {
+            path: WrittenNote(*note)  # type: ignore[arg-type]  # (the error is answered)
+            for _, notes in batches
+            for path, note in notes.items()
+        }
+        sync_paths(root, db, settings, paths, written)
     except Exception as err:  # the pass indexes these paths itself, and meets it there
         return {"error": (f"{type(err).__name__}: {err}".splitlines() or ["?"])[0]}
     return {"ok": True}
 
 
 def _answer_batches(
-    root: Path, db: IndexDB, settings: Settings, batches: queue.SimpleQueue[list[str] | None]
+    root: Path, db: IndexDB, settings: Settings, batches: queue.SimpleQueue[Batch | None]
 ) -> None:
     """Index the batches with :func:`sync_paths` and answer each, until the input ends.
 
@@ -188,9 +211,9 @@ def _answer_batches(
     try:
         number = 0
         ended = False
-        while not ended and (paths := batches.get()) is not None:
-            group = [paths]
-            while sum(map(len, group)) < COALESCE_PATHS:
+        while not ended and (batch := batches.get()) is not None:
+            group = [batch]
+            while sum(len(paths) for paths, _ in group) < COALESCE_PATHS:
                 try:
                     more = batches.get_nowait()
                 except queue.Empty:
@@ -199,9 +222,9 @@ def _answer_batches(
                     ended = True
                     break
                 group.append(more)
-            whole = _index(root, db, settings, [path for batch in group for path in batch])
+            whole = _index(root, db, settings, group)
             if len(group) > 1 and "error" in whole:  # which batch failed: each on its own
-                answers = [_index(root, db, settings, batch) for batch in group]
+                answers = [_index(root, db, settings, [batch]) for batch in group]
             else:
                 answers = [whole] * len(group)
             for answer in answers:

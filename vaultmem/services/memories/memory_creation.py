@@ -171,7 +171,7 @@ def create_memory(
             write_note(full, text, expected=None)
         else:
             try:
-                batch.add(full, text)
+                batch.add(full, text, rel)
             except FileExistsError:
                 raise NoteError(rel, "already exists; not overwritten") from None
     if taken is not None:

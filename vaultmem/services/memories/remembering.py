@@ -259,6 +259,15 @@ class ImportReport:
 
 IMPORT_BATCH = 500
 """Notes written between two index updates (one SQLite transaction each) during ``import``."""
+TAIL_BATCH = 64
+"""With a helper, the last :data:`IMPORT_BATCH` lines are committed in batches that halve (250,
+125…) while at least this many lines are left after them, so the import waits at its end for
+the helper to index its last 64-128 notes, not 500 (5,000 lines: 0.14 s → 0.06 s, means of 6
+runs alternated; three more flushes to disk)."""
+HANDED_CHARS_MAX = 65_536
+"""A note written by a big import is handed to the indexing helper with its text when the text
+is at most this long (the helper reads a longer one back): a batch's line in the pipe stays
+within ~32 M characters, whatever the lines imported."""
 INDEX_AHEAD_FROM = 2 * IMPORT_BATCH
 """Lines from which ``import`` has a helper process index each batch written while it writes the
 next (:mod:`~vaultmem.services.index.pass_indexer`); below, it indexes each batch itself."""
@@ -363,6 +372,7 @@ EPISODE_KEYS = ("episode", "session", "conversation", "session_id", "conversatio
 """Keys of an import line that name the conversation (episode) a turn belongs to, first wins."""
 TIME_KEYS = ("timestamp", "time", "date_time")
 """Keys of an import line that give a turn's time when it has no ``created``."""
+_CONVERSATION_KEYS = frozenset(EPISODE_KEYS + TIME_KEYS)
 
 
 def conversation_fields(record: dict[str, Any]) -> dict[str, Any]:
@@ -370,8 +380,11 @@ def conversation_fields(record: dict[str, Any]) -> dict[str, Any]:
 
     The first of :data:`EPISODE_KEYS` becomes ``episode`` (text) and the others are dropped; the
     first of :data:`TIME_KEYS` becomes ``created`` when the line has none. Other keys (e.g.
-    ``speaker``) are kept as they are. The record given is not changed.
+    ``speaker``) are kept as they are. The record given is not changed (it is returned itself
+    when it holds none of those keys).
     """
+    if record.keys().isdisjoint(_CONVERSATION_KEYS):
+        return record
     out = dict(record)
     episode = next((out[k] for k in EPISODE_KEYS if out.get(k) not in (None, "")), None)
     for key in EPISODE_KEYS:
@@ -505,21 +518,22 @@ def _import_lines(
                 )
             report.imported.extend(written)
             pending.clear()
-            if indexer is not None:
-                if written:
-                    indexer.submit(written)
+            if not written:
                 return
             linked = batch.linked
-            texts = {
-                path: WrittenNote(*linked[full])
-                for path in written
-                if (full := vault.root / path) in linked
-            }
-            if written:
+            texts = {path: WrittenNote(*linked[path]) for path in written if path in linked}
+            if indexer is not None:  # (a long note is read back: a batch's line stays short)
+                indexer.submit(
+                    written,
+                    {p: t for p, t in texts.items() if len(t.text) <= HANDED_CHARS_MAX},
+                )
+            else:
                 vault.refresh(written, texts)
 
         try:
-            for number, draft in conversation_order(drafts):
+            ordered = conversation_order(drafts)
+            for taken, (number, draft) in enumerate(ordered, 1):
+                after = len(ordered) - taken  # lines after this one
                 episode = draft.extra.get("episode")
                 key = episode if isinstance(episode, str) else None
                 try:
@@ -551,7 +565,9 @@ def _import_lines(
                 pending.append((number, path))
                 if key:
                     last_turn[key] = title_of(path)
-                if len(pending) >= IMPORT_BATCH:
+                if len(pending) >= IMPORT_BATCH or (
+                    indexer is not None and len(pending) >= after >= TAIL_BATCH
+                ):  # the last lines in ever smaller batches: the helper ends soon after them
                     commit()
             commit()
             if indexer is not None:
