@@ -437,18 +437,27 @@ def sync_index(
             db.clear()
         attachments: set[str] = set()
         syncer.report.linked = set()
-        known = db.stat_states()
-        empty = not known and not db.attachment_paths()  # then in bulk, which stats as it reads
-        walked = None if meanwhile is None else forked_walk(root, settings, known, meanwhile)
+        indexed = db.note_count()
+        states: list[StatMap] = []
+
+        def known() -> StatMap:  # read once: during a forked walk, or for a walk here
+            if not states:
+                states.append(db.stat_states())
+            return states[0]
+
+        walked = None
+        if meanwhile is not None:
+            walked = forked_walk(root, settings, indexed, known, meanwhile)
         bulk = False
         if walked is not None:
             attachments.update(walked.attachments)
             syncer.report.linked.update(walked.linked)
             syncer.apply_differences(
-                walked.to_read, walked.vanished, walked.present_count, known, progress
+                walked.to_read, walked.vanished, walked.present_count, known(), progress
             )
             found = walked.present_count
         else:
+            empty = not indexed and not db.attachment_paths()  # then in bulk: stats as it reads
             present = scan_vault(
                 root, settings, attachments=attachments, linked=syncer.report.linked,
                 stats=not empty,
@@ -464,7 +473,7 @@ def sync_index(
                     read=_read, parse=parse_read,
                 )
             else:
-                syncer.apply(present, known, progress)
+                syncer.apply(present, known(), progress)
         if not bulk:
             syncer.apply_attachments(attachments, db.attachment_paths())
             syncer.finish(all_edges=rebuild or len(syncer.parsed) > found // 2)

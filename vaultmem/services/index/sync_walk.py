@@ -9,6 +9,9 @@ it plans with made the two together 0.57–0.65 s, against 0.74–0.81 s one aft
 
 from __future__ import annotations
 
+import marshal
+import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -45,33 +48,60 @@ class Walked(NamedTuple):
 
 
 def forked_walk(
-    root: Path, settings: Settings, known: StatMap, meanwhile: Callable[[], object]
+    root: Path,
+    settings: Settings,
+    indexed: int,
+    known: Callable[[], StatMap],
+    meanwhile: Callable[[], object],
 ) -> Walked | None:
-    """Walk the vault in a forked process, compared there with ``known``, while this process
-    calls ``meanwhile`` (once).
+    """Walk the vault in a forked process, compared there with ``known()``, while this process
+    calls ``known`` and then ``meanwhile`` (each once).
 
-    ``None`` — ``meanwhile`` then maybe not called, and the caller walks the vault itself —
-    below :data:`FORKED_WALK_FROM` indexed notes, where no process can be forked (not Linux,
-    or another thread runs: :func:`~vaultmem.services.index.forked_workers.can_fork`), when the fork
-    fails, or when the walker dies before it answers. An error raised by ``meanwhile`` or by
-    the walk itself is raised here.
+    The walker starts at once; ``known()`` (the index's stats, 0.15 s at 100,000 notes) is
+    read here meanwhile and sent to it through a pipe, which a thread of the walker drains
+    while it walks, so neither process waits for the other until the walker compares.
+
+    ``None`` — ``known`` and ``meanwhile`` then maybe not called, and the caller walks the
+    vault itself — below :data:`FORKED_WALK_FROM` ``indexed`` notes, where no process can be
+    forked (not Linux, or another thread runs:
+    :func:`~vaultmem.services.index.forked_workers.can_fork`), when the fork fails, or when the
+    walker dies before it answers. An error raised by ``known``, by ``meanwhile`` or by the walk
+    itself is raised here.
     """
     from vaultmem.services.index.forked_workers import WorkerLostError, can_fork, forked_map
 
-    if len(known) < FORKED_WALK_FROM or not can_fork():
+    if indexed < FORKED_WALK_FROM or not can_fork():
         return None
+    receive_end, send_end = os.pipe()
 
     def walk(_: None) -> tuple[list[str], list[str], int, list[str], list[str]]:
+        os.close(send_end)  # this process only reads: the pipe ends when the parent closes it
+        sent: list[bytes] = []
+        reader = threading.Thread(target=_drain, args=(receive_end, sent), daemon=True)
+        reader.start()
         attachments: set[str] = set()
         linked: set[str] = set()
         present = scan_vault(root, settings, attachments=attachments, linked=linked)
-        return (*differences(present, known), len(present), sorted(attachments), sorted(linked))
+        reader.join()
+        states: StatMap = marshal.loads(sent[0])
+        return (*differences(present, states), len(present), sorted(attachments), sorted(linked))
 
     forked = False
+    open_ends = [receive_end, send_end]
+
+    def close(end: int) -> None:
+        open_ends.remove(end)
+        os.close(end)
 
     def overlapped() -> None:
         nonlocal forked
         forked = True
+        close(receive_end)
+        try:
+            _send(send_end, marshal.dumps(known()))
+        except BrokenPipeError:  # the walker died: it answers nothing either (see below)
+            pass
+        close(send_end)
         meanwhile()
 
     try:
@@ -82,7 +112,23 @@ def forked_walk(
     except OSError:
         if forked:  # raised by ``meanwhile`` or by the walk itself, not by the fork
             raise
+    finally:
+        for end in open_ends:
+            os.close(end)
     return None
+
+
+def _send(fd: int, data: bytes) -> None:
+    """All of ``data`` to the pipe ``fd`` (a write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _drain(fd: int, into: list[bytes]) -> None:
+    """Everything written to the pipe ``fd`` until its writer closes it, into ``into``."""
+    with open(fd, "rb") as pipe:
+        into.append(pipe.read())
 
 
 __all__ = ["FORKED_WALK_FROM", "StatMap", "Walked", "differences", "forked_walk"]
