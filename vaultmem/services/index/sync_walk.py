@@ -3,8 +3,9 @@
 :func:`differences` compares what a walk found with what the index holds. :func:`forked_walk`
 makes that walk, and that comparison, in a forked process while this one does other work on
 the index (the memories a plan needs; docs/user-guide.md, "A cold index and planning at
-scale"): on 2 cores a 100,000-note walk in a forked process while this one loaded the memories
-it plans with made the two together 0.57–0.65 s, against 0.74–0.81 s one after the other.
+scale"). The walker starts before the index's sizes and times are read: this process reads
+them while it walks (0.15 s at 100,000 notes, which no longer precede the fork) and sends
+them through a pipe, then does its own work.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ def forked_walk(
         states = marshal.dumps(known())
         with contextlib.suppress(BrokenPipeError):  # the walker died: it answers nothing either
             _send(send_end, states)
+        del states  # 8.7 MB at 100,000 notes: not held through ``meanwhile``
         close(send_end)
         meanwhile()
 
