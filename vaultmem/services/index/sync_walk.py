@@ -44,6 +44,8 @@ class Walked(NamedTuple):
 
     to_read: list[str]
     vanished: list[str]
+    reread: list[str]
+    """Those of ``to_read`` the index holds."""
     present_count: int
     attachments: list[str]
     linked: list[str]
@@ -76,7 +78,7 @@ def forked_walk(
         return None
     receive_end, send_end = os.pipe()
 
-    def walk(_: None) -> tuple[list[str], list[str], int, list[str], list[str]]:
+    def walk(_: None) -> tuple[list[str], list[str], list[str], int, list[str], list[str]]:
         os.close(send_end)  # this process only reads: the pipe ends when the parent closes it
         sent: list[bytes] = []
         reader = threading.Thread(target=_drain, args=(receive_end, sent), daemon=True)
@@ -86,7 +88,9 @@ def forked_walk(
         present = scan_vault(root, settings, attachments=attachments, linked=linked)
         reader.join()
         states: StatMap = marshal.loads(sent[0])
-        return (*differences(present, states), len(present), sorted(attachments), sorted(linked))
+        to_read, vanished = differences(present, states)
+        reread = [rel for rel in to_read if rel in states]
+        return to_read, vanished, reread, len(present), sorted(attachments), sorted(linked)
 
     forked = False
     open_ends = [receive_end, send_end]
