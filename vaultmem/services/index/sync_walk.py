@@ -72,11 +72,20 @@ def forked_walk(
     walker dies before it answers. An error raised by ``known``, by ``meanwhile`` or by the walk
     itself is raised here.
     """
-    from vaultmem.services.index.forked_workers import WorkerLostError, can_fork, forked_map
+    from vaultmem.services.index.forked_workers import (
+        PIPE_BYTES,
+        WorkerLostError,
+        can_fork,
+        forked_map,
+    )
 
     if indexed < FORKED_WALK_FROM or not can_fork():
         return None
     receive_end, send_end = os.pipe()
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; fewer wake-ups of the reader
+        import fcntl
+
+        fcntl.fcntl(send_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
     def walk(_: None) -> tuple[list[str], list[str], list[str], int, list[str], list[str]]:
         os.close(send_end)  # this process only reads: the pipe ends when the parent closes it
