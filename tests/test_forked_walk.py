@@ -173,7 +173,7 @@ def test_a_walker_dead_before_the_index_stats_reach_it_is_replaced_by_a_walk_her
         return stats
 
     monkeypatch.setattr(sync_walk, "scan_vault", dying)
-    monkeypatch.setattr(srd.index, "stat_states", slow_stats(srd.index.stat_states))
+    monkeypatch.setattr(srd.index, "stat_columns", slow_stats(srd.index.stat_columns))
     during: list[int] = []
     report = srd.sync(meanwhile=lambda: during.append(1))
     assert during == [1] and _walkers(record) == [parent]  # the walk here, after the work

@@ -442,7 +442,7 @@ def sync_index(
         indexed = db.note_count()
         walked = None
         if meanwhile is not None:
-            walked = forked_walk(root, settings, indexed, db.stat_states, meanwhile)
+            walked = forked_walk(root, settings, indexed, db.stat_columns, meanwhile)
         bulk = False
         if walked is not None:
             attachments.update(walked.attachments)
