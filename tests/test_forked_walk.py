@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,34 @@ def test_a_walker_that_dies_is_replaced_by_a_walk_here(
     walkers = _walkers(record)
     assert len(walkers) == 2 and walkers[0] != parent and walkers[1] == parent
     assert during == [1]
+    assert _counts(report) == EVERY_WAY
+    synced = index_content(srd)
+    srd.sync(rebuild=True)
+    assert index_content(srd) == synced
+
+
+def test_a_walker_dead_before_the_index_stats_reach_it_is_replaced_by_a_walk_here(
+    srd: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = _edited(srd, monkeypatch, tmp_path)
+    parent = os.getpid()
+
+    def dying(*args: Any, **kwargs: Any) -> Any:
+        os.kill(os.getpid(), 9)  # dies at once: nobody reads the stats sent to it
+
+    def slow_stats(real: Callable[[], Any]) -> Callable[[], Any]:
+        def stats() -> Any:
+            if os.getpid() == parent:
+                time.sleep(0.3)  # the walker is dead by the time they are sent (a broken pipe)
+            return real()
+
+        return stats
+
+    monkeypatch.setattr(sync_walk, "scan_vault", dying)
+    monkeypatch.setattr(srd.index, "stat_columns", slow_stats(srd.index.stat_columns))
+    during: list[int] = []
+    report = srd.sync(meanwhile=lambda: during.append(1))
+    assert during == [1] and _walkers(record) == [parent]  # the walk here, after the work
     assert _counts(report) == EVERY_WAY
     synced = index_content(srd)
     srd.sync(rebuild=True)

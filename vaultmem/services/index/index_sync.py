@@ -211,17 +211,19 @@ class _Syncer:
     def apply(self, present: StatMap, known: StatMap, progress: ProgressCallback | None) -> None:
         """``present`` (on disk) and ``known`` (indexed)."""
         self._present = present
-        self.apply_differences(*differences(present, known), len(present), known, progress)
+        to_read, vanished = differences(present, known)
+        reread = [rel for rel in to_read if rel in known]
+        self.apply_differences(to_read, vanished, reread, len(present), progress)
 
     def apply_differences(
-        self, to_read: list[str], vanished: list[str], present_count: int, known: StatMap,
+        self, to_read: list[str], vanished: list[str], reread: list[str], present_count: int,
         progress: ProgressCallback | None,
     ) -> None:
-        """The notes of :func:`differences` (of a walk that found ``present_count`` notes,
-        against ``known``)."""
+        """The notes of :func:`differences` (of a walk that found ``present_count`` notes);
+        ``reread``: those of ``to_read`` the index holds."""
         report = self.report
         report.unchanged = present_count - len(to_read)
-        states = self.db.file_states_for([*vanished, *(r for r in to_read if r in known)])
+        states = self.db.file_states_for([*vanished, *reread])
         gone = {rel: states[rel] for rel in vanished if rel in states}
         by_hash = {state.hash: rel for rel, state in gone.items()}
         by_id = {state.id: rel for rel, state in gone.items() if state.id}
@@ -449,18 +451,20 @@ def sync_index(
             db.clear()
         attachments: set[str] = set()
         syncer.report.linked = set()
-        known = db.stat_states()
-        empty = not known and not db.attachment_paths()  # then in bulk, which stats as it reads
-        walked = None if meanwhile is None else forked_walk(root, settings, known, meanwhile)
+        indexed = db.note_count()
+        walked = None
+        if meanwhile is not None:
+            walked = forked_walk(root, settings, indexed, db.stat_columns, meanwhile)
         bulk = False
         if walked is not None:
             attachments.update(walked.attachments)
             syncer.report.linked.update(walked.linked)
             syncer.apply_differences(
-                walked.to_read, walked.vanished, walked.present_count, known, progress
+                walked.to_read, walked.vanished, walked.reread, walked.present_count, progress
             )
             found = walked.present_count
         else:
+            empty = not indexed and not db.attachment_paths()  # then in bulk: stats as it reads
             present = scan_vault(
                 root, settings, attachments=attachments, linked=syncer.report.linked,
                 stats=not empty,
@@ -476,7 +480,7 @@ def sync_index(
                     read=_read, parse=parse_read,
                 )
             else:
-                syncer.apply(present, known, progress)
+                syncer.apply(present, db.stat_states(), progress)
         if not bulk:
             syncer.apply_attachments(attachments, db.attachment_paths())
             syncer.finish(all_edges=rebuild or len(syncer.parsed) > found // 2)

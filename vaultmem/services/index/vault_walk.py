@@ -106,30 +106,35 @@ def scan_vault(
         with _closing(fd), entries:
             for entry in entries:
                 name = entry.name
-                if name.startswith("."):
+                if name[0] == ".":
                     continue
                 if not name.isascii() and not is_utf8_name(name):
                     if misnamed is not None and _would_be_tracked(entry):
                         misnamed.append(shown_name(prefix + name))
                     continue
-                rel = prefix + name
                 try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((folder + os.sep + name, rel + "/", False))
-                    elif name[-3:].lower() == ".md" and entry.is_file():
-                        if excludes and any(fnmatch.fnmatchcase(rel, p) for p in excludes):
+                    if name[-3:].lower() == ".md":
+                        # a plain file first (nearly every entry of a vault): one check
+                        plain = entry.is_file(follow_symlinks=False)
+                        if plain or (entry.is_symlink() and entry.is_file()):
+                            rel = prefix + name
+                            if excludes and any(fnmatch.fnmatchcase(rel, p) for p in excludes):
+                                continue
+                            if not plain:
+                                if not resolves_inside(root, rel):
+                                    continue  # a link out of the vault is never read
+                                if linked is not None:
+                                    linked.add(rel)
+                            if stats:
+                                info = entry.stat()
+                                found[rel] = (info.st_size, info.st_mtime_ns)
+                            else:
+                                found[rel] = UNSTATED
                             continue
-                        if entry.is_symlink():
-                            if not resolves_inside(root, rel):
-                                continue  # a link out of the vault is never read
-                            if linked is not None:
-                                linked.add(rel)
-                        if stats:
-                            info = entry.stat()
-                            found[rel] = (info.st_size, info.st_mtime_ns)
-                        else:
-                            found[rel] = UNSTATED
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((folder + os.sep + name, prefix + name + "/", False))
                     elif attachments is not None and is_attachment(name) and entry.is_file():
+                        rel = prefix + name
                         if excludes and any(fnmatch.fnmatchcase(rel, p) for p in excludes):
                             continue
                         attachments.add(rel)

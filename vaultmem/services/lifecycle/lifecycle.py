@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import math
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -80,12 +81,13 @@ def plan_pass(
         moves = plan_prune(cols, scores, settings, now, skip=skip)
     else:
         raise ValueError(f"unknown pass {name!r}")
-    moves = [m for m in moves if m.path not in skip]
-    moves.sort(key=lambda move: move.path)  # the index hands rows over unsorted
+    if skip:
+        moves = [m for m in moves if m.path not in skip]
+    moves.sort(key=attrgetter("path"))  # the index hands rows over unsorted
     if table.linked is None:  # no walk just before: ask the file system
         linked = linked_notes(vault.root, [m.path for m in moves])
-    else:
-        linked = {m.path for m in moves if m.path in table.linked}
+    else:  # a prune plans thousands: no pass over them when no note is a link
+        linked = {m.path for m in moves if m.path in table.linked} if table.linked else set()
     if linked:
         vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
         moves = [m for m in moves if m.path not in linked]
