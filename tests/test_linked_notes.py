@@ -18,11 +18,11 @@ from vaultmem.cli import main
 from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.errors import NoteChangedError
 from vaultmem.store import note_files
+from vaultmem.store.interrupted_writes import recover_interrupted_writes
 from vaultmem.store.note_files import (
     ASIDE_SUFFIX,
     TEMP_SUFFIX,
     read_note,
-    recover_interrupted_writes,
     write_note,
 )
 

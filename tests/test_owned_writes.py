@@ -15,6 +15,7 @@ import pytest
 
 from vaultmem.errors import NoteChangedError, NoteError
 from vaultmem.store import note_files
+from vaultmem.store.interrupted_writes import recover_interrupted_writes
 from vaultmem.store.note_files import (
     ASIDE_SUFFIX,
     TEMP_SUFFIX,
@@ -22,7 +23,6 @@ from vaultmem.store.note_files import (
     delete_note,
     move_note,
     read_note,
-    recover_interrupted_writes,
     write_note,
 )
 

@@ -138,7 +138,7 @@ class Vault:
     def sweep_folder(self, folder: Path) -> None:
         """Finish what killed writes left in ``folder`` (once per folder; vault lock held)."""
         if folder not in self._swept:
-            from vaultmem.store.note_files import recover_interrupted_writes
+            from vaultmem.store.interrupted_writes import recover_interrupted_writes
 
             recover_interrupted_writes(folder, search=self.root)
             self._swept.add(folder)

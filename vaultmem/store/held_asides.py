@@ -14,7 +14,8 @@ import os
 from pathlib import Path
 
 from vaultmem.errors import LockedError, SidecarError
-from vaultmem.store.note_files import ASIDE_SUFFIX, recover_interrupted_writes
+from vaultmem.store.interrupted_writes import recover_interrupted_writes
+from vaultmem.store.note_files import ASIDE_SUFFIX
 from vaultmem.store.vault_lock import held_in_process, vault_lock
 
 
@@ -39,7 +40,7 @@ def held_aside(path: Path, root: Path, sidecar: Path, listings: dict[Path, froze
     A read that finds a note missing calls this before it drops the note: if an aside file of
     it is there and no vaultmem write is in flight (the vault lock is free, and not held by this
     process or the one it was forked from), the killed write is finished
-    (:func:`~vaultmem.store.note_files.recover_interrupted_writes`, moves found anywhere below
+    (``recover_interrupted_writes``, moves found anywhere below
     ``root``), so the next command of any kind puts back a note a kill hid. ``listings`` caches
     :func:`set_aside_names` per folder; ``sidecar`` holds the vault lock.
     """

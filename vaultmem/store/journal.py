@@ -37,6 +37,7 @@ from vaultmem.errors import (
     VaultmemError,
 )
 from vaultmem.store.durability import fsync_dir
+from vaultmem.store.interrupted_writes import recover_interrupted_writes
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal_check import JournalEntry, Operation, read_journal
 from vaultmem.store.journal_entries import ends_complete
@@ -47,7 +48,6 @@ from vaultmem.store.note_files import (
     delete_note,
     discard_staged,
     move_note,
-    recover_interrupted_writes,
     replace_note,
     stage_text,
 )
@@ -477,7 +477,7 @@ def recover(root: Path, sidecar: Path, folders: tuple[str, ...]) -> list[Journal
 
     First every journal is read and checked (a bad line refuses everything, naming it), then
     what killed writes left in the memory ``folders`` is finished
-    (:func:`~vaultmem.store.note_files.recover_interrupted_writes`), then each operation that
+    (``recover_interrupted_writes``), then each operation that
     is neither done nor skipped is carried forward and recorded as done or skipped.
     """
     entries = list(incomplete_journals(root, sidecar, folders))

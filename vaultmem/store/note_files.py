@@ -8,7 +8,8 @@ bytes compared with those that were read; the new file is then linked at the not
 name, which never replaces a file; and only after a last check of the aside copy is it
 removed. A save or delete racing the write makes vaultmem back off — the person's version
 is put back untouched and :class:`~vaultmem.errors.NoteChangedError` raised — and a kill at any
-point leaves files :func:`recover_interrupted_writes` finishes. See docs/user-guide.md.
+point leaves files ``recover_interrupted_writes`` (:mod:`vaultmem.store.interrupted_writes`)
+finishes. See docs/user-guide.md.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def _temp_names(path: Path) -> tuple[Path, Path]:
     """A fresh (temp, aside) pair in ``path``'s folder: ``.<name>.<token>.vaultmem-tmp|-old``.
 
     Both carry the note's name and one token, so the next command can tell from the names alone
-    which note an interrupted write concerned (:func:`recover_interrupted_writes`).
+    which note an interrupted write concerned (``recover_interrupted_writes``).
     """
     token = secrets.token_hex(4)
     base = f".{path.name}.{token}"
@@ -135,7 +136,7 @@ class StagedText:
     """A note's next text, written ahead to a temp file beside the note (:func:`stage_text`).
 
     ``temp`` and ``aside`` share one token, like the names :func:`move_note` makes itself, so
-    a kill leaves nothing :func:`recover_interrupted_writes` does not recognise. The text is not
+    a kill leaves nothing ``recover_interrupted_writes`` does not recognise. The text is not
     yet durable: whoever stages must flush the file system (one ``syncfs`` for a whole batch)
     before handing it to :func:`move_note` or :func:`create_note`, which link it in place.
     """
@@ -249,11 +250,11 @@ def _own(path: Path, aside: Path, expected_sha256: str) -> None:
     except FileNotFoundError:
         raise NoteChangedError(path, "deleted since it was read; left alone") from None
     if _sha_of(aside) != expected_sha256:
-        _put_back(aside, path)
+        put_back(aside, path)
         raise NoteChangedError(path, "changed on disk since it was read; left alone")
 
 
-def _put_back(aside: Path, path: Path) -> None:
+def put_back(aside: Path, path: Path) -> None:
     """Return an aside file to its name; if a new file took the name meanwhile, keep both."""
     try:
         _place(aside, path, keep_source=False)
@@ -366,7 +367,7 @@ def move_note(
     (:class:`NoteChangedError` otherwise, the note left where and as it was); without it, the
     bytes found are moved as they are. The note is never under two visible names: it is at
     ``source`` until it is owned, then only under its private aside name until the new file is
-    linked at ``destination`` (after a kill in between, :func:`recover_interrupted_writes` puts
+    linked at ``destination`` (after a kill in between, ``recover_interrupted_writes`` puts
     it back). Any failure after it was owned puts it back too. ``staged``: ``text`` already
     written and flushed beside ``source`` (:func:`stage_text`), so no fsync is needed here.
     """
@@ -405,7 +406,7 @@ def move_note(
                 target_folder.mkdir(parents=True, exist_ok=True)
             _place(temp if data is not None else aside, destination, keep_source=True)
         except FileExistsError:
-            _put_back(aside, source)
+            put_back(aside, source)
             if destination == source:
                 raise NoteChangedError(
                     source, "saved anew while it was written; left alone"
@@ -413,7 +414,7 @@ def move_note(
             raise NoteError(destination, f"already exists; {source.name} not moved there") from None
         except BaseException:
             if os.path.lexists(aside):
-                _put_back(aside, source)
+                put_back(aside, source)
             raise
         if data is None:
             # the note's own file now has its new name: a late write lands there, not lost
@@ -526,109 +527,14 @@ def _rescue_late(
 def _restore(aside: Path, late: bytes, path: Path) -> None:
     """Give a person's version back its name: the aside file if still there, else ``late``."""
     if os.path.lexists(aside):
-        _put_back(aside, path)
+        put_back(aside, path)
         return
     temp, spare = _temp_names(path)
     _write_temp(temp, late, 0o644)
     os.replace(temp, spare)
-    _put_back(spare, path)
+    put_back(spare, path)
 
 
 def _fingerprint_of(path: Path, data: bytes) -> Fingerprint:
     info = os.stat(path)
     return Fingerprint(len(data), info.st_mtime_ns, content_hash(data))
-
-
-def _listing(folder: Path) -> list[os.DirEntry[str]]:
-    with os.scandir(folder) as entries:
-        return list(entries)
-
-
-def _landed(aside: Path, original: Path, temp: Path, search: Path) -> bool:
-    """Whether the write that set ``aside`` aside had put its new file in place.
-
-    Decided from the new file, never from a link count alone (a ``cp -al`` backup gives the
-    aside a second name outside the vault): an edit landed when ``original`` is its temp file;
-    a move when its new file (the temp, or the aside itself for a move without a new text)
-    has another name below ``search``.
-    """
-    new_file = aside
-    if os.path.lexists(temp):
-        if os.path.lexists(original) and os.path.samefile(temp, original):
-            return True
-        new_file = temp
-    info = os.lstat(new_file)
-    return info.st_nlink > 1 and _other_name(new_file, info, search)
-
-
-def _other_name(aside: Path, info: os.stat_result, search: Path) -> bool:
-    """Whether the file ``aside`` (``info``) has another name below ``search`` (dot-folders,
-    the sidecar and ``.git``, skipped; the inode from the listing, one stat per match)."""
-    folders = [search]
-    while folders:
-        try:
-            entries = _listing(folders.pop())
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False):
-                    folders.append(Path(entry.path))
-                elif (
-                    entry.inode() == info.st_ino
-                    and entry.path != str(aside)
-                    and entry.stat(follow_symlinks=False).st_dev == info.st_dev
-                ):
-                    return True
-    return False
-
-
-def recover_interrupted_writes(
-    folder: Path, *, recursive: bool = False, search: Path | None = None
-) -> list[Path]:
-    """Finish what a killed write left in ``folder``; returns the notes restored or kept aside.
-
-    An aside file (``.<name>.<token>.vaultmem-old``) may be the only copy of a person's note:
-    when its write had landed (its new file is in place: the note's name is its temp file, or,
-    for a move, its file has another name below ``search``, default ``folder``), it is
-    dropped; when the note's name is free, it is put back there; when a new file took the
-    name, it is kept as a visible ``(Conflicted copy vaultmem …)`` note unless identical. Temp
-    files are then removed. Call it only while holding the vault lock (no vaultmem write is in
-    flight).
-    """
-    restored: list[Path] = []
-    folders = [folder]
-    while folders:
-        here = folders.pop()
-        try:
-            entries = _listing(here)
-        except OSError:
-            continue
-        asides = [e for e in entries if e.name.endswith(ASIDE_SUFFIX) and e.name.startswith(".")]
-        for entry in asides:
-            aside = Path(entry.path)
-            stem = entry.name[1 : -len(ASIDE_SUFFIX)]
-            name, _, token = stem.rpartition(".")
-            if not name:
-                continue
-            original = aside.with_name(name)
-            temp = aside.with_name(f".{name}.{token}{TEMP_SUFFIX}")
-            try:
-                if _landed(aside, original, temp, search or folder):
-                    os.unlink(aside)
-                else:
-                    _put_back(aside, original)
-                    restored.append(original)
-            except OSError:
-                continue
-        for entry in _listing(here) if asides else entries:
-            if entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-            elif recursive and not entry.name.startswith("."):
-                with contextlib.suppress(OSError):
-                    if entry.is_dir(follow_symlinks=False):
-                        folders.append(Path(entry.path))
-    return restored
