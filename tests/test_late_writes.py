@@ -210,3 +210,18 @@ def test_the_descriptors_held_follow_the_open_file_limit() -> None:
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     expected = MAX_HELD if soft == resource.RLIM_INFINITY else max(8, min(MAX_HELD, soft // 8))
     assert held_at_most() == expected
+
+
+def test_a_watch_leaves_no_descriptor_open_after_a_rescue_as_it_ends(note: Path) -> None:
+    def descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    fd = _open_for_append(note)
+    before = descriptors()
+    with watch_late_writes() as saves:
+        move_note(note, note, text=ARCHIVED, expected_sha256=content_hash(NOTE.encode()))
+        os.write(fd, SAVED.encode())  # found by the check as the watch ends, then merged
+    os.close(fd)
+    assert [s.merged for s in saves] == [True]
+    assert note.read_text(encoding="utf-8") == ARCHIVED + SAVED
+    assert descriptors() == before - 1  # the note's own descriptor (closed above), nothing held

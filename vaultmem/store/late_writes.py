@@ -30,6 +30,11 @@ MAX_HELD = 256
 Fewer where the process may open few files (:func:`held_at_most`)."""
 
 
+FINAL_ROUNDS = 3
+"""Checks as a watch ends: a late save's rescue writes the note, whose old file is then held and
+checked in the next round (a second late save into that one is rescued too)."""
+
+
 @functools.cache
 def held_at_most() -> int:
     """:data:`MAX_HELD`, or an eighth of the process's open-file limit if that is less (macOS
@@ -99,17 +104,23 @@ def watch_late_writes() -> Iterator[list[LateSave]]:
     try:
         yield watch.saves
     finally:
-        try:
-            check_late_writes()
+        try:  # a rescue's own write holds its old file: checked too, a few rounds at most
+            for _round in range(FINAL_ROUNDS):
+                if not watch.held:
+                    break
+                check_late_writes()
         finally:
             _WATCH.reset(token)
+            for old in watch.held:  # still held after the last round: closed unchecked
+                if not defer_close(old.fd):
+                    os.close(old.fd)
 
 
 def hold(fd: int, checked: os.stat_result, rescue: Rescue) -> bool:
     """Inside :func:`watch_late_writes`: keep ``fd`` (the descriptor of a removed old file,
     ``checked`` its last ``fstat``) to be checked later and closed then; True. Outside: False
     (the caller closes it). Holding :func:`held_at_most` checks them all first (a rescue
-writes a note, whose own old file is then held: at most twice that many are open)."""
+    writes a note, whose own old file is then held: at most twice that many are open)."""
     watch = _WATCH.get()
     if watch is None:
         return False
