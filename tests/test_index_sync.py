@@ -1046,3 +1046,30 @@ def test_a_note_whose_name_is_not_utf8_is_left_out_and_the_rest_is_indexed(
     os.utime(raw)
     assert vault.sync().any_change is False  # an incremental sync passes it over too
     vault.close()
+
+
+def test_a_touched_note_dated_by_its_mtime_is_stored_as_a_rebuild_stores_it(
+    copy_vault: Callable[[str], Path],
+) -> None:
+    """A note without ``created`` takes it (and ``last_used``) from its file's mtime; touching
+    every note of a real vault (a copy without ``-p``, a restore) leaves the index exactly as a
+    rebuild of the touched vault, while a note whose frontmatter dates it keeps its date."""
+    root = copy_vault("kepano-obsidian")
+    _write(root, "STM/Dated.md", "---\ntype: memory\ncreated: 2026-01-02T03:04:05\n---\nbody")
+    vault = Vault.open(root)
+    vault.sync()
+    before = vault.index.conn.execute(
+        "SELECT created FROM notes WHERE path = 'STM/Dated.md'"
+    ).fetchone()
+    for path in root.rglob("*.md"):
+        if ".vaultmem" not in path.parts:
+            info = path.stat()
+            os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 3 * 86_400 * 10**9))
+    report = vault.sync()
+    assert (report.changed, report.added, report.removed) == (0, 0, 0)
+    touched = index_content(vault)
+    vault.sync(rebuild=True)
+    assert touched == index_content(vault)
+    assert vault.index.conn.execute(
+        "SELECT created FROM notes WHERE path = 'STM/Dated.md'"
+    ).fetchone() == before

@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast s
     from concurrent.futures import Future
 
     from vaultmem.core.links.links import Link
+    from vaultmem.store.index_queries import FileState
 
 class WrittenNote(NamedTuple):
     """A note as vaultmem wrote it: its text and its file's ``size`` (bytes) and ``mtime_ns``;
@@ -236,7 +237,11 @@ class _Syncer:
                     gone[rel] = state
                 continue
             if state is not None:
-                if state.hash == read.hash:
+                if state.hash == read.hash and self._dated_by_mtime(state, read):
+                    # same text, but its created (and last_used) came from the mtime, which moved
+                    self._store(parsed or parse_read(read, self.templates), read, new=False)
+                    report.unchanged += 1
+                elif state.hash == read.hash:
                     self.db.update_stat(rel, size=read.size, mtime_ns=read.stamp_ns)
                     report.unchanged += 1
                 else:
@@ -355,6 +360,18 @@ class _Syncer:
             rel, written.size, written.mtime_ns, content_hash(data), written.text, (),
             racy=visible is None,
         )
+
+    def _dated_by_mtime(self, state: FileState, read: NoteRead) -> bool:
+        """Whether the stored note takes its ``created`` from an mtime it no longer has: a note
+        without ``created`` is dated by its file's mtime (:func:`parse_read`), so a touch that
+        leaves its text alone still changes its row (as a rebuild would store it)."""
+        stored_mtime = index_stamps.real_mtime(state.mtime_ns)
+        if stored_mtime == read.mtime_ns:
+            return False
+        row = self.db.conn.execute(
+            "SELECT created FROM notes WHERE nid = ?", (state.nid,)
+        ).fetchone()
+        return row is not None and row[0] == from_epoch(stored_mtime / 1e9).timestamp()
 
     def _store(
         self, note: ParsedNote, read: NoteRead, *, new: bool, origin: str | None = None
