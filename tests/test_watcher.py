@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import index_rows
 
 from vaultmem import Vault
 from vaultmem.cli import main
@@ -93,6 +94,12 @@ def rebuilt(vault: Vault, sidecar: Path) -> Snapshot:
 def assert_matches_rebuild(vault: Vault, tmp_path: Path) -> None:
     live_notes, live_links = snapshot(vault.index)
     fresh_notes, fresh_links = rebuilt(vault, tmp_path / "rebuild-sidecar")
+    live_rows = index_rows(vault.index.conn)
+    db = IndexDB.open(tmp_path / "rebuild-sidecar")
+    try:
+        fresh_rows = index_rows(db.conn)
+    finally:
+        db.close()
     assert live_notes == fresh_notes, (
         f"notes differ from a rebuild: only live {sorted(live_notes - fresh_notes, key=str)}; "
         f"only rebuilt {sorted(fresh_notes - live_notes, key=str)}"
@@ -101,6 +108,8 @@ def assert_matches_rebuild(vault: Vault, tmp_path: Path) -> None:
         f"links differ from a rebuild: only live {sorted(live_links - fresh_links, key=str)}; "
         f"only rebuilt {sorted(fresh_links - live_links, key=str)}"
     )
+    for table, rows in live_rows.items():  # every column too (dates, counts, stamps, FTS)
+        assert rows == fresh_rows[table], f"{table} differs from a rebuild"
 
 
 def indexed_hash(vault: Vault, rel: str) -> object:
