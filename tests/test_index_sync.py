@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -1073,3 +1075,29 @@ def test_a_touched_note_dated_by_its_mtime_is_stored_as_a_rebuild_stores_it(
     assert vault.index.conn.execute(
         "SELECT created FROM notes WHERE path = 'STM/Dated.md'"
     ).fetchone() == before
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_edits_synced_now_and_then_leave_the_index_a_rebuild_gives(
+    tmp_path: Path, seed: int
+) -> None:
+    """Creates, edits, saves by rename, touches, renames, moves, copies, deletes, folder moves
+    and removals (the watcher tests' burst), synced every 40: after each sync every row of every
+    table is what a rebuild of a copy of the vault (mtimes kept) stores."""
+    from test_watcher import random_burst
+
+    root = tmp_path / "v"
+    for folder in ("STM", "LTM", ".obsidian"):
+        (root / folder).mkdir(parents=True)
+    (root / "vaultmem.toml").write_text("")
+    rng = random.Random(seed)
+    with Vault.open(root) as vault:
+        for round_ in range(6):
+            random_burst(root, rng, 40)
+            vault.sync()
+            copy = tmp_path / f"copy{round_}"
+            shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".vaultmem"))
+            with Vault.open(copy) as fresh:
+                fresh.sync()
+                assert index_content(vault) == index_content(fresh), f"after round {round_}"
+            shutil.rmtree(copy)
