@@ -1101,3 +1101,39 @@ def test_random_edits_synced_now_and_then_leave_the_index_a_rebuild_gives(
                 fresh.sync()
                 assert index_content(vault) == index_content(fresh), f"after round {round_}"
             shutil.rmtree(copy)
+
+
+def test_a_changed_templates_folder_reparses_the_notes_it_takes_in_or_lets_go(
+    tmp_path: Path,
+) -> None:
+    """Obsidian's Templates plugin folder is a setting, not part of any note: when it changes, a
+    sync (and the watcher's path sync) re-parses exactly the notes that entered or left it, as
+    a rebuild parses them (a ``type: memory`` template is no memory)."""
+    vault = _vault(tmp_path)
+    (vault.root / ".obsidian").mkdir()
+    memory = "---\nid: t1\ntype: memory\n---\n{{title}}\n"
+    _write(vault.root, "Tpl/Memory template.md", memory)
+    _write(vault.root, "Tpl/Sub/Deeper.md", memory.replace("t1", "t2"))
+    _write(vault.root, "STM/Real.md", "---\nid: r1\ntype: memory\n---\nkept as it is\n")
+
+    def types() -> dict[str, object]:
+        return dict(vault.index.conn.execute("SELECT path, type FROM notes").fetchall())
+
+    vault.sync()
+    assert set(types().values()) == {"memory"}
+    settings = vault.root / ".obsidian" / "templates.json"
+    settings.write_text('{"folder": "Tpl"}')
+    report = vault.sync()
+    assert report.changed == 2
+    assert types() == {
+        "Tpl/Memory template.md": None, "Tpl/Sub/Deeper.md": None, "STM/Real.md": "memory"
+    }
+    synced = index_content(vault)
+    vault.sync(rebuild=True)
+    assert index_content(vault) == synced
+    settings.write_text('{"folder": "Tpl/Sub"}')  # the watcher syncs paths, not the vault
+    index_sync.sync_paths(vault.root, vault.index, vault.settings, ["STM/Real.md"])
+    assert types() == {
+        "Tpl/Memory template.md": "memory", "Tpl/Sub/Deeper.md": None, "STM/Real.md": "memory"
+    }
+    assert vault.sync().changed == 0  # recorded: not parsed again

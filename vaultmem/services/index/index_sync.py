@@ -10,6 +10,7 @@ after a second ``stat`` confirms it is gone. :func:`sync_paths` does the same fo
 from __future__ import annotations
 
 import errno
+import json
 import os
 import time
 from collections import deque
@@ -120,6 +121,9 @@ def parse_read(read: NoteRead, templates: tuple[str, ...]) -> ParsedNote:
         note = note._replace(fields=note.fields._replace(type=None))
     return note
 
+
+TEMPLATES_META = "template_folders"
+"""The ``meta`` key of the template folders the index's rows were parsed with (JSON list)."""
 
 PARALLEL_MIN_NOTES = 1000
 """From this many notes to read, worker processes read and parse them (cold index).
@@ -436,6 +440,32 @@ class _Syncer:
         self.db.set_resolved(updates)
         self.edges_changed |= self.db.replace_links(sorted(parsed_nids), rows())
 
+    def follow_template_folders(self, *, fresh: bool = False) -> None:
+        """Re-parse the indexed notes that entered or left a template folder because the folders
+        changed (Obsidian's Templates plugin setting, ``.obsidian/templates.json``): their text
+        and stat stay the same, so no walk would read them, yet a rebuild parses them otherwise
+        (a ``type: memory`` note there is no memory). ``fresh``: every row was just parsed with
+        the current folders (a cold index); they are only recorded.
+
+        The folders are recorded in the index's ``meta`` (:data:`TEMPLATES_META`); an index
+        that has not recorded them yet is taken as parsed with the current ones.
+        """
+        current = json.dumps(self.templates)
+        stored = self.db.meta_value(TEMPLATES_META)
+        if stored == current:
+            return
+        if stored is not None and not fresh:
+            old = tuple(json.loads(stored))
+            changed = sorted(set(old) ^ set(self.templates))  # a note's status changes only
+            for rel in sorted(self.db.file_states(under=changed)):  # under one of these
+                if in_templates(rel, old) == in_templates(rel, self.templates):
+                    continue
+                read = _read(self.root, rel)
+                if read is not None:  # a note gone meanwhile is the walk's to remove
+                    self._store(parse_read(read, self.templates), read, new=False)
+                    self.report.changed += 1
+        self.db.set_meta_value(TEMPLATES_META, current)
+
     def finish(self, *, all_edges: bool = False) -> None:
         """Links, then the edge counts of exactly the notes whose links changed."""
         self.resolve_links()
@@ -498,6 +528,7 @@ def sync_index(
                 )
             else:
                 syncer.apply(present, db.stat_states(), progress)
+        syncer.follow_template_folders(fresh=bulk or rebuild)
         if not bulk:
             syncer.apply_attachments(attachments, db.attachment_paths())
             syncer.finish(all_edges=rebuild or len(syncer.parsed) > found // 2)
@@ -562,6 +593,7 @@ def sync_paths(
             if os.path.isfile(full) and resolves_inside(root, rel):
                 present[rel] = (info.st_size, info.st_mtime_ns)
         syncer.apply(present, known_all, None)
+        syncer.follow_template_folders()
         syncer.apply_attachments(attachments, db.attachment_paths(under=rels))
         syncer.finish()
     syncer.report.seconds = time.perf_counter() - started
