@@ -1137,3 +1137,29 @@ def test_a_changed_templates_folder_reparses_the_notes_it_takes_in_or_lets_go(
         "Tpl/Memory template.md": "memory", "Tpl/Sub/Deeper.md": None, "STM/Real.md": "memory"
     }
     assert vault.sync().changed == 0  # recorded: not parsed again
+
+
+def test_a_changed_note_size_limit_rereads_the_notes_between_the_two_limits(
+    tmp_path: Path,
+) -> None:
+    vault = _vault(tmp_path)
+    _write(vault.root, "small.md", "s" * 500)
+    _write(vault.root, "big.md", "b" * 3000)
+    for name in ("small.md", "big.md"):
+        _age(vault.root / name)  # not racily clean: only a changed limit reads them again
+    vault.sync()
+
+    def problems() -> dict[str, object]:
+        return dict(vault.index.conn.execute("SELECT path, problems FROM notes").fetchall())
+
+    assert problems() == {"small.md": "[]", "big.md": "[]"}
+    for limit, big in (("0.002", "over the note size limit"), ("10", "[]")):
+        (vault.root / "vaultmem.toml").write_text(f"[index]\nmax_note_mb = {limit}\n")
+        vault.close()
+        vault = Vault.open(vault.root)
+        assert vault.sync().changed == 1
+        assert problems()["small.md"] == "[]" and big in str(problems()["big.md"])
+        synced = index_content(vault)
+        vault.sync(rebuild=True)
+        assert index_content(vault) == synced
+    vault.close()

@@ -366,6 +366,13 @@ class IndexDB(NoteQueries, LinkIndex):
         )
         return neighbours - {nid}
 
+    def paths_sized(self, *, above: int, at_most: int) -> list[str]:
+        """Paths of the notes whose size (bytes) is over ``above`` and at most ``at_most``."""
+        rows = self.conn.execute(
+            "SELECT path FROM notes WHERE size > ? AND size <= ?", (above, at_most)
+        )
+        return [row[0] for row in rows]
+
     def meta_value(self, key: str) -> str | None:
         """The value stored under ``key`` in the index's ``meta`` table (``None``: none)."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
