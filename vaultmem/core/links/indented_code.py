@@ -14,7 +14,7 @@ import re
 
 from vaultmem.core.lazy_patterns import lazy_pattern
 
-__all__ = ["links_may_sit_in_indented_code", "may_hold_code"]
+__all__ = ["links_may_sit_in_indented_code", "may_hold_code", "may_hold_indented_code"]
 
 # Fast-path guards (see may_hold_code).
 # These run over "\n" + body and start with a literal "\n" (much faster than "^" + MULTILINE).
@@ -65,6 +65,15 @@ def may_hold_code(body: str, *, html_at_top_level: bool = False) -> bool:
     """
     if "`" in body or "~~~" in body or "<!--" in body:
         return True
+    return may_hold_indented_code(body, html_at_top_level=html_at_top_level)
+
+
+def may_hold_indented_code(body: str, *, html_at_top_level: bool = False) -> bool:
+    """:func:`may_hold_code` without its first question (a backtick, ``~~~`` or ``<!--``
+    anywhere): a backtick is then read as any other letter (so a line of code spans alone
+    stays a line of text). For a caller that has settled those itself
+    (:func:`vaultmem.core.links.code_lines.text_outside_code_by_line`), which saves a copy of
+    the body with its backticks replaced and three searches through it."""
     if "    " not in body and "\t" not in body:
         return False
     text = "\n" + body
