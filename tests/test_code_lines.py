@@ -278,3 +278,23 @@ def test_indented_code_is_judged_alike_with_backticks_as_letters(
     assert may_hold_indented_code(body, html_at_top_level=html_at_top_level) == may_hold_code(
         body.replace("`", "x"), html_at_top_level=html_at_top_level
     )
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=" \t>-*+1.)x=#_\n", max_size=40))
+def test_the_list_walk_reads_a_text_line_without_asking_what_it_opens(body: str) -> None:
+    """A line whose first character opens no block is text: the walk answers as when it asked
+    :func:`_block_start` of every line (which says text for each such line)."""
+    from vaultmem.core.links.indented_code import (
+        _BLOCK_START_CHARS,
+        _SETEXT_RE,
+        _TEXT,
+        _block_start,
+    )
+
+    for line in body.split("\n"):
+        stripped = line.lstrip(" \t")
+        if stripped and stripped[0] not in _BLOCK_START_CHARS:
+            assert _block_start(stripped) == (_TEXT, None)
+        if stripped and stripped[0] not in "=-":  # a setext underline is "=" or "-" only
+            assert _SETEXT_RE.fullmatch(stripped) is None

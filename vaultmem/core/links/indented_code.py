@@ -144,17 +144,22 @@ def _list_walk_finds_code(body: str) -> bool:
             in_paragraph = quoted = False
             continue
         first = stripped[0]
-        if in_paragraph and first not in _BLOCK_START_CHARS:
-            continue  # paragraph continuation text
-        kind, item = _block_start(stripped)
+        # (a line starting with a character that opens no block is text: asked here, not of
+        # _block_start, which costs each such line a call)
+        if first not in _BLOCK_START_CHARS:
+            if in_paragraph:
+                continue  # paragraph continuation text
+            kind, item = _TEXT, None
+        else:
+            kind, item = _block_start(stripped)
         ws_len = len(line) - len(stripped)
-        indent = _columns(line[:ws_len], 0) if "\t" in line[:ws_len] else ws_len
+        indent = ws_len if not ws_len or "\t" not in line[:ws_len] else _columns(line[:ws_len], 0)
         if in_paragraph:
             inner = offsets[-1] if offsets else 0
             if indent >= inner + 4:
                 continue  # too deep to open a block: continues the paragraph
             if indent >= inner:  # the line stays in the paragraph's item
-                if _SETEXT_RE.fullmatch(stripped):
+                if first in "=-" and _SETEXT_RE.fullmatch(stripped):
                     in_paragraph = False
                     continue
                 if kind == _TEXT or not (quoted or _interrupts_paragraph(kind, item, stripped)):
@@ -176,7 +181,12 @@ def _list_walk_finds_code(body: str) -> bool:
             offsets.append(col)
             empty_item_open = not rest
             stripped = rest
-            kind, item = _block_start(rest) if rest else (_LEAF, None)
+            if not rest:
+                kind, item = _LEAF, None
+            elif rest[0] not in _BLOCK_START_CHARS:
+                kind, item = _TEXT, None
+            else:
+                kind, item = _block_start(rest)
         if kind == _QUOTE:
             opened = _quote_opens_paragraph(stripped)
             if opened is None:
