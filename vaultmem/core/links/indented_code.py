@@ -102,8 +102,13 @@ def links_may_sit_in_indented_code(text: str) -> bool:
         if "[[" not in line and "](" not in line:
             continue
         stripped = line.lstrip(" \t")
-        ws = line[: len(line) - len(stripped)]
-        if _columns(ws, 0) >= 4 or stripped[:1] == ">" or _may_open_indented_code(line):
+        ws = len(line) - len(stripped)  # (4+ characters are 4+ columns; fewer: count them)
+        if (
+            ws >= 4
+            or (ws and _columns(line[:ws], 0) >= 4)
+            or stripped[:1] == ">"
+            or _may_open_indented_code(line)
+        ):
             return True
     return False
 
