@@ -177,12 +177,14 @@ def _list_walk_finds_code(body: str) -> bool:
             return True
         col = indent
         while item is not None:
-            marker, gap, rest = item.group(1), item.group(2), stripped[item.end() :]
+            marker, gap = item.groups()
+            rest = stripped[item.end() :]
+            col += len(marker)
             # (one space, the common gap, is one column: not counted)
-            width = _columns(gap, col + len(marker)) if rest and gap != " " else 1
+            width = _columns(gap, col) if rest and gap != " " else 1
             if width >= 5:  # the item opens with indented code
                 return True
-            col += len(marker) + width
+            col += width
             offsets.append(col)
             empty_item_open = not rest
             stripped = rest
