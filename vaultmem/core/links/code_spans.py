@@ -280,7 +280,8 @@ def _scanned_spans(source: str, paired: bool) -> list[tuple[int, int]] | None:
 def _single_tick_spans(source: str, paired: bool) -> list[tuple[int, int]] | None:
     """:func:`code_spans` of a source without a backslash or two backticks in a row: each
     backtick is a string of one, escaped by nothing, and closes the span the one before it
-    opened (the usual "Plugin ID: `x`" line: a fifth of the general loop's time)."""
+    opened (the usual "Plugin ID: `x`" line: 0.9 µs where the general scan takes 1.2; with two
+    spans, 1.1 where it takes 2)."""
     spans: list[tuple[int, int]] = []
     find = source.find
     tick = find("`")
