@@ -246,3 +246,55 @@ def test_wide_marker_gaps_open_indented_code(line: str, opens: bool) -> None:
     from vaultmem.core.links.indented_code import _may_open_indented_code
 
     assert _may_open_indented_code(line) is opens
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="`a \\[]()", max_size=24), st.booleans())
+def test_the_one_backtick_scan_finds_the_spans_the_general_scan_finds(
+    source: str, paired: bool
+) -> None:
+    """Without a backslash or two backticks in a row, code spans are found by pairing each
+    backtick with the next: the same spans (and the same "unpaired") as the general scan, and
+    cutting them in the order found is cutting them sorted."""
+    from vaultmem.core.links.code_spans import _scanned_spans, cut_code
+
+    spans = code_spans(source, paired=paired)
+    assert spans == _scanned_spans(source, paired)
+    if spans:
+        ordered: list[str] = []
+        assert cut_code(source, spans, ordered, ordered=True) == cut_code(source, spans, [])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=" \t>-*+1.)`x[]\n#<", max_size=40), st.booleans())
+def test_indented_code_is_judged_alike_with_backticks_as_letters(
+    body: str, html_at_top_level: bool
+) -> None:
+    """The line-by-line scanner asks whether a body may hold indented code with its backticks
+    left in: the answer is the one the full question gives with each backtick read as a
+    letter."""
+    from vaultmem.core.links.indented_code import may_hold_code, may_hold_indented_code
+
+    assert may_hold_indented_code(body, html_at_top_level=html_at_top_level) == may_hold_code(
+        body.replace("`", "x"), html_at_top_level=html_at_top_level
+    )
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=" \t>-*+1.)x=#_\n", max_size=40))
+def test_the_list_walk_reads_a_text_line_without_asking_what_it_opens(body: str) -> None:
+    """A line whose first character opens no block is text: the walk answers as when it asked
+    :func:`_block_start` of every line (which says text for each such line)."""
+    from vaultmem.core.links.indented_code import (
+        _BLOCK_START_CHARS,
+        _SETEXT_RE,
+        _TEXT,
+        _block_start,
+    )
+
+    for line in body.split("\n"):
+        stripped = line.lstrip(" \t")
+        if stripped and stripped[0] not in _BLOCK_START_CHARS:
+            assert _block_start(stripped) == (_TEXT, None)
+        if stripped and stripped[0] not in "=-":  # a setext underline is "=" or "-" only
+            assert _SETEXT_RE.fullmatch(stripped) is None

@@ -234,3 +234,30 @@ def test_warnings_follow_the_field_order_whatever_the_key_order() -> None:
     assert [w.key for w in warnings] == ["strength", "pinned", "last_used"]
     _, reversed_warnings = read_fields(dict(reversed(raw.items())))
     assert reversed_warnings == warnings
+
+
+@given(
+    st.lists(
+        st.sampled_from(["X", " (", "conflicted copy ", "CONFLİCTED COPY ", "ſ", "İ", "a", ")",
+                         ".sync-", "conflict", "CONFLICT", "-files-obsidian-git", ".md", "/"]),
+        max_size=8,
+    ).map("".join)
+)  # fmt: skip
+def test_a_conflict_copy_is_named_alike_with_or_without_the_quick_look(path: str) -> None:
+    """A path without "conflict" skips the search only when it is ASCII: the expression
+    ignores case as Unicode does ("CONFLİCTED" is a conflicted copy to it)."""
+    from vaultmem.core.notes.note_parse import _CONFLICT_COPY, is_conflict_copy
+
+    assert is_conflict_copy(path) is bool(_CONFLICT_COPY.search(path))
+
+
+@pytest.mark.parametrize(
+    ("path", "copy"),
+    [("X (conflicted copy 2026-11-20).md", True), ("STM/X.sync-conflict-20261120-1-A.md", True),
+     ("conflict-files-obsidian-git.md", True), ("X (CONFLİCTED COPY a).md", True),
+     ("X 2.md", False), ("conflict.md", False)],
+)  # fmt: skip
+def test_conflict_copies_are_known_by_name(path: str, copy: bool) -> None:
+    from vaultmem.core.notes.note_parse import is_conflict_copy
+
+    assert is_conflict_copy(path) is copy

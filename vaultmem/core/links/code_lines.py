@@ -44,7 +44,7 @@ from vaultmem.core.links.code_spans import (
 from vaultmem.core.links.indented_code import (
     FENCE_MARK,
     links_may_sit_in_indented_code,
-    may_hold_code,
+    may_hold_indented_code,
 )
 
 __all__ = ["text_outside_code_by_line"]
@@ -94,9 +94,10 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
         html_at_top_level = html
     # each backtick as a letter: a line of code spans alone stays a line of text (as blank it
     # would end the paragraph, and a setext underline below it would not close a heading);
-    # the cheap question first: the walk is asked only when a link sits where code may be
-    if links_may_sit_in_indented_code(text) and may_hold_code(
-        text.replace("`", "x"), html_at_top_level=html_at_top_level
+    # "~~~" and "<!--" are settled above; the cheap question first: the walk is asked only
+    # when a link sits where code may be
+    if links_may_sit_in_indented_code(text) and may_hold_indented_code(
+        text, html_at_top_level=html_at_top_level
     ):
         return None
     pieces = list(outside)
@@ -108,7 +109,7 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
         spans = code_spans(line, paired=True)
         if spans is None:
             return None
-        pieces[index] = cut_code(line, spans, code)
+        pieces[index] = cut_code(line, spans, code, ordered=True)
     return "\n".join(pieces), code
 
 

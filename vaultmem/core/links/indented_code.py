@@ -14,7 +14,7 @@ import re
 
 from vaultmem.core.lazy_patterns import lazy_pattern
 
-__all__ = ["links_may_sit_in_indented_code", "may_hold_code"]
+__all__ = ["links_may_sit_in_indented_code", "may_hold_code", "may_hold_indented_code"]
 
 # Fast-path guards (see may_hold_code).
 # These run over "\n" + body and start with a literal "\n" (much faster than "^" + MULTILINE).
@@ -65,6 +65,15 @@ def may_hold_code(body: str, *, html_at_top_level: bool = False) -> bool:
     """
     if "`" in body or "~~~" in body or "<!--" in body:
         return True
+    return may_hold_indented_code(body, html_at_top_level=html_at_top_level)
+
+
+def may_hold_indented_code(body: str, *, html_at_top_level: bool = False) -> bool:
+    """:func:`may_hold_code` without its first question (a backtick, ``~~~`` or ``<!--``
+    anywhere): a backtick is then read as any other letter (so a line of code spans alone
+    stays a line of text). For a caller that has settled those itself
+    (:func:`vaultmem.core.links.code_lines.text_outside_code_by_line`), which saves a copy of
+    the body with its backticks replaced and three searches through it."""
     if "    " not in body and "\t" not in body:
         return False
     text = "\n" + body
@@ -93,8 +102,13 @@ def links_may_sit_in_indented_code(text: str) -> bool:
         if "[[" not in line and "](" not in line:
             continue
         stripped = line.lstrip(" \t")
-        ws = line[: len(line) - len(stripped)]
-        if _columns(ws, 0) >= 4 or stripped[:1] == ">" or _may_open_indented_code(line):
+        ws = len(line) - len(stripped)  # (4+ characters are 4+ columns; fewer: count them)
+        if (
+            ws >= 4
+            or (ws and _columns(line[:ws], 0) >= 4)
+            or stripped[:1] == ">"
+            or _may_open_indented_code(line)
+        ):
             return True
     return False
 
@@ -135,17 +149,22 @@ def _list_walk_finds_code(body: str) -> bool:
             in_paragraph = quoted = False
             continue
         first = stripped[0]
-        if in_paragraph and first not in _BLOCK_START_CHARS:
-            continue  # paragraph continuation text
-        kind, item = _block_start(stripped)
+        # (a line starting with a character that opens no block is text: asked here, not of
+        # _block_start, which costs each such line a call)
+        if first not in _BLOCK_START_CHARS:
+            if in_paragraph:
+                continue  # paragraph continuation text
+            kind, item = _TEXT, None
+        else:
+            kind, item = _block_start(stripped)
         ws_len = len(line) - len(stripped)
-        indent = _columns(line[:ws_len], 0) if "\t" in line[:ws_len] else ws_len
+        indent = ws_len if not ws_len or "\t" not in line[:ws_len] else _columns(line[:ws_len], 0)
         if in_paragraph:
             inner = offsets[-1] if offsets else 0
             if indent >= inner + 4:
                 continue  # too deep to open a block: continues the paragraph
             if indent >= inner:  # the line stays in the paragraph's item
-                if _SETEXT_RE.fullmatch(stripped):
+                if first in "=-" and _SETEXT_RE.fullmatch(stripped):
                     in_paragraph = False
                     continue
                 if kind == _TEXT or not (quoted or _interrupts_paragraph(kind, item, stripped)):
@@ -158,16 +177,23 @@ def _list_walk_finds_code(body: str) -> bool:
             return True
         col = indent
         while item is not None:
-            marker, gap, rest = item.group(1), item.group(2), stripped[item.end() :]
+            marker, gap = item.groups()
+            rest = stripped[item.end() :]
+            col += len(marker)
             # (one space, the common gap, is one column: not counted)
-            width = _columns(gap, col + len(marker)) if rest and gap != " " else 1
+            width = _columns(gap, col) if rest and gap != " " else 1
             if width >= 5:  # the item opens with indented code
                 return True
-            col += len(marker) + width
+            col += width
             offsets.append(col)
             empty_item_open = not rest
             stripped = rest
-            kind, item = _block_start(rest) if rest else (_LEAF, None)
+            if not rest:
+                kind, item = _LEAF, None
+            elif rest[0] not in _BLOCK_START_CHARS:
+                kind, item = _TEXT, None
+            else:
+                kind, item = _block_start(rest)
         if kind == _QUOTE:
             opened = _quote_opens_paragraph(stripped)
             if opened is None:

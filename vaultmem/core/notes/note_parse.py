@@ -69,6 +69,10 @@ def title_of(path: str) -> str:
 def is_conflict_copy(path: str) -> bool:
     """Sync tools' conflict copies (``(conflicted copy …)``, Syncthing's ``.sync-conflict-…``)
     and obsidian-git's conflict file ("Syncing with git")."""
+    # each holds "conflict" in some case: an ASCII path without it (nearly all) skips the
+    # search (the expression ignores case as Unicode does: "İ" is an "i" to it)
+    if path.isascii() and "conflict" not in path.lower():
+        return False
     return bool(_CONFLICT_COPY.search(path))
 
 
