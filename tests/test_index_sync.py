@@ -1163,3 +1163,17 @@ def test_a_changed_note_size_limit_rereads_the_notes_between_the_two_limits(
         vault.sync(rebuild=True)
         assert index_content(vault) == synced
     vault.close()
+
+
+def test_a_cold_index_reports_its_progress_once_a_batch_up_to_every_note(
+    copy_vault: Callable[[str], Path],
+) -> None:
+    vault = Vault.open(copy_vault("13th-age-srd"))
+    calls: list[tuple[int, int]] = []
+    report = vault.sync(progress=lambda done, total: calls.append((done, total)))
+    vault.close()
+    total = report.added
+    assert total > 900 and calls[-1] == (total, total)
+    assert all(t == total for _, t in calls)
+    assert [d for d, _ in calls] == sorted({d for d, _ in calls})  # only ever forward
+    assert len(calls) < total / 8  # a terminal's bar is redrawn per call: not once per note

@@ -41,7 +41,7 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
         nonlocal bar
         if bar is None:
             bar = progress_bar(total, "indexing", as_json=as_json).__enter__()
-        bar.update(1)
+        bar.update(done - bar.pos)  # a cold index reports once a batch
 
     try:
         report = vault.sync(rebuild=rebuild, progress=progress)

@@ -226,10 +226,9 @@ def index_all(
             # (a link to no note holds SQL_NULL, a NaN, which equals nothing)
             linked: list[tuple[int, str, str, Any, str, Any, Any]] = rows.links
             pairs += [(v[0], v[6]) for v in linked if v[6] == v[6] and v[6] != v[0]]
-            if progress is not None:
-                for _ in range(len(rows.notes) + len(rows.missing)):
-                    done += 1
-                    progress(done, len(paths))
+            if progress is not None:  # once a batch: a terminal's bar redraws on each call
+                done += len(rows.notes) + len(rows.missing)
+                progress(done, len(paths))
     if missing:
         _resolve_without(db, state, missing)  # links changed: count them from the index
         db.recount_edges()

@@ -21,7 +21,8 @@ __all__ = [
 ]  # fmt: skip
 
 ProgressCallback = Callable[[int, int], None]
-"""Called as ``progress(done, total)`` while notes are read."""
+"""Called as ``progress(done, total)`` while notes are read: ``done`` notes of ``total`` so far,
+after each note or, in a cold index, after each batch of notes (it may jump)."""
 
 
 @dataclass(slots=True)
