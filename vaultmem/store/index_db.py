@@ -32,7 +32,7 @@ from vaultmem.store.index_connection import (
     retry_while_busy,
 )
 from vaultmem.store.index_links import LinkIndex
-from vaultmem.store.index_queries import NoteQueries
+from vaultmem.store.index_queries import NoteQueries, StoredRow
 from vaultmem.store.index_schema import migrate, migrations_pending, schema_lock
 from vaultmem.store.note_rows import (
     INSERT_SQL,
@@ -295,6 +295,7 @@ class IndexDB(NoteQueries, LinkIndex):
         content_hash: str,
         new: bool = False,
         moved_from: str | None = None,
+        stored: StoredRow | None = None,
     ) -> int:
         """Insert or replace ``note``'s rows (fields, tags, FTS; links are set separately).
 
@@ -303,6 +304,9 @@ class IndexDB(NoteQueries, LinkIndex):
         are renamed and refreshed in one update. Its nid stays, so links resolved to it still
         find it (by ``resolved_nid``); their ``resolved`` path is the caller's to re-resolve, as
         the sync does for every link to the old and the new file name.
+        ``stored``: the row indexed at that path (``moved_from`` or the note's own), as
+        :meth:`~vaultmem.store.index_queries.NoteQueries.stored_rows` gave it in this transaction
+        and unchanged since (saves the lookup); without it, the row is looked up.
         """
         values = note_values(note, size, mtime_ns, content_hash)
         tags = note.fields.tags
@@ -310,7 +314,7 @@ class IndexDB(NoteQueries, LinkIndex):
         row = (
             None
             if new
-            else self.conn.execute(SELECT_SQL, (moved_from or note.path,)).fetchone()
+            else stored or self.conn.execute(SELECT_SQL, (moved_from or note.path,)).fetchone()
         )
         if row is None:
             nid = int(self.conn.execute(INSERT_SQL, values).lastrowid or 0)

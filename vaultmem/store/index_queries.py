@@ -9,9 +9,12 @@ graph"). Link queries are in :mod:`vaultmem.store.index_links`.
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
+
+from vaultmem.store.note_rows import INSERT_COLUMNS, SELECT_SQL
 
 
 class FileState(NamedTuple):
@@ -23,6 +26,20 @@ class FileState(NamedTuple):
     mtime_ns: int
     hash: str
     id: str | None
+
+    @classmethod
+    def of_row(cls, row: StoredRow) -> FileState:
+        """The state a :meth:`NoteQueries.stored_rows` row holds."""
+        return cls(*_STATE_OF_ROW(row))
+
+
+StoredRow = tuple[Any, ...]
+"""A note's stored row: its nid, then its :data:`~vaultmem.store.note_rows.INSERT_COLUMNS`."""
+SELECT_MANY_SQL = SELECT_SQL.replace("WHERE path = ?", "WHERE path IN")
+PATH_AT = 1 + INSERT_COLUMNS.index("path")
+_STATE_OF_ROW = operator.itemgetter(
+    0, *(1 + INSERT_COLUMNS.index(c) for c in ("path", "size", "mtime_ns", "hash", "id"))
+)
 
 
 UNDER_GROUP = 100
@@ -88,6 +105,21 @@ class NoteQueries:
             )
             states.update((row[1], FileState(*row)) for row in rows)
         return states
+
+    def stored_rows(self, paths: Iterable[str]) -> dict[str, StoredRow]:
+        """The stored row (:data:`~vaultmem.store.note_rows.SELECT_SQL`'s columns: nid, then
+        :data:`~vaultmem.store.note_rows.INSERT_COLUMNS`) of each given indexed path (others are
+        left out), 500 paths a query: what :meth:`~vaultmem.store.index_db.IndexDB.upsert`
+        compares a note's new values with, fetched for many notes at once."""
+        wanted = sorted(set(paths))
+        rows: dict[str, StoredRow] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            found = self.conn.execute(
+                f"{SELECT_MANY_SQL} ({', '.join('?' * len(chunk))})", chunk
+            )
+            rows.update((row[PATH_AT], row) for row in found)
+        return rows
 
     def stat_states(self) -> dict[str, tuple[int, int]]:
         """Every indexed path → (size, mtime_ns): all a no-change sync needs to compare."""
