@@ -56,6 +56,24 @@ def _under(paths: Sequence[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
         yield f"WHERE {where}", tuple(p for rel in group for p in (rel, rel + "/", rel + "0"))
 
 
+SCAN_ATTACHMENTS_PER_PATH = 8
+"""Up to this many indexed attachments per path asked about, :meth:`NoteQueries.attachment_paths`
+reads them all and picks those under the paths here: planning a query of 100 ranges costs more
+(0.3 ms a query, for an empty table) than reading 800 short paths."""
+
+
+def _within(path: str, wanted: set[str]) -> bool:
+    """Whether ``path`` or a folder it lies in is one of ``wanted``."""
+    if path in wanted:
+        return True
+    slash = path.find("/")
+    while slash != -1:
+        if path[:slash] in wanted:
+            return True
+        slash = path.find("/", slash + 1)
+    return False
+
+
 class NoteQueries:
     """Note and attachment queries of :class:`~vaultmem.store.index_db.IndexDB` (mixed in; uses
     ``conn``)."""
@@ -146,6 +164,10 @@ class NoteQueries:
         sql = "SELECT path FROM attachments"
         if under is None or "" in under:
             return {row[0] for row in self.conn.execute(sql)}
+        held = self.conn.execute("SELECT count(*) FROM attachments").fetchone()[0]
+        if held <= SCAN_ATTACHMENTS_PER_PATH * len(under):  # all read: no 100-way OR to plan
+            wanted = set(under)
+            return {path for (path,) in self.conn.execute(sql) if _within(path, wanted)}
         found: set[str] = set()
         for where, params in _under(under):
             found.update(row[0] for row in self.conn.execute(f"{sql} {where}", params))
