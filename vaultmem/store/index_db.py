@@ -265,7 +265,17 @@ class IndexDB(NoteQueries, LinkIndex):
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on error)."""
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on error).
+
+        Inside a transaction this connection has open already, the block joins it: what it
+        writes is committed or rolled back with that transaction, by whoever opened it (a pass's
+        indexing helper syncs batch after batch in one transaction,
+        :mod:`~vaultmem.services.index.pass_indexer`; a savepoint per batch would cost each a
+        copy of every page it changes).
+        """
+        if self.conn.in_transaction:
+            yield
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
