@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sqlite3
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -155,7 +156,11 @@ def vault_notes(root: Path) -> dict[str, str]:
 def index_content(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
     """Every row of the index keyed by paths instead of row ids (which depend on the order
     notes were added in), each table sorted."""
-    conn = vault.index.conn
+    return index_rows(vault.index.conn)
+
+
+def index_rows(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    """:func:`index_content` of an index's connection."""
     columns = [row[1] for row in conn.execute("PRAGMA table_info(notes)") if row[1] != "nid"]
     path_of = dict(conn.execute("SELECT nid, path FROM notes").fetchall())
     links = conn.execute(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import index_rows
 from git_clones import GIT_ENV, Clones, commit_all, git, make_clones, memory_notes, pull
 
 from vaultmem import Vault
@@ -325,6 +326,9 @@ def run(seed: int, tmp_path: Path, template: Path | None = None) -> Counter[str]
         try:
             sync_index(root, db, vault.settings, rebuild=True)
             assert snapshot(vault.index) == snapshot(db), f"clone {side}: index ≠ a rebuild"
+            rebuilt = index_rows(db.conn)
+            for table, rows in index_rows(vault.index.conn).items():  # every column, too
+                assert rows == rebuilt[table], f"clone {side}: {table} ≠ a rebuild's"
         finally:
             db.close()
         vault.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -1051,4 +1053,119 @@ def test_a_note_whose_name_is_not_utf8_is_left_out_and_the_rest_is_indexed(
     assert vault.refresh([os.fsdecode(raw[len(os.fsencode(vault.root)) + 1 :])]).added == 0
     os.utime(raw)
     assert vault.sync().any_change is False  # an incremental sync passes it over too
+    vault.close()
+
+
+def test_a_touched_note_dated_by_its_mtime_is_stored_as_a_rebuild_stores_it(
+    copy_vault: Callable[[str], Path],
+) -> None:
+    """A note without ``created`` takes it (and ``last_used``) from its file's mtime; touching
+    every note of a real vault (a copy without ``-p``, a restore) leaves the index exactly as a
+    rebuild of the touched vault, while a note whose frontmatter dates it keeps its date."""
+    root = copy_vault("kepano-obsidian")
+    _write(root, "STM/Dated.md", "---\ntype: memory\ncreated: 2026-01-02T03:04:05\n---\nbody")
+    vault = Vault.open(root)
+    vault.sync()
+    before = vault.index.conn.execute(
+        "SELECT created FROM notes WHERE path = 'STM/Dated.md'"
+    ).fetchone()
+    for path in root.rglob("*.md"):
+        if ".vaultmem" not in path.parts:
+            info = path.stat()
+            os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 3 * 86_400 * 10**9))
+    report = vault.sync()
+    assert (report.changed, report.added, report.removed) == (0, 0, 0)
+    touched = index_content(vault)
+    vault.sync(rebuild=True)
+    assert touched == index_content(vault)
+    assert vault.index.conn.execute(
+        "SELECT created FROM notes WHERE path = 'STM/Dated.md'"
+    ).fetchone() == before
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_edits_synced_now_and_then_leave_the_index_a_rebuild_gives(
+    tmp_path: Path, seed: int
+) -> None:
+    """Creates, edits, saves by rename, touches, renames, moves, copies, deletes, folder moves
+    and removals (the watcher tests' burst), synced every 40: after each sync every row of every
+    table is what a rebuild of a copy of the vault (mtimes kept) stores."""
+    from test_watcher import random_burst
+
+    root = tmp_path / "v"
+    for folder in ("STM", "LTM", ".obsidian"):
+        (root / folder).mkdir(parents=True)
+    (root / "vaultmem.toml").write_text("")
+    rng = random.Random(seed)
+    with Vault.open(root) as vault:
+        for round_ in range(6):
+            random_burst(root, rng, 40)
+            vault.sync()
+            copy = tmp_path / f"copy{round_}"
+            shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".vaultmem"))
+            with Vault.open(copy) as fresh:
+                fresh.sync()
+                assert index_content(vault) == index_content(fresh), f"after round {round_}"
+            shutil.rmtree(copy)
+
+
+def test_a_changed_templates_folder_reparses_the_notes_it_takes_in_or_lets_go(
+    tmp_path: Path,
+) -> None:
+    """Obsidian's Templates plugin folder is a setting, not part of any note: when it changes, a
+    sync (and the watcher's path sync) re-parses exactly the notes that entered or left it, as
+    a rebuild parses them (a ``type: memory`` template is no memory)."""
+    vault = _vault(tmp_path)
+    (vault.root / ".obsidian").mkdir()
+    memory = "---\nid: t1\ntype: memory\n---\n{{title}}\n"
+    _write(vault.root, "Tpl/Memory template.md", memory)
+    _write(vault.root, "Tpl/Sub/Deeper.md", memory.replace("t1", "t2"))
+    _write(vault.root, "STM/Real.md", "---\nid: r1\ntype: memory\n---\nkept as it is\n")
+
+    def types() -> dict[str, object]:
+        return dict(vault.index.conn.execute("SELECT path, type FROM notes").fetchall())
+
+    vault.sync()
+    assert set(types().values()) == {"memory"}
+    settings = vault.root / ".obsidian" / "templates.json"
+    settings.write_text('{"folder": "Tpl"}')
+    report = vault.sync()
+    assert report.changed == 2
+    assert types() == {
+        "Tpl/Memory template.md": None, "Tpl/Sub/Deeper.md": None, "STM/Real.md": "memory"
+    }
+    synced = index_content(vault)
+    vault.sync(rebuild=True)
+    assert index_content(vault) == synced
+    settings.write_text('{"folder": "Tpl/Sub"}')  # the watcher syncs paths, not the vault
+    index_sync.sync_paths(vault.root, vault.index, vault.settings, ["STM/Real.md"])
+    assert types() == {
+        "Tpl/Memory template.md": "memory", "Tpl/Sub/Deeper.md": None, "STM/Real.md": "memory"
+    }
+    assert vault.sync().changed == 0  # recorded: not parsed again
+
+
+def test_a_changed_note_size_limit_rereads_the_notes_between_the_two_limits(
+    tmp_path: Path,
+) -> None:
+    vault = _vault(tmp_path)
+    _write(vault.root, "small.md", "s" * 500)
+    _write(vault.root, "big.md", "b" * 3000)
+    for name in ("small.md", "big.md"):
+        _age(vault.root / name)  # not racily clean: only a changed limit reads them again
+    vault.sync()
+
+    def problems() -> dict[str, object]:
+        return dict(vault.index.conn.execute("SELECT path, problems FROM notes").fetchall())
+
+    assert problems() == {"small.md": "[]", "big.md": "[]"}
+    for limit, big in (("0.002", "over the note size limit"), ("10", "[]")):
+        (vault.root / "vaultmem.toml").write_text(f"[index]\nmax_note_mb = {limit}\n")
+        vault.close()
+        vault = Vault.open(vault.root)
+        assert vault.sync().changed == 1
+        assert problems()["small.md"] == "[]" and big in str(problems()["big.md"])
+        synced = index_content(vault)
+        vault.sync(rebuild=True)
+        assert index_content(vault) == synced
     vault.close()

@@ -298,6 +298,12 @@ def test_lifecycle_commit_records_exactly_the_pass(vault: Vault) -> None:
     vault.remember("second", tags=["a"], now=T0 + dt.timedelta(minutes=1))
     git("add", "-A")
     git("commit", "-qm", "start")
+    later = (T0 + DAY).isoformat()
+    for command, last in (("lifecycle", "nothing changed"), ("seal", "3 planned, nothing changed")):
+        code, out, err = cli(vault, command, "--commit", "--dry-run", "--now", later)
+        assert code == 0, err  # a dry run commits nothing, and says so
+        assert out.splitlines()[-1] == f"(dry run: {last}, nothing committed)"
+    assert git("log", "--format=%s") == "start\n"
     (vault.root / "unrelated.md").write_text("a person's work in progress\n")
     code, out, err = cli(vault, "lifecycle", "--commit", "--now", (T0 + DAY).isoformat())
     assert code == 0, err

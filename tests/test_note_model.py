@@ -171,6 +171,23 @@ def test_settings_defaults_and_errors(tmp_path: Path) -> None:
         load_settings(tmp_path)
 
 
+def test_settings_of_a_vault_named_by_a_relative_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Folders named in vaultmem.toml are checked against the vault's resolved path: given a
+    relative one, every folder looked like a symbolic link leading outside."""
+    vault = tmp_path / "v"
+    (vault / "Short").mkdir(parents=True)
+    (vault / "vaultmem.toml").write_text('[folders]\nstm = "Short"\n')
+    monkeypatch.chdir(tmp_path)
+    assert load_settings(Path("v")).folders.stm == "Short"
+    (tmp_path / "elsewhere").mkdir()
+    (vault / "Short").rmdir()
+    (vault / "Short").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ConfigError, match="stm must lie inside the vault"):
+        load_settings(Path("v"))
+
+
 def test_atomic_write_refuses_a_note_changed_since_it_was_read(tmp_path: Path) -> None:
     note = tmp_path / "n.md"
     note.write_text("one\r\n")

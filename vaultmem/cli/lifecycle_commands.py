@@ -37,7 +37,12 @@ def _move_line(move: Move, dry_run: bool) -> str:
     )
 
 
-def print_pass(result: PassResult, as_json: bool, verb: str) -> None:
+def _not_committed(commit: bool) -> str:
+    """What a dry run adds when ``--commit`` was asked for too (said, not silently skipped)."""
+    return ", nothing committed" if commit else ""
+
+
+def print_pass(result: PassResult, as_json: bool, verb: str, *, commit: bool = False) -> None:
     """A pass's plan or outcome: one line per note with its rule and numbers."""
     if as_json:
         print_json(result.as_dict())
@@ -52,10 +57,10 @@ def print_pass(result: PassResult, as_json: bool, verb: str) -> None:
     if not moves:
         click.echo(f"nothing to {verb}")
     elif result.dry_run:
-        click.echo(f"(dry run: {len(moves)} planned, nothing changed)")
+        click.echo(f"(dry run: {len(moves)} planned, nothing changed{_not_committed(commit)})")
 
 
-def print_run(run: LifecycleRun, as_json: bool) -> None:
+def print_run(run: LifecycleRun, as_json: bool, *, commit: bool = False) -> None:
     """The run's report, always printed; then a failed ``--commit`` exits 1 saying what to do."""
     if as_json:
         print_json(with_error(run.as_dict(), run.commit_error))
@@ -74,7 +79,7 @@ def print_run(run: LifecycleRun, as_json: bool) -> None:
     for line in run.late_saves:
         click.echo(f"kept a late save: {line}")
     if run.dry_run:
-        click.echo("(dry run: nothing changed)")
+        click.echo(f"(dry run: nothing changed{_not_committed(commit)})")
     elif run.journal:
         click.echo(f"journal: .vaultmem/journal/{run.journal} (vaultmem undo reverts it)")
     if run.commit:
@@ -133,7 +138,7 @@ def lifecycle(
         run = vault.lifecycle(
             PASS_ORDER, dry_run=dry_run, now=now, hard=hard, commit=commit, command="lifecycle"
         )
-    print_run(run, as_json)
+    print_run(run, as_json, commit=commit)
 
 
 def _single_pass(name: str, doc: str) -> click.Command:
@@ -149,7 +154,7 @@ def _single_pass(name: str, doc: str) -> click.Command:
         if as_json or run.commit or run.commit_error:
             print_run(run, as_json)
         else:
-            print_pass(run.results[0], as_json, VERBS.get(name, (name, name))[0])
+            print_pass(run.results[0], as_json, VERBS.get(name, (name, name))[0], commit=commit)
 
     return command
 

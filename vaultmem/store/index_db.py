@@ -380,6 +380,22 @@ class IndexDB(NoteQueries, LinkIndex):
         )
         return neighbours - {nid}
 
+    def paths_sized(self, *, above: int, at_most: int) -> list[str]:
+        """Paths of the notes whose size (bytes) is over ``above`` and at most ``at_most``."""
+        rows = self.conn.execute(
+            "SELECT path FROM notes WHERE size > ? AND size <= ?", (above, at_most)
+        )
+        return [row[0] for row in rows]
+
+    def meta_value(self, key: str) -> str | None:
+        """The value stored under ``key`` in the index's ``meta`` table (``None``: none)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta_value(self, key: str, value: str) -> None:
+        """Store ``value`` under ``key`` in ``meta``, in the caller's transaction."""
+        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
     def clear(self) -> None:
         """Drop every row (``index --rebuild``). The FTS table is made again from its own
         definition: deleting its rows one by one costs as much as indexing them did."""

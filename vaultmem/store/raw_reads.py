@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["oversized", "read_to_end", "set_note_size_limit", "stable_read"]
+__all__ = ["note_size_limit", "oversized", "read_to_end", "set_note_size_limit", "stable_read"]
 
 _LIMIT = [10 * 1024 * 1024]
 """The note size limit in bytes (``[index] max_note_mb``, default 10 MB); one per process."""
@@ -20,6 +20,11 @@ def set_note_size_limit(megabytes: float) -> None:
     """Set the size (MB, 1 MB = 2^20 bytes) over which a note is never read (a vault's
     ``[index] max_note_mb``: the vault being opened sets it)."""
     _LIMIT[0] = int(megabytes * 1024 * 1024)
+
+
+def note_size_limit() -> int:
+    """The size in bytes over which a note is never read (see :func:`set_note_size_limit`)."""
+    return _LIMIT[0]
 
 
 def oversized(size: int) -> str | None:

@@ -32,15 +32,17 @@ def load_settings(root: Path) -> Settings:
         settings = parse_settings(raw)
     except SettingsError as err:
         raise ConfigError(path, str(err)) from None
+    real_root = root.resolve()  # a relative root (or one under a linked folder) is checked as
+    # the folders' own resolved paths are: else every folder looked linked
     for key in ("stm", "boxes", "ltm", "archive"):
         folder = getattr(settings.folders, key)
-        if not resolves_inside(root, folder):
+        if not resolves_inside(real_root, folder):
             raise ConfigError(
                 path,
                 f"[folders] {key} must lie inside the vault, not {folder!r} "
                 "(a symbolic link leads outside)",
             )
-        if is_symlinked(root, folder):
+        if is_symlinked(real_root, folder):
             raise ConfigError(
                 path,
                 f"[folders] {key} must not be or lie in a symbolic link, not {folder!r} "

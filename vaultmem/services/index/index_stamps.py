@@ -32,6 +32,11 @@ def racy_stamp(mtime_ns: int) -> int:
     return -mtime_ns - 1
 
 
+def real_mtime(stored_mtime_ns: int) -> int:
+    """The file's mtime a stored stamp stands for (the inverse of :func:`racy_stamp`)."""
+    return -stored_mtime_ns - 1 if stored_mtime_ns < 0 else stored_mtime_ns
+
+
 def is_pending(stored_mtime_ns: int, mtime_ns: int) -> bool:
     """Whether ``stored_mtime_ns`` is the pending stamp of a note whose file has ``mtime_ns``."""
     return stored_mtime_ns == racy_stamp(mtime_ns)

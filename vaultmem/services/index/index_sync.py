@@ -10,6 +10,7 @@ after a second ``stat`` confirms it is gone. :func:`sync_paths` does the same fo
 from __future__ import annotations
 
 import errno
+import json
 import os
 import time
 from collections import deque
@@ -51,7 +52,12 @@ from vaultmem.store.confinement import (
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
 from vaultmem.store.index_queries import FileState, StoredRow
-from vaultmem.store.raw_reads import oversized, set_note_size_limit, stable_read
+from vaultmem.store.raw_reads import (
+    note_size_limit,
+    oversized,
+    set_note_size_limit,
+    stable_read,
+)
 
 if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
     from concurrent.futures import Future
@@ -120,6 +126,11 @@ def parse_read(read: NoteRead, templates: tuple[str, ...]) -> ParsedNote:
         note = note._replace(fields=note.fields._replace(type=None))
     return note
 
+
+TEMPLATES_META = "template_folders"
+"""The ``meta`` key of the template folders the index's rows were parsed with (JSON list)."""
+SIZE_LIMIT_META = "note_size_limit"
+"""The ``meta`` key of the note size limit (bytes) the index's rows were read with."""
 
 PARALLEL_MIN_NOTES = 1000
 """From this many notes to read, worker processes read and parse them (cold index).
@@ -252,7 +263,11 @@ class _Syncer:
                     gone[rel] = state
                 continue
             if state is not None:
-                if state.hash == read.hash:
+                if state.hash == read.hash and self._dated_by_mtime(state, read):
+                    # same text, but its created (and last_used) came from the mtime, which moved
+                    self._store(parsed or parse_read(read, self.templates), read, new=False)
+                    report.unchanged += 1
+                elif state.hash == read.hash:
                     self.db.update_stat(rel, size=read.size, mtime_ns=read.stamp_ns)
                     report.unchanged += 1
                 else:
@@ -372,6 +387,18 @@ class _Syncer:
             racy=visible is None,
         )
 
+    def _dated_by_mtime(self, state: FileState, read: NoteRead) -> bool:
+        """Whether the stored note takes its ``created`` from an mtime it no longer has: a note
+        without ``created`` is dated by its file's mtime (:func:`parse_read`), so a touch that
+        leaves its text alone still changes its row (as a rebuild would store it)."""
+        stored_mtime = index_stamps.real_mtime(state.mtime_ns)
+        if stored_mtime == read.mtime_ns:
+            return False
+        row = self.db.conn.execute(
+            "SELECT created FROM notes WHERE nid = ?", (state.nid,)
+        ).fetchone()
+        return row is not None and row[0] == from_epoch(stored_mtime / 1e9).timestamp()
+
     def _store(
         self, note: ParsedNote, read: NoteRead, *, new: bool, origin: str | None = None,
         stored: StoredRow | None = None,
@@ -437,6 +464,45 @@ class _Syncer:
         self.db.set_resolved(updates)
         self.edges_changed |= self.db.replace_links(sorted(parsed_nids), rows())
 
+    def follow_parse_settings(self, *, fresh: bool = False) -> None:
+        """Re-read and re-parse the indexed notes that a changed setting parses otherwise, though
+        their text and stat stay the same, so no walk would read them again:
+
+        - the template folders (Obsidian's Templates plugin folder, ``.obsidian/templates.json``):
+          the notes that entered or left them (a ``type: memory`` template is no memory);
+        - the note size limit (``[index] max_note_mb``): the notes whose size lies between the
+          old and the new limit (read now, or left unread).
+
+        The settings the rows were parsed with are recorded in the index's ``meta``
+        (:data:`TEMPLATES_META`, :data:`SIZE_LIMIT_META`); an index that has not recorded one yet
+        is taken as parsed with the current value. ``fresh``: every row was just parsed with the
+        current settings (a cold index); they are only recorded.
+        """
+        templates, limit = json.dumps(self.templates), str(note_size_limit())
+        stored_templates = self.db.meta_value(TEMPLATES_META)
+        stored_limit = self.db.meta_value(SIZE_LIMIT_META)
+        if (stored_templates, stored_limit) == (templates, limit):
+            return
+        again: set[str] = set()
+        if stored_templates not in (None, templates) and not fresh:
+            old = tuple(json.loads(stored_templates))
+            changed = sorted(set(old) ^ set(self.templates))  # a note's status changes only
+            again.update(  # under one of these
+                rel for rel in self.db.file_states(under=changed)
+                if in_templates(rel, old) != in_templates(rel, self.templates)
+            )
+        if stored_limit not in (None, limit) and not fresh:
+            low, high = sorted((int(stored_limit), int(limit)))
+            again.update(self.db.paths_sized(above=low, at_most=high))
+        again -= {path for _, path, _ in self.parsed}  # read by this sync already
+        for rel in sorted(again):
+            read = _read(self.root, rel)
+            if read is not None:  # a note gone meanwhile is the walk's to remove
+                self._store(parse_read(read, self.templates), read, new=False)
+                self.report.changed += 1
+        self.db.set_meta_value(TEMPLATES_META, templates)
+        self.db.set_meta_value(SIZE_LIMIT_META, limit)
+
     def finish(self, *, all_edges: bool = False) -> None:
         """Links, then the edge counts of exactly the notes whose links changed."""
         self.resolve_links()
@@ -499,6 +565,7 @@ def sync_index(
                 )
             else:
                 syncer.apply(present, db.stat_states(), progress)
+        syncer.follow_parse_settings(fresh=bulk or rebuild)
         if not bulk:
             syncer.apply_attachments(attachments, db.attachment_paths())
             syncer.finish(all_edges=rebuild or len(syncer.parsed) > found // 2)
@@ -564,6 +631,7 @@ def sync_paths(
             if os.path.isfile(full) and resolves_inside(root, rel):
                 present[rel] = (info.st_size, info.st_mtime_ns)
         syncer.apply(present, known_all, None, states)
+        syncer.follow_parse_settings()
         syncer.apply_attachments(attachments, db.attachment_paths(under=rels))
         syncer.finish()
     syncer.report.seconds = time.perf_counter() - started
