@@ -26,7 +26,8 @@ The helper indexes each batch as it comes, but commits (and only then answers) w
 says ``"commit"``, when its input ends, or when its transaction has been open
 :data:`COMMIT_SECONDS`: every commit writes each page it changed to the write-ahead log again,
 and a pass's batches change the same pages (the note table's, the links', the full-text
-index's). A batch that fails is undone alone (a savepoint) and answered so.
+index's). A sync that fails rolls the transaction back; each batch it held is then indexed
+again in a transaction of its own, so only the batch that fails is answered so.
 """
 
 from __future__ import annotations
