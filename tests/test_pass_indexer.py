@@ -61,10 +61,20 @@ def _rebuilt(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
     return index_content(vault)
 
 
+@pytest.mark.parametrize("commit_seconds", [None, 0.0], ids=["as-the-pass-waits", "each-sync"])
 def test_a_big_pass_is_reindexed_by_the_helper_exactly_as_a_rebuild_indexes_it(
-    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch, commit_seconds: float | None
 ) -> None:
     started = _started(monkeypatch)
+    if commit_seconds is not None:  # the helper commits after every sync, not only as asked
+        boot = "from vaultmem.services.index.pass_indexer import serve; "
+        assert boot in pass_indexer._BOOT
+        monkeypatch.setattr(
+            pass_indexer, "_BOOT", pass_indexer._BOOT.replace(
+                boot, f"import vaultmem.services.index.pass_indexer as p; "
+                f"p.COMMIT_SECONDS = {commit_seconds}; {boot}",
+            ),
+        )
     vault, refreshed_here = _synced_recording_refreshes(generated_vault, monkeypatch)
     run = vault.lifecycle(now=REFERENCE_TIME)
     moves = sum(len(r.applied) for r in run.results)
