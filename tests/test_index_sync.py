@@ -17,7 +17,7 @@ from conftest import index_content
 
 from vaultmem import Vault
 from vaultmem.services.index import index_stamps, index_sync
-from vaultmem.store import index_load
+from vaultmem.store import index_load, index_queries
 from vaultmem.store.index_db import PAGE_SIZE, IndexDB
 
 
@@ -953,15 +953,21 @@ def test_a_moved_note_is_renamed_and_refreshed_in_one_update(tmp_path: Path) -> 
     assert index_content(vault) == content
 
 
-def test_states_under_many_paths_are_each_path_and_what_lies_below_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scan_per_path", [0, index_queries.SCAN_ATTACHMENTS_PER_PATH])
+def test_states_under_many_paths_are_each_path_and_what_lies_below_it(
+    tmp_path: Path, scan_per_path: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``file_states`` and ``attachment_paths`` ``under=`` a pass's thousands of paths (asked in
-    groups): a note path selects itself, a folder everything below it, nothing else."""
+    groups, or the attachments all read and picked): a note path selects itself, a folder
+    everything below it, nothing else."""
+    monkeypatch.setattr(index_queries, "SCAN_ATTACHMENTS_PER_PATH", scan_per_path)
     vault = _vault(tmp_path)
     for i in range(250):
         _write(vault.root, f"STM/n{i:03}.md", f"note {i}")
     for rel in ("Projects/a.md", "Projects/deep/b.md", "Projects0/c.md", "Projectsx.md"):
         _write(vault.root, rel, "x")
-    (vault.root / "Projects" / "pic.png").write_bytes(b"\x89PNG")
+    for rel in ("Projects/pic.png", "Projects0/pic.png", "Projectsx.png", "STM/n000.md.png"):
+        (vault.root / rel).write_bytes(b"\x89PNG")
     vault.sync()
     under = [f"STM/n{i:03}.md" for i in range(0, 250, 2)] + ["Projects", "STM/gone.md"]
     states = vault.index.file_states(under=sorted(under))

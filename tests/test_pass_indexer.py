@@ -61,10 +61,20 @@ def _rebuilt(vault: Vault) -> dict[str, list[tuple[object, ...]]]:
     return index_content(vault)
 
 
+@pytest.mark.parametrize("commit_seconds", [None, 0.0], ids=["as-the-pass-waits", "each-sync"])
 def test_a_big_pass_is_reindexed_by_the_helper_exactly_as_a_rebuild_indexes_it(
-    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch, commit_seconds: float | None
 ) -> None:
     started = _started(monkeypatch)
+    if commit_seconds is not None:  # the helper commits after every sync, not only as asked
+        boot = "from vaultmem.services.index.pass_indexer import serve; "
+        assert boot in pass_indexer._BOOT
+        monkeypatch.setattr(
+            pass_indexer, "_BOOT", pass_indexer._BOOT.replace(
+                boot, f"import vaultmem.services.index.pass_indexer as p; "
+                f"p.COMMIT_SECONDS = {commit_seconds}; {boot}",
+            ),
+        )
     vault, refreshed_here = _synced_recording_refreshes(generated_vault, monkeypatch)
     run = vault.lifecycle(now=REFERENCE_TIME)
     moves = sum(len(r.applied) for r in run.results)
@@ -227,12 +237,14 @@ def test_only_an_answer_to_that_very_batch_counts_it_as_indexed(
 
 def _answers_to(
     root: Path,
-    batches: list[list[str]],
+    batches: list[list[str] | str],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    statements: list[str] | None = None,
 ) -> tuple[list[dict[str, object]], list[int]]:
-    """The helper's answers to ``batches``, all waiting before it starts, and the sizes of the
-    syncs it ran (its loop, run here on a real index)."""
+    """The helper's answers to ``batches`` (or ``"commit"`` lines), all waiting before it
+    starts, and the sizes of the syncs it ran (its loop, run here on a real index); the SQL it
+    ran goes to ``statements``."""
     import json
     import queue
 
@@ -250,13 +262,14 @@ def _answers_to(
         return real_sync(root, db, settings, paths, written)  # type: ignore[arg-type]
 
     monkeypatch.setattr(index_sync, "sync_paths", counting)
-    waiting: queue.SimpleQueue[pass_indexer.Batch | None] = queue.SimpleQueue()
+    waiting: queue.SimpleQueue[pass_indexer.Batch | str | None] = queue.SimpleQueue()
     for batch in batches:
-        waiting.put((batch, {}))
+        waiting.put(batch if isinstance(batch, str) else (batch, {}))
     waiting.put(None)
-    pass_indexer._answer_batches(
-        root, IndexDB.open(root / ".vaultmem"), load_settings(root), waiting
-    )
+    db = IndexDB.open(root / ".vaultmem")
+    if statements is not None:
+        db.conn.set_trace_callback(statements.append)
+    pass_indexer._answer_batches(root, db, load_settings(root), waiting)
     answers = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     return answers, syncs
 
@@ -337,3 +350,84 @@ def test_a_note_handed_over_with_its_text_is_indexed_from_it_unless_it_changed(
             (first_rel,),
         ).fetchone()[0]
         assert "quince" in bodies[second_rel]  # another mtime than handed over: read from disk
+
+
+def _edited_notes(root: Path, count: int) -> list[str]:
+    """``count`` notes of the synced vault at ``root``, each given a line more."""
+    with Vault.open(root) as vault:
+        vault.sync()
+    notes = sorted(p for p in (root / "STM").iterdir() if p.suffix == ".md")[:count]
+    for note in notes:
+        note.write_text(note.read_text(encoding="utf-8") + "\nan added line\n", encoding="utf-8")
+    return [p.relative_to(root).as_posix() for p in notes]
+
+
+def test_batches_are_committed_together_and_answered_once_committed(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rels = _edited_notes(generated_vault, 3)
+    monkeypatch.setattr(pass_indexer, "COALESCE_PATHS", 1)  # one sync a batch
+    statements: list[str] = []
+    answers, syncs = _answers_to(
+        generated_vault, [[rels[0]], [rels[1]], "commit", [rels[2]]], monkeypatch, capsys,
+        statements,
+    )
+    assert answers == [{"batch": n, "ok": True} for n in (1, 2, 3)]
+    assert syncs == [1, 1, 1]
+    # the first two in one transaction (committed as the pass asked), the third at the end
+    assert [s for s in statements if s in ("BEGIN IMMEDIATE", "COMMIT")] == [
+        "BEGIN IMMEDIATE", "COMMIT", "BEGIN IMMEDIATE", "COMMIT",
+    ]  # fmt: skip
+    with Vault.open(generated_vault) as vault:
+        assert vault.sync().any_change is False
+
+
+def test_a_batch_failing_after_others_in_the_transaction_leaves_them_indexed(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rels = _edited_notes(generated_vault, 2)
+    monkeypatch.setattr(pass_indexer, "COALESCE_PATHS", 1)
+    bad: list[str] = [123]  # type: ignore[list-item]  # not a path: a sync of it fails
+    answers, syncs = _answers_to(
+        generated_vault, [[rels[0]], bad, [rels[1]]], monkeypatch, capsys
+    )
+    assert [a.get("ok") for a in answers] == [True, None, True]
+    # the failure rolled back the transaction: the batch before it was indexed again, alone
+    assert syncs == [1, 1, 1, 1, 1]
+    with Vault.open(generated_vault) as vault:
+        assert vault.sync().any_change is False  # both edited notes are indexed
+
+
+def test_what_the_helper_holds_is_committed_within_commit_seconds(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer (a watcher's sync) waits for the helper's transaction at most about
+    COMMIT_SECONDS, though the pass asks for nothing."""
+    rels = _edited_notes(generated_vault, 1)
+    monkeypatch.setattr(pass_indexer, "COMMIT_SECONDS", 0.2)
+    import queue
+    import threading
+
+    from vaultmem.store.index_db import IndexDB
+    from vaultmem.store.settings_file import load_settings
+
+    waiting: queue.SimpleQueue[pass_indexer.Batch | str | None] = queue.SimpleQueue()
+    waiting.put((rels, {}))
+    db = IndexDB.open(generated_vault / ".vaultmem")
+    helper = threading.Thread(
+        target=pass_indexer._answer_batches,
+        args=(generated_vault, db, load_settings(generated_vault), waiting),
+    )
+    helper.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not db.conn.in_transaction and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert db.conn.in_transaction  # the helper has begun (and holds the write lock)
+        with Vault.open(generated_vault) as vault:
+            started = time.monotonic()
+            assert vault.sync().any_change is False  # it waited for the helper's commit...
+            assert time.monotonic() - started < 5  # ...not the 30 s an opener waits at most
+    finally:
+        waiting.put(None)
+        helper.join()

@@ -32,7 +32,7 @@ from vaultmem.store.index_connection import (
     retry_while_busy,
 )
 from vaultmem.store.index_links import LinkIndex
-from vaultmem.store.index_queries import NoteQueries
+from vaultmem.store.index_queries import NoteQueries, StoredRow
 from vaultmem.store.index_schema import migrate, migrations_pending, schema_lock
 from vaultmem.store.note_rows import (
     INSERT_SQL,
@@ -265,7 +265,17 @@ class IndexDB(NoteQueries, LinkIndex):
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on error)."""
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on error).
+
+        Inside a transaction this connection has open already, the block joins it: what it
+        writes is committed or rolled back with that transaction, by whoever opened it (a pass's
+        indexing helper syncs batch after batch in one transaction,
+        :mod:`~vaultmem.services.index.pass_indexer`; a savepoint per batch would cost each a
+        copy of every page it changes).
+        """
+        if self.conn.in_transaction:
+            yield
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -295,6 +305,7 @@ class IndexDB(NoteQueries, LinkIndex):
         content_hash: str,
         new: bool = False,
         moved_from: str | None = None,
+        stored: StoredRow | None = None,
     ) -> int:
         """Insert or replace ``note``'s rows (fields, tags, FTS; links are set separately).
 
@@ -303,6 +314,9 @@ class IndexDB(NoteQueries, LinkIndex):
         are renamed and refreshed in one update. Its nid stays, so links resolved to it still
         find it (by ``resolved_nid``); their ``resolved`` path is the caller's to re-resolve, as
         the sync does for every link to the old and the new file name.
+        ``stored``: the row indexed at that path (``moved_from`` or the note's own), as
+        :meth:`~vaultmem.store.index_queries.NoteQueries.stored_rows` gave it in this transaction
+        and unchanged since (saves the lookup); without it, the row is looked up.
         """
         values = note_values(note, size, mtime_ns, content_hash)
         tags = note.fields.tags
@@ -310,7 +324,7 @@ class IndexDB(NoteQueries, LinkIndex):
         row = (
             None
             if new
-            else self.conn.execute(SELECT_SQL, (moved_from or note.path,)).fetchone()
+            else stored or self.conn.execute(SELECT_SQL, (moved_from or note.path,)).fetchone()
         )
         if row is None:
             nid = int(self.conn.execute(INSERT_SQL, values).lastrowid or 0)

@@ -51,6 +51,7 @@ from vaultmem.store.confinement import (
 )
 from vaultmem.store.index_db import IndexDB
 from vaultmem.store.index_links import LinkValues
+from vaultmem.store.index_queries import FileState, StoredRow
 from vaultmem.store.raw_reads import (
     note_size_limit,
     oversized,
@@ -62,7 +63,6 @@ if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast s
     from concurrent.futures import Future
 
     from vaultmem.core.links.links import Link
-    from vaultmem.store.index_queries import FileState
 
 class WrittenNote(NamedTuple):
     """A note as vaultmem wrote it: its text and its file's ``size`` (bytes) and ``mtime_ns``;
@@ -148,6 +148,11 @@ compete with it for the cores (a lifecycle run of 6,095 moves, re-indexing what 
 A cold index of an empty index has its own pool (:mod:`vaultmem.services.index.index_bulk`)."""
 
 
+PREFETCH_ROWS = 4096
+"""Up to this many vanished notes, a sync fetches their rows together (see
+:meth:`_Syncer.apply_differences`); more (a folder deleted) are looked up one by one as they
+turn out to have moved, so a sync never holds that many rows at once."""
+
 CHUNK_NOTES = 64
 IN_FLIGHT_CHUNKS = 8
 
@@ -220,22 +225,32 @@ class _Syncer:
         self._present: StatMap = {}
         self._asides: dict[Path, frozenset[str]] = {}
 
-    def apply(self, present: StatMap, known: StatMap, progress: ProgressCallback | None) -> None:
-        """``present`` (on disk) and ``known`` (indexed)."""
+    def apply(
+        self, present: StatMap, known: StatMap, progress: ProgressCallback | None,
+        states: Mapping[str, FileState] | None = None,
+    ) -> None:
+        """``present`` (on disk) and ``known`` (indexed); ``states``: the indexed notes'
+        :class:`FileState` (at least those of ``known``), when the caller has them."""
         self._present = present
         to_read, vanished = differences(present, known)
         reread = [rel for rel in to_read if rel in known]
-        self.apply_differences(to_read, vanished, reread, len(present), progress)
+        self.apply_differences(to_read, vanished, reread, len(present), progress, states)
 
     def apply_differences(
         self, to_read: list[str], vanished: list[str], reread: list[str], present_count: int,
-        progress: ProgressCallback | None,
+        progress: ProgressCallback | None, states: Mapping[str, FileState] | None = None,
     ) -> None:
         """The notes of :func:`differences` (of a walk that found ``present_count`` notes);
-        ``reread``: those of ``to_read`` the index holds."""
+        ``reread``: those of ``to_read`` the index holds; ``states``: as for :meth:`apply`.
+
+        The rows of vanished notes (each may turn out to have moved) are fetched together, up to
+        :data:`PREFETCH_ROWS` of them: a move then costs no lookup of its own."""
         report = self.report
         report.unchanged = present_count - len(to_read)
-        states = self.db.file_states_for([*vanished, *reread])
+        rows = self.db.stored_rows(vanished) if len(vanished) <= PREFETCH_ROWS else {}
+        if states is None:
+            states = self.db.file_states_for([*(r for r in vanished if r not in rows), *reread])
+        states = {**states, **{rel: FileState.of_row(row) for rel, row in rows.items()}}
         gone = {rel: states[rel] for rel in vanished if rel in states}
         by_hash = {state.hash: rel for rel, state in gone.items()}
         by_id = {state.id: rel for rel, state in gone.items() if state.id}
@@ -272,7 +287,7 @@ class _Syncer:
                 # them), but what depends on the path does not (a sync-conflict name, the
                 # templates folder, relative links)
                 note = note or parse_read(read, self.templates)
-                self._store(note, read, new=False, origin=origin)
+                self._store(note, read, new=False, origin=origin, stored=rows.get(origin))
                 continue
             self._store(note or parse_read(read, self.templates), read, new=True)
             self.dirty_keys.add(note_key(rel))
@@ -385,7 +400,8 @@ class _Syncer:
         return row is not None and row[0] == from_epoch(stored_mtime / 1e9).timestamp()
 
     def _store(
-        self, note: ParsedNote, read: NoteRead, *, new: bool, origin: str | None = None
+        self, note: ParsedNote, read: NoteRead, *, new: bool, origin: str | None = None,
+        stored: StoredRow | None = None,
     ) -> None:
         note = as_alias(note, read.alias_of, lambda to: not is_ignored(to, self.settings))
         nid = self.db.upsert(
@@ -395,6 +411,7 @@ class _Syncer:
             content_hash=read.hash,
             new=new,
             moved_from=origin,
+            stored=stored,
         )
         self.parsed.append((nid, note.path, note.links))
         self.report.touched_paths.append(note.path)
@@ -575,7 +592,8 @@ def sync_paths(
         # a name that is not UTF-8 is never indexed (nor can it be looked up: see is_utf8_name),
         # and one holding NUL names no file at all (the system calls refuse it)
         rels = sorted({rel.strip("/") for rel in paths if "\0" not in rel and is_utf8_name(rel)})
-        known_all = {rel: (s.size, s.mtime_ns) for rel, s in db.file_states(under=rels).items()}
+        states = db.file_states(under=rels)
+        known_all = {rel: (s.size, s.mtime_ns) for rel, s in states.items()}
         present: StatMap = {}
         attachments: set[str] = set()
         linked_folder = LinkedFolders(root)  # a pass's thousands of paths share a few folders
@@ -587,10 +605,10 @@ def sync_paths(
                 own = os.lstat(full)
             except OSError:
                 own = None
-            if own is not None and S_ISREG(own.st_mode):
+            if own is None or S_ISREG(own.st_mode):  # (a path lstat misses: no folder either)
                 is_dir, is_link = False, False
             else:
-                is_dir, is_link = Path(full).is_dir(), own is not None and S_ISLNK(own.st_mode)
+                is_dir, is_link = Path(full).is_dir(), S_ISLNK(own.st_mode)
             if linked or (is_dir and linked_folder(rel)):
                 continue  # a full walk never enters linked folders either
             if is_dir and not any(p.startswith(".") for p in rel.split("/") if p):
@@ -612,7 +630,7 @@ def sync_paths(
                 continue
             if os.path.isfile(full) and resolves_inside(root, rel):
                 present[rel] = (info.st_size, info.st_mtime_ns)
-        syncer.apply(present, known_all, None)
+        syncer.apply(present, known_all, None, states)
         syncer.follow_parse_settings()
         syncer.apply_attachments(attachments, db.attachment_paths(under=rels))
         syncer.finish()
