@@ -30,7 +30,8 @@ from vaultmem.core.settings import Settings
 from vaultmem.core.user_paths import expand_user_path
 from vaultmem.errors import IndexDamagedError, VaultNotFoundError
 from vaultmem.services.index.index_lookups import box_notes_of, conflicted_paths
-from vaultmem.services.index.index_sync import WrittenNote, sync_index, sync_paths
+from vaultmem.services.index.index_reads import WrittenNote
+from vaultmem.services.index.index_sync import sync_index, sync_paths
 from vaultmem.services.index.live_index import index_is_live
 from vaultmem.services.index.sync_types import ProgressCallback, SyncReport
 from vaultmem.services.lifecycle.pass_commands import (

@@ -17,7 +17,7 @@ from vaultmem.core.settings import Settings
 from vaultmem.store.index_db import IndexDB
 
 if TYPE_CHECKING:
-    from vaultmem.services.index.index_sync import WrittenNote
+    from vaultmem.services.index.index_reads import WrittenNote
     from vaultmem.services.index.sync_types import SyncReport
     from vaultmem.services.memories.memory_view import Memory, MemoryTable
 

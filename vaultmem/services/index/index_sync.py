@@ -9,7 +9,6 @@ after a second ``stat`` confirms it is gone. :func:`sync_paths` does the same fo
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import time
@@ -17,16 +16,16 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
 from vaultmem.core.collector import collector_paused
 from vaultmem.core.links.link_resolution import LinkResolver, note_key
 from vaultmem.core.notes.content_hash import content_hash
-from vaultmem.core.notes.note_parse import ParsedNote, as_alias, parse_note
+from vaultmem.core.notes.note_parse import ParsedNote, as_alias
 from vaultmem.core.notes.timestamps import from_epoch
 from vaultmem.core.settings import Settings
-from vaultmem.errors import NoteError
 from vaultmem.services.index import index_stamps
+from vaultmem.services.index.index_reads import WrittenNote, parse_read, read_for_index
 from vaultmem.services.index.index_stamps import is_racy
 from vaultmem.services.index.sync_types import (
     NoteRead,
@@ -37,7 +36,6 @@ from vaultmem.services.index.sync_types import (
 from vaultmem.services.index.sync_walk import StatMap, differences, forked_walk
 from vaultmem.services.index.template_folders import in_templates, template_folders
 from vaultmem.services.index.vault_walk import (
-    NOFOLLOW,
     is_ignored,
     is_tracked_attachment,
     is_utf8_name,
@@ -45,7 +43,6 @@ from vaultmem.services.index.vault_walk import (
 )
 from vaultmem.store.confinement import (
     LinkedFolders,
-    confined_path,
     is_symlinked,
     resolves_inside,
 )
@@ -54,9 +51,7 @@ from vaultmem.store.index_links import LinkValues
 from vaultmem.store.index_queries import FileState, StoredRow
 from vaultmem.store.raw_reads import (
     note_size_limit,
-    oversized,
     set_note_size_limit,
-    stable_read,
 )
 
 if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
@@ -64,67 +59,9 @@ if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast s
 
     from vaultmem.core.links.links import Link
 
-class WrittenNote(NamedTuple):
-    """A note as vaultmem wrote it: its text and its file's ``size`` (bytes) and ``mtime_ns``;
-    ``visible_ns``, when known, the wall clock (ns) just before the note got its name (it was
-    written under a temporary name no one else writes to)."""
-
-    text: str
-    size: int
-    mtime_ns: int
-    visible_ns: int | None = None
-
-
-def _read(root: Path, rel: str) -> NoteRead | None:
-    """The note's bytes; ``None`` when it vanished or is a link whose target is outside."""
-    read_at = index_stamps.clock_ns()  # before the read: a later write is caught (is_racy)
-    alias_of = ""
-    try:
-        try:
-            # (an f-string: 0.1 µs where os.path.join takes 0.4, and an absolute rel stays below)
-            fd = os.open(f"{root}/{rel}", os.O_RDONLY | NOFOLLOW)
-        except OSError as err:
-            if err.errno != errno.ELOOP:
-                raise
-            # a symbolic link: followed only to a target inside the vault
-            target = confined_path(root, rel)
-            fd = os.open(target, os.O_RDONLY | NOFOLLOW)
-            alias_of = target.relative_to(os.path.realpath(root)).as_posix()
-        try:
-            data, info = stable_read(fd)
-        finally:
-            os.close(fd)
-    except (OSError, NoteError):
-        return None
-    mtime = info.st_mtime_ns
-    if problem := oversized(info.st_size):
-        # no hash without the bytes: the stat stands in; stamped pending (racy), so each sync
-        # looks again (one fstat) and reads the note once the limit is raised
-        unread = f"unread:{info.st_size}:{mtime}"
-        return NoteRead(rel, info.st_size, mtime, unread, "", (problem,), True, alias_of)
-    problems: tuple[str, ...] = ()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        text = data.decode("utf-8", errors="replace")
-        problems = (f"not UTF-8 (byte {err.start})",)
-    return NoteRead(
-        rel, len(data), mtime, content_hash(data), text, problems, is_racy(mtime, read_at),
-        alias_of,
-    )
-
-
-def parse_read(read: NoteRead, templates: tuple[str, ...]) -> ParsedNote:
-    """The note a read holds, parsed; a note under a template folder is never a memory."""
-    note = parse_note(
-        read.path,
-        read.text,
-        fallback_time=from_epoch(read.mtime_ns / 1e9),
-        extra_problems=read.problems,
-    )
-    if note.fields.type and in_templates(read.path, templates):
-        note = note._replace(fields=note.fields._replace(type=None))
-    return note
+_read = read_for_index
+"""Reads one note (:func:`~vaultmem.services.index.index_reads.read_for_index`); looked up here
+on every call, so a test can count or hold up the sync's reads by replacing it."""
 
 
 TEMPLATES_META = "template_folders"
@@ -226,7 +163,10 @@ class _Syncer:
         self._asides: dict[Path, frozenset[str]] = {}
 
     def apply(
-        self, present: StatMap, known: StatMap, progress: ProgressCallback | None,
+        self,
+        present: StatMap,
+        known: StatMap,
+        progress: ProgressCallback | None,
         states: Mapping[str, FileState] | None = None,
     ) -> None:
         """``present`` (on disk) and ``known`` (indexed); ``states``: the indexed notes'
@@ -237,8 +177,13 @@ class _Syncer:
         self.apply_differences(to_read, vanished, reread, len(present), progress, states)
 
     def apply_differences(
-        self, to_read: list[str], vanished: list[str], reread: list[str], present_count: int,
-        progress: ProgressCallback | None, states: Mapping[str, FileState] | None = None,
+        self,
+        to_read: list[str],
+        vanished: list[str],
+        reread: list[str],
+        present_count: int,
+        progress: ProgressCallback | None,
+        states: Mapping[str, FileState] | None = None,
     ) -> None:
         """The notes of :func:`differences` (of a walk that found ``present_count`` notes);
         ``reread``: those of ``to_read`` the index holds; ``states``: as for :meth:`apply`.
@@ -383,7 +328,12 @@ class _Syncer:
         if len(data) != written.size:
             return None
         return NoteRead(
-            rel, written.size, written.mtime_ns, content_hash(data), written.text, (),
+            rel,
+            written.size,
+            written.mtime_ns,
+            content_hash(data),
+            written.text,
+            (),
             racy=visible is None,
         )
 
@@ -400,7 +350,12 @@ class _Syncer:
         return row is not None and row[0] == from_epoch(stored_mtime / 1e9).timestamp()
 
     def _store(
-        self, note: ParsedNote, read: NoteRead, *, new: bool, origin: str | None = None,
+        self,
+        note: ParsedNote,
+        read: NoteRead,
+        *,
+        new: bool,
+        origin: str | None = None,
         stored: StoredRow | None = None,
     ) -> None:
         note = as_alias(note, read.alias_of, lambda to: not is_ignored(to, self.settings))
@@ -488,7 +443,8 @@ class _Syncer:
             old = tuple(json.loads(stored_templates))
             changed = sorted(set(old) ^ set(self.templates))  # a note's status changes only
             again.update(  # under one of these
-                rel for rel in self.db.file_states(under=changed)
+                rel
+                for rel in self.db.file_states(under=changed)
                 if in_templates(rel, old) != in_templates(rel, self.templates)
             )
         if stored_limit not in (None, limit) and not fresh:
@@ -550,7 +506,10 @@ def sync_index(
         else:
             empty = not indexed and not db.attachment_paths()  # then in bulk: stats as it reads
             present = scan_vault(
-                root, settings, attachments=attachments, linked=syncer.report.linked,
+                root,
+                settings,
+                attachments=attachments,
+                linked=syncer.report.linked,
                 stats=not empty,
             )
             found = len(present)
@@ -559,9 +518,16 @@ def sync_index(
                 from vaultmem.services.index.index_bulk import index_all
 
                 index_all(
-                    root, db, syncer.templates, present, attachments,
-                    workers=worker_start(found), report=syncer.report, progress=progress,
-                    read=_read, parse=parse_read,
+                    root,
+                    db,
+                    syncer.templates,
+                    present,
+                    attachments,
+                    workers=worker_start(found),
+                    report=syncer.report,
+                    progress=progress,
+                    read=_read,
+                    parse=parse_read,
                 )
             else:
                 syncer.apply(present, db.stat_states(), progress)
@@ -575,7 +541,10 @@ def sync_index(
 
 
 def sync_paths(
-    root: Path, db: IndexDB, settings: Settings, paths: Iterable[str],
+    root: Path,
+    db: IndexDB,
+    settings: Settings,
+    paths: Iterable[str],
     written: Mapping[str, WrittenNote] | None = None,
 ) -> SyncReport:
     """Sync only ``paths`` (vault-relative; folders expand to the notes under them).

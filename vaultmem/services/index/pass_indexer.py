@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from vaultmem.core.settings import Settings
-    from vaultmem.services.index.index_sync import WrittenNote
+    from vaultmem.services.index.index_reads import WrittenNote
     from vaultmem.store.index_db import IndexDB
 
 Batch = tuple[list[str], dict[str, list[object]]]
@@ -208,7 +208,8 @@ def serve(argv: list[str]) -> None:
 def _index(root: Path, db: IndexDB, settings: Settings, batches: list[Batch]) -> dict[str, object]:
     """Index the paths of ``batches`` (:func:`~vaultmem.services.index.index_sync.sync_paths`,
     from the text of those written); the answer's ``ok``, or its ``error`` in one line."""
-    from vaultmem.services.index.index_sync import WrittenNote, sync_paths
+    from vaultmem.services.index.index_reads import WrittenNote
+    from vaultmem.services.index.index_sync import sync_paths
 
     try:
         paths = [path for batch, _ in batches for path in batch]

@@ -251,7 +251,7 @@ def undo_entry(
 def _written(vault: VaultContext, reverted: list[Any]) -> dict[str, Any]:
     """The texts the undo put back, by path, with their files' size and mtime: re-indexed from
     these instead of being read back (a note changed since is read as usual)."""
-    from vaultmem.services.index.index_sync import WrittenNote
+    from vaultmem.services.index.index_reads import WrittenNote
 
     written: dict[str, WrittenNote] = {}
     for op in reverted:

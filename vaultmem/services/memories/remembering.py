@@ -29,7 +29,7 @@ from vaultmem.core.notes.naming import new_id
 from vaultmem.core.notes.note_parse import title_of
 from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
-from vaultmem.services.index.index_sync import WrittenNote
+from vaultmem.services.index.index_reads import WrittenNote
 from vaultmem.services.index.pass_indexer import PassIndexer
 from vaultmem.services.memories.memory_creation import BatchNames, NoteCreator, create_memory
 from vaultmem.services.vault_context import VaultContext
