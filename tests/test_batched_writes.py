@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -182,8 +183,8 @@ def _watch_flushes(
     staged: set[Path] = set()  # (a note written without staging fsyncs its own temp file)
     real_stage = journal.stage_text
 
-    def recorded_stage(path: Path, text: str) -> note_files.StagedText:
-        made = real_stage(path, text)
+    def recorded_stage(path: Path, text: str, **options: Any) -> note_files.StagedText:
+        made = real_stage(path, text, **options)
         staged.add(made.temp)
         return made
 
@@ -231,11 +232,11 @@ def test_texts_are_written_ahead_off_the_pass_thread_and_one_that_fails_is_writt
     real_stage = journal.stage_text
     threads: list[bool] = []
 
-    def flaky_stage(path: Path, text: str) -> note_files.StagedText:
+    def flaky_stage(path: Path, text: str, **options: Any) -> note_files.StagedText:
         threads.append(threading.current_thread() is threading.main_thread())
         if len(threads) % 3 == 0:
             raise OSError(28, "No space left on device")
-        return real_stage(path, text)
+        return real_stage(path, text, **options)
 
     monkeypatch.setattr(journal, "stage_text", flaky_stage)
     monkeypatch.setattr(pass_session, "PREPARE_BATCH", 32)
