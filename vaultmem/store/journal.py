@@ -89,13 +89,14 @@ def journal_dir(sidecar: Path) -> Path:
 
 def append_record(
     handle: IO[str],
-    record: dict[str, Any],
+    record: dict[str, Any] | str,
     *,
     durable: bool = False,
     held: bool = False,
     nothing: bool = False,
 ) -> None:
     """Append ``record`` as one JSON line, flushed to the kernel (``durable``: fsynced too).
+    A ``str`` record is that line already (JSON, no newline).
 
     ``held``: left in the buffer, to be written with the next flushed record (a ``done``
     mark: if the process dies first, recovery finds the note as the operation left it and marks
@@ -107,7 +108,7 @@ def append_record(
         if not nothing:  # ``nothing``: only flush (and with ``durable``, fsync) what is written
             # non-ASCII as \u escapes: json's default encoder takes half the time of
             # ensure_ascii=False over a note's text (the line reads back the same)
-            handle.write(json.dumps(record) + "\n")
+            handle.write((record if isinstance(record, str) else json.dumps(record)) + "\n")
         if not held:
             handle.flush()
         if durable:
@@ -255,7 +256,7 @@ class JournalWriter:
                     discard_staged(slot.staged)
                 raise
             staged = slot.staged
-        append_record(self._handle, operation.as_json())
+        append_record(self._handle, operation.as_line())
         try:
             apply_operation(
                 self.root, operation, strict=True, staged=staged, at=at, before_sha=before_sha
@@ -265,7 +266,7 @@ class JournalWriter:
                 discard_staged(staged)
             append_record(self._handle, {"skipped": operation.seq})
             raise
-        append_record(self._handle, {"done": operation.seq}, held=True)  # out with the next line
+        append_record(self._handle, f'{{"done": {operation.seq}}}', held=True)  # with the next
         self.applied += 1
 
     def stage(
