@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import queue
 import random
 import sys
 import threading
@@ -559,3 +560,42 @@ def test_a_slow_closer_never_holds_more_than_its_limit(
     gate.set()
     closer.settle()
     assert not any(_is_open(fd) for fd in fds)
+
+
+def test_descriptors_handed_over_together_wake_the_closer_once_and_keep_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass hands a batch of removed files' descriptors to the closing thread in one put (one
+    wake-up, not one per descriptor); past :data:`_Closer.MAX_PENDING` the caller closes the
+    rest itself, and every one is closed once the closer settles."""
+    from vaultmem.store import durability
+
+    gate = threading.Event()
+    real_close = os.close
+    puts: list[int] = []
+
+    def held_close(fd: int) -> None:
+        if threading.current_thread().name == "vaultmem-close":
+            gate.wait(10)
+        real_close(fd)
+
+    monkeypatch.setattr(durability._Closer, "MAX_PENDING", 5)
+    monkeypatch.setattr(durability.os, "close", held_close)
+
+    class CountedQueue(queue.SimpleQueue[list[int] | None]):
+        def put(self, item: list[int] | None, *args: Any) -> None:
+            puts.append(1)
+            super().put(item, *args)
+
+    closer = durability._Closer()
+    closer._queue = CountedQueue()
+    fds = [_removed_file_fd(tmp_path, f"old {i}.md") for i in range(12)]
+    closer.add_many(fds)
+    assert len(puts) == 1
+    assert sum(_is_open(fd) for fd in fds) == 5  # handed over, the thread held at the first
+    assert not any(_is_open(fd) for fd in fds[5:])
+    closer.add_many(fds2 := [_removed_file_fd(tmp_path, "late.md")])
+    assert not _is_open(fds2[0]) and len(puts) == 1  # no room: closed by the caller
+    gate.set()
+    closer.settle()
+    assert not any(_is_open(fd) for fd in fds) and closer.closed == 5
