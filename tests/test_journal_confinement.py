@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -20,8 +23,12 @@ from hypothesis import strategies as st
 from vaultmem import Vault
 from vaultmem.cli import main
 from vaultmem.errors import UnsafePathError
+from vaultmem.store.confinement import ConfinedBatch
 from vaultmem.store.journal_check import KINDS, Operation
 from vaultmem.store.vault_paths import confined
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/ (not installed)
+from benchmarks.generate_vault import REFERENCE_TIME  # noqa: E402
 
 MEMORY = "---\nid: M1\ntype: memory\nstatus: active\n---\nA memory.\n"
 PERSONAL = "# My own note\nNot a memory.\n"
@@ -229,3 +236,79 @@ def test_an_operation_line_is_what_json_writes_and_reads_back_the_same(
     assert op.as_line() == json.dumps(op.as_json())
     assert json.loads(op.as_line()) == op.as_json()
     assert "\n" not in op.as_line() and op.as_line().isascii()
+
+
+_CRAFTED = [
+    "../outside.md", "STM/../../outside.md", "/etc/passwd", "C:\\Windows\\x.md", "C:x.md",
+    ".git/config", "STM/.hidden.md", "", "STM//x.md", "STM/./x.md", "STM/x\x00.md",
+]  # fmt: skip
+
+
+def _outcome(check: Callable[[str], Path], rel: str) -> Path | str:
+    try:
+        return check(rel)
+    except UnsafePathError as err:
+        return f"refused: {err}"
+
+
+def test_a_batch_confines_every_path_as_confined_does(tmp_path: Path) -> None:
+    """ConfinedBatch (a pass reading a batch before writing any of it) gives every path the
+    answer confined() gives, links out, links in, into a dot-folder and crafted paths alike,
+    whether its folder is asked about first or again."""
+    root, outside = tmp_path / "vault", tmp_path / "outside"
+    for folder in ("STM", "Boxes/d/b", "In/real", ".vaultmem"):
+        (root / folder).mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.md").write_text("x")
+    (root / "STM" / "a.md").write_text("x")
+    (root / "Out").symlink_to(outside, target_is_directory=True)
+    (root / "In" / "link").symlink_to(root / "In" / "real", target_is_directory=True)
+    (root / "Side").symlink_to(root / ".vaultmem", target_is_directory=True)
+    (root / "STM" / "out.md").symlink_to(outside / "secret.md")
+    (root / "STM" / "in.md").symlink_to(root / "STM" / "a.md")
+    (root / "STM" / "dangling.md").symlink_to(root / "STM" / "none.md")
+    paths = [
+        "STM/a.md", "STM/new.md", "STM/out.md", "STM/in.md", "STM/dangling.md", "top.md",
+        "Boxes/d/b/m.md", "Boxes/d/b2/m.md", "Boxes/d/x.md", "Out/a.md", "Out/deep/b.md",
+        "In/link/a.md", "In/real/a.md", "Side/x.md", "Missing/deeper/x.md", *_CRAFTED,
+    ]  # fmt: skip
+    batch = ConfinedBatch(root)
+    for rel in paths + paths[::-1]:  # each folder asked about first, then again
+        assert _outcome(batch, rel) == _outcome(lambda r: confined(root, r), rel), rel
+
+
+def test_a_folder_swapped_for_a_link_after_a_batch_was_prepared_is_caught_before_any_write(
+    generated_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch's answers are only ever used to read: the pass confines each note again, in
+    full, right before it moves it. STM is swapped for a link to a copy outside the vault once
+    the first batch was prepared: no move of a note from it goes through, nothing outside the
+    vault is written, and the notes outside are as they were."""
+    from vaultmem.services.lifecycle import pass_session
+
+    vault = Vault.open(generated_vault)
+    vault.sync()
+    outside = tmp_path / "outside"
+    real_prepare = pass_session.PassSession.prepare
+    notes: dict[str, bytes] = {}
+
+    def prepare_then_swap(self: pass_session.PassSession, *args: Any, **kwargs: Any) -> None:
+        real_prepare(self, *args, **kwargs)
+        if not notes:
+            os.rename(generated_vault / "STM", outside)
+            (generated_vault / "STM").symlink_to(outside, target_is_directory=True)
+            notes.update(_notes_in(outside))
+
+    monkeypatch.setattr(pass_session.PassSession, "prepare", prepare_then_swap)
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    vault.close()
+    assert notes and _notes_in(outside) == notes
+    from_stm = [m for r in run.results for m in r.applied if m.path.startswith("STM/")]
+    refused = [why for r in run.results for m, why in r.skipped if m.path.startswith("STM/")]
+    assert from_stm == [] and refused
+    assert all("symlink" in why for why in refused), refused[:3]
+    assert not [p for p in outside.iterdir() if p.name.startswith(".")]  # no temp or aside
+
+
+def _notes_in(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.rglob("*.md") if not p.name.startswith(".")}
