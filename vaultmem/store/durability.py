@@ -112,7 +112,7 @@ def defer_closes(fds: list[int]) -> bool:
     return True
 
 
-_DEFERRED: ContextVar[set[Path] | None] = ContextVar("deferred_dir_syncs", default=None)
+_DEFERRED: ContextVar[set[str] | None] = ContextVar("deferred_dir_syncs", default=None)
 
 
 @contextmanager
@@ -128,7 +128,7 @@ def batched_dir_syncs() -> Iterator[None]:
     if _DEFERRED.get() is not None:
         yield
         return
-    pending: set[Path] = set()
+    pending: set[str] = set()  # (strings: a pass adds two folders per note, each hashed)
     closer = _Closer()
     token = _DEFERRED.set(pending)
     closes_token = _DEFERRED_CLOSES.set(closer)
@@ -139,7 +139,7 @@ def batched_dir_syncs() -> Iterator[None]:
         _DEFERRED.reset(token)
         closer.settle()
         folders = sorted(pending)
-        present = next((f for f in folders if f.is_dir()), None)
+        present = next((f for f in folders if os.path.isdir(f)), None)
         if len(folders) < _SYNCFS_FOLDERS or present is None or not sync_file_system(present):
             for folder in folders:
                 fsync_dir(folder)
@@ -149,7 +149,7 @@ _SYNCFS_FOLDERS = 16
 """From this many folders to fsync, one flush of the whole file system is cheaper."""
 
 
-def sync_file_system(folder: Path) -> bool:
+def sync_file_system(folder: str | Path) -> bool:
     """Flush the file system holding ``folder`` (Linux ``syncfs``); False where unsupported."""
     if not sys.platform.startswith("linux"):
         return False
@@ -167,11 +167,11 @@ def sync_file_system(folder: Path) -> bool:
         os.close(fd)
 
 
-def fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: str | Path) -> None:
     """fsync a folder so a rename or create in it survives a crash (no-op where unsupported)."""
     pending = _DEFERRED.get()
     if pending is not None:
-        pending.add(folder)
+        pending.add(os.fspath(folder))
         return
     try:
         fd = os.open(folder, os.O_RDONLY)

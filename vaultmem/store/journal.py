@@ -79,8 +79,9 @@ def text_sha(text: str | None) -> str | None:
 
 Located = tuple[Path | None, Path]
 """An operation's source (``None`` but for a move) and target as absolute paths, each the result
-of :func:`~vaultmem.store.vault_paths.confined` for the operation's vault-relative path: a pass
-that has just checked them hands them on instead of having them checked again."""
+of :func:`~vaultmem.store.vault_paths.confined` for the operation's vault-relative path, a
+move's target found free (no file there) too: a pass that has just checked them hands them on
+instead of having them checked again (a move's link never replaces a file all the same)."""
 
 
 def journal_dir(sidecar: Path) -> Path:
@@ -422,11 +423,11 @@ def apply_operation(
     before (:data:`Located`); never taken from a journal being recovered. ``before_sha`` (strict
     only): the content hash of the bytes ``op.before`` was read from.
     """
-    if strict and at is not None:
-        source, target = at
-    else:
-        target = confined(root, op.target)
-        source = confined(root, op.source) if op.source is not None else None
+    if strict and at is not None:  # as the pass checked them just before (Located)
+        _carry(op, at[0], at[1], staged, before_sha, free=True)
+        return True
+    target = confined(root, op.target)
+    source = confined(root, op.source) if op.source is not None else None
     if strict:
         _carry(op, source, target, staged, before_sha)
         return True
@@ -460,14 +461,17 @@ def _carry(
     target: Path,
     staged: StagedText | None = None,
     before_sha: str | None = None,
+    *,
+    free: bool = False,
 ) -> None:
     """Carry ``op`` out from the state it starts from (``before_sha``: the hash of ``op.before``
-    where the caller knows it, from the very bytes it read)."""
+    where the caller knows it, from the very bytes it read; ``free``: a move's target was found
+    free just before, :data:`Located`)."""
     before = before_sha or text_sha(op.before) or ""
     if op.kind == "move":
         assert source is not None
         text = op.after if op.after != op.before else None
-        move_note(source, target, text=text, expected_sha256=before, staged=staged)
+        move_note(source, target, text=text, expected_sha256=before, staged=staged, free=free)
     elif op.kind == "create":
         add_note(target, op.after or "", staged=staged)
     elif op.kind == "edit":

@@ -208,7 +208,8 @@ def _open_staged(staged: StagedText | None, path: Path, text: str) -> tuple[int,
     if staged is None:
         return None
     fd = -1
-    if staged.text == text and staged.temp.parent == path.parent:
+    beside = os.path.dirname(os.fspath(staged.temp)) == os.path.dirname(os.fspath(path))
+    if staged.text == text and beside:
         try:
             fd = os.open(staged.temp, os.O_RDONLY)
             info = os.fstat(fd)
@@ -429,6 +430,7 @@ def move_note(
     text: str | None = None,
     expected_sha256: str | None = None,
     staged: StagedText | None = None,
+    free: bool = False,
 ) -> None:
     """Move a note (and, with ``text``, give it that text in the same step), owning it first.
 
@@ -440,9 +442,15 @@ def move_note(
     linked at ``destination`` (after a kill in between, ``recover_interrupted_writes`` puts
     it back). Any failure after it was owned puts it back too. ``staged``: ``text`` already
     written and flushed beside ``source`` (:func:`stage_text`), so no fsync is needed here.
+    ``free``: the caller found ``destination`` free just before (it is not looked at again
+    first: the link that gives the note its new name never replaces a file either way, and one
+    found there then puts the note back and raises the same :class:`NoteError`).
     """
-    source_folder, target_folder = source.parent, destination.parent
-    if destination != source and os.path.lexists(destination):
+    # folders as strings: a Path made and compared per note costs more than the checks
+    src, dst = os.fspath(source), os.fspath(destination)
+    source_folder, target_folder = os.path.dirname(src), os.path.dirname(dst)
+    moving = os.path.normcase(dst) != os.path.normcase(src)
+    if moving and not free and os.path.lexists(destination):
         if staged is not None:
             discard_staged(staged)
         raise NoteError(destination, f"already exists; {source.name} not moved there")
@@ -505,7 +513,7 @@ def move_note(
         fsync_dir(source_folder)
 
 
-def _place_into(source: Path, destination: Path, folder: Path) -> None:
+def _place_into(source: Path, destination: Path, folder: str) -> None:
     """:func:`_place` (keeping ``source``) making ``destination``'s ``folder`` first if it is
     missing (looked at only then: a pass links thousands of notes into folders that exist)."""
     try:
@@ -513,7 +521,7 @@ def _place_into(source: Path, destination: Path, folder: Path) -> None:
     except FileNotFoundError:
         if os.path.isdir(folder):
             raise
-        folder.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         _place(source, destination, keep_source=True)
 
 
