@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 from vaultmem.errors import NoteError
-from vaultmem.store.vault_paths import confined, confined_in
 
 
 def is_inside(root: Path, real: str) -> bool:
@@ -75,43 +74,6 @@ class LinkedFolders:
             linked = linked or os.path.islink(self._base + name)
             known[name] = linked
         return linked
-
-
-class ConfinedBatch:
-    """:func:`~vaultmem.store.vault_paths.confined` for the notes of one batch that is read
-    before any of it is written (a pass prepares a batch: reads each note, stages its new text
-    beside it), each folder looked at once.
-
-    A path is checked as :func:`confined` checks it without the file system (raises
-    :class:`~vaultmem.errors.UnsafePathError` the same way); its folders are looked at for
-    links once per batch (:class:`LinkedFolders`), the note itself at every call (one
-    ``lstat``). A note that is a link, or lies under a linked folder, is checked by
-    :func:`confined` in full (where the link leads). The answers are never used to write a
-    note: whoever writes one confines it again, in full, right before (a folder may have become
-    a link since); the texts staged beside the batch's notes are written after the whole batch
-    was checked either way. Make one per batch.
-    """
-
-    __slots__ = ("_folders", "_linked", "_root")
-
-    def __init__(self, root: Path) -> None:
-        self._root = root.resolve()
-        self._linked = LinkedFolders(self._root)
-        self._folders: dict[str, Path] = {}  # vault-relative folder -> its path, found unlinked
-
-    def __call__(self, relative: str) -> Path:
-        """``relative``'s absolute path, as :func:`confined` returns it."""
-        folder = relative.rpartition("/")[0]
-        base = self._folders.get(folder)
-        if base is None:
-            confined_in(self._root, relative)  # the checks without the file system, first
-            if self._linked(folder):
-                return confined(self._root, relative)
-            base = self._folders[folder] = self._root / folder if folder else self._root
-        path = confined_in(base, relative)
-        if os.path.islink(path):
-            return confined(self._root, relative)
-        return path
 
 
 LIST_FOLDER_FROM = 8

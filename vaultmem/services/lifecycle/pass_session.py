@@ -30,7 +30,6 @@ from vaultmem.errors import InterruptedRunError, NoteChangedError, NoteError, Va
 from vaultmem.services.index.pass_indexer import PassIndexer
 from vaultmem.services.lifecycle.progress import report_progress
 from vaultmem.services.lifecycle.undo import journal_origin
-from vaultmem.store.confinement import ConfinedBatch
 from vaultmem.store.durability import batched_dir_syncs, settle_closes
 from vaultmem.store.interrupts import finish_step_on_signal
 from vaultmem.store.journal import JournalWriter, recover
@@ -304,17 +303,16 @@ class PassSession:
         return found
 
     def _check(
-        self,
-        move: Move,
-        indexed: dict[str, tuple[str, bool, str | None]],
-        confine: ConfinedBatch | None = None,
+        self, move: Move, indexed: dict[str, tuple[str, bool, str | None]]
     ) -> tuple[NoteSnapshot, str]:
         """Read ``move``'s note and check it may be written; its snapshot and its new text.
 
         A note whose bytes are those the index parsed, found clean and with the planned ``id``,
-        is not parsed again. ``confine``: the batch's confinement (:meth:`prepare`).
+        is not parsed again.
         """
-        source = confine(move.path) if confine else confined(self.vault.root, move.path)
+        # confined in full here too: confined() keeps each path's names, so the check right
+        # before the note is written (apply) costs half as much once this one has run
+        source = confined(self.vault.root, move.path)
         snapshot = read_note(source)
         known, clean, indexed_id = indexed.get(move.path, (None, False, None))
         same = known == snapshot.fingerprint.sha256
@@ -355,11 +353,10 @@ class PassSession:
             return
         writer = self._writer()
         indexed = self._indexed_hashes([m.path for m in moves])
-        confine = ConfinedBatch(self.vault.root)  # each folder looked at once: none written yet
         for move in moves:
             checked: tuple[NoteSnapshot, str] | BaseException
             try:
-                checked = self._check(move, indexed, confine)
+                checked = self._check(move, indexed)
                 snapshot, after = checked
                 if move.action != "delete" and after != snapshot.text:
                     writer.stage(move.path, after, path=snapshot.path, mode=snapshot.mode)
