@@ -180,7 +180,7 @@ class StagingThread:
 
     def _run(self, root: Path, slots: list[StagedSlot]) -> None:
         try:
-            present: set[Path] = set()  # folders found or made: each looked at once
+            present: set[str] = set()  # folders found or made: each looked at once
             for slot in slots:
                 with contextlib.suppress(VaultmemError, OSError):  # written later, by its step
                     slot.staged = stage_text(slot.path, slot.text, mode=slot.mode, present=present)

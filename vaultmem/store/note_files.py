@@ -19,7 +19,6 @@ import datetime as dt
 import errno
 import functools
 import os
-import secrets
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,15 +29,41 @@ from vaultmem.core.notes.note_text import field_changes, set_fields
 from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError, VaultmemError
 from vaultmem.store.durability import defer_close, fsync_dir
 from vaultmem.store.late_writes import LateSave, hold
+from vaultmem.store.note_temps import (
+    ASIDE_SUFFIX,
+    MAX_NAME_BYTES,
+    TEMP_SUFFIX,
+    StagedText,
+    discard_staged,
+    open_staged,
+    read_sized,
+    set_mode,
+    stage_text,
+)
+from vaultmem.store.note_temps import temp_names as _temp_names
+from vaultmem.store.note_temps import write_temp as _write_temp
 from vaultmem.store.raw_reads import oversized, read_to_end
 
-TEMP_SUFFIX = ".vaultmem-tmp"
-"""A new text being written: ``.<note name>.<token>.vaultmem-tmp`` beside the note."""
-ASIDE_SUFFIX = ".vaultmem-old"
-"""A note owned while it is replaced: ``.<note name>.<token>.vaultmem-old`` beside it."""
-MAX_NAME_BYTES = 255 - len(f"..12345678{TEMP_SUFFIX}")
-"""The longest note name (UTF-8 bytes, 232) vaultmem can write: its temp and aside names
-must fit the file system's 255 bytes. A longer name is refused by every write."""
+__all__ = [
+    "ASIDE_SUFFIX",
+    "MAX_NAME_BYTES",
+    "TEMP_SUFFIX",
+    "Fingerprint",
+    "NoteSnapshot",
+    "StagedText",
+    "add_note",
+    "content_hash",
+    "create_note",
+    "delete_note",
+    "discard_staged",
+    "move_note",
+    "put_back",
+    "read_note",
+    "read_sized",
+    "replace_note",
+    "stage_text",
+    "write_note",
+]
 
 _NO_LINKS = {
     code
@@ -95,156 +120,6 @@ def read_note(path: Path) -> NoteSnapshot:
         raise UnsafeNoteError(path, f"not UTF-8 (byte {err.start}); not written") from None
     fingerprint = Fingerprint(len(data), info.st_mtime_ns, content_hash(data))
     return NoteSnapshot(path, text, fingerprint, stat.S_IMODE(info.st_mode))
-
-
-def read_sized(fd: int, size: int) -> bytes:
-    """The bytes from ``fd``'s position to its end, ``size`` of them expected (an ``fstat``
-    just before): one ``read`` of a byte more takes them all, where :func:`read_to_end` needs a
-    second to see the end; a read that finds another size reads on to the end. (A write landing
-    after the read is a later write: every caller compares a later ``fstat`` or hash.)"""
-    data = os.read(fd, size + 1)
-    if len(data) == size:
-        return data
-    return data + read_to_end(fd)
-
-
-def _temp_names(path: Path) -> tuple[Path, Path]:
-    """A fresh (temp, aside) pair in ``path``'s folder: ``.<name>.<token>.vaultmem-tmp|-old``.
-
-    Both carry the note's name and one token, so the next command can tell from the names alone
-    which note an interrupted write concerned (``recover_interrupted_writes``).
-    """
-    token = secrets.token_hex(4)
-    base = f".{path.name}.{token}"
-    if len(path.name.encode("utf-8")) > MAX_NAME_BYTES:
-        raise NoteError(
-            path,
-            f"name too long to write safely (over {MAX_NAME_BYTES} bytes); rename it shorter",
-        )
-    return path.with_name(base + TEMP_SUFFIX), path.with_name(base + ASIDE_SUFFIX)
-
-
-def _write_temp(temp: Path, data: bytes, mode: int, *, durable: bool = True) -> None:
-    """Create ``temp`` (never an existing file) holding ``data`` with permission bits ``mode``;
-    fsynced when ``durable``. Nothing is left behind when it fails.
-
-    Not ``durable`` (a text written ahead): created with ``mode`` as the umask leaves it, not
-    set exactly, as whoever links it checks and sets it (:func:`_open_staged`)."""
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if durable else mode)
-    try:
-        try:
-            view = memoryview(data)
-            while view:  # plain os.write: no file object for a write of a few kilobytes
-                view = view[os.write(fd, view) :]
-            if durable:
-                os.fsync(fd)
-                os.fchmod(fd, mode)
-        finally:
-            os.close(fd)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
-
-
-@dataclass(frozen=True, slots=True)
-class StagedText:
-    """A note's next text, written ahead to a temp file beside the note (:func:`stage_text`).
-
-    ``temp`` and ``aside`` share one token, like the names :func:`move_note` makes itself, so
-    a kill leaves nothing ``recover_interrupted_writes`` does not recognise. The text is not
-    yet durable: whoever stages must flush the file system (one ``syncfs`` for a whole batch)
-    before handing it to :func:`move_note` or :func:`create_note`, which link it in place.
-    ``text`` is the text written (``size`` bytes, hashing to ``sha256``).
-    """
-
-    temp: Path
-    aside: Path
-    sha256: str
-    made: tuple[Path, ...] = ()
-    """Folders made for it, deepest first (removed again if it is discarded and they are empty)."""
-    text: str = ""
-    size: int = -1
-
-
-def stage_text(
-    path: Path, text: str, *, mode: int | None = None, present: set[Path] | None = None
-) -> StagedText:
-    """Write ``text`` (UTF-8) to a fresh temp file beside ``path``, without fsync.
-
-    ``mode`` defaults to ``path``'s permission bits (0o644 for a new note). Creates ``path``'s
-    folder if missing. ``present``: folders known to be there (a batch's), not looked at again;
-    ``path``'s folder is added. Raises :class:`NoteError` (name too long) or ``OSError``.
-    """
-    data = text.encode("utf-8")
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            mode = 0o644
-    temp, aside = _temp_names(path)
-    made: list[Path] = []
-    folder = path.parent
-    if present is None or folder not in present:
-        while not os.path.exists(folder) and folder != folder.parent:
-            made.append(folder)
-            folder = folder.parent
-        if made:  # the note's folder is usually there: no mkdir per note
-            path.parent.mkdir(parents=True, exist_ok=True)
-        if present is not None:
-            present.add(path.parent)
-    _write_temp(temp, data, mode, durable=False)
-    return StagedText(temp, aside, content_hash(data), tuple(made), text, len(data))
-
-
-def _open_staged(staged: StagedText | None, path: Path, text: str) -> tuple[int, int] | None:
-    """A descriptor of ``staged``'s temp file and its permission bits, when it holds exactly
-    ``text`` beside ``path``; else ``None`` (and the temp file is removed).
-
-    Checked through the file itself, not trusted from when it was staged: a temp file is
-    private by name only (its size, then its bytes' hash). The caller closes the descriptor,
-    after setting the mode through it where it differs from the note's.
-    """
-    if staged is None:
-        return None
-    fd = -1
-    beside = os.path.dirname(os.fspath(staged.temp)) == os.path.dirname(os.fspath(path))
-    if staged.text == text and beside:
-        try:
-            fd = os.open(staged.temp, os.O_RDONLY)
-            info = os.fstat(fd)
-            if info.st_size == staged.size:
-                data = read_sized(fd, staged.size)
-                if content_hash(data) == staged.sha256:
-                    return fd, stat.S_IMODE(info.st_mode)
-        except OSError:
-            pass
-    if fd >= 0:
-        os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(staged.temp)
-    return None
-
-
-def _set_mode(fd: int, has: int, mode: int) -> None:
-    """Give the open file ``fd`` (with permission bits ``has``) the bits ``mode``, and close it."""
-    try:
-        if has != mode:
-            os.fchmod(fd, mode)
-    finally:
-        os.close(fd)
-
-
-def discard_staged(staged: StagedText) -> None:
-    """Remove a staged text that was not used (nothing happens if it is gone), and the folders
-    made for it if they are empty (a box none of whose members moved leaves no folder)."""
-    with contextlib.suppress(OSError):
-        os.unlink(staged.temp)
-    for folder in staged.made:
-        try:
-            os.rmdir(folder)  # refuses a folder that is not empty: nothing else is touched
-        except OSError:
-            break
 
 
 def _place(source: Path, destination: Path, *, keep_source: bool) -> None:
@@ -389,11 +264,11 @@ def add_note(path: Path, text: str, *, staged: StagedText | None = None) -> None
         if staged is not None:
             discard_staged(staged)
         raise NoteError(path, "already exists; not overwritten")
-    ready = _open_staged(staged, path, text)
+    ready = open_staged(staged, path, text)
     if ready is not None:  # (its folder is there: the temp file is in it)
         assert staged is not None
         temp = staged.temp
-        _set_mode(*ready, 0o644)
+        set_mode(*ready, 0o644)
     else:
         if not os.path.isdir(path.parent):  # one stat, not a mkdir, when it is there
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -454,7 +329,7 @@ def move_note(
         if staged is not None:
             discard_staged(staged)
         raise NoteError(destination, f"already exists; {source.name} not moved there")
-    ready = None if text is None else _open_staged(staged, source, text)
+    ready = None if text is None else open_staged(staged, source, text)
     if ready is not None:  # its mode is set from the note's once the note is owned
         assert staged is not None
         temp, aside = staged.temp, staged.aside
@@ -477,7 +352,7 @@ def move_note(
             raise
         try:
             if ready is not None:
-                _set_mode(*ready, stat.S_IMODE(owned.seen.st_mode))
+                set_mode(*ready, stat.S_IMODE(owned.seen.st_mode))
             _place_into(temp if text is not None else aside, destination, target_folder)
         except FileExistsError:
             os.close(owned.fd)

@@ -272,7 +272,7 @@ class PassSession:
         destination = move.destination or move.path
         if destination != move.path:
             target = confined(self.vault.root, destination)
-            if os.path.exists(target):  # checked before journaled
+            if os.access(target, os.F_OK):  # checked before journaled (no exception raised)
                 raise NoteError(destination, f"already exists; {move.path} not moved there")
             self._writer().move(
                 move.path, destination, snapshot.text, after, at=(source, target), before_sha=known
