@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import gc
 import os
+import queue
 import random
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -182,8 +184,8 @@ def _watch_flushes(
     staged: set[Path] = set()  # (a note written without staging fsyncs its own temp file)
     real_stage = journal.stage_text
 
-    def recorded_stage(path: Path, text: str) -> note_files.StagedText:
-        made = real_stage(path, text)
+    def recorded_stage(path: Path, text: str, **options: Any) -> note_files.StagedText:
+        made = real_stage(path, text, **options)
         staged.add(made.temp)
         return made
 
@@ -231,11 +233,11 @@ def test_texts_are_written_ahead_off_the_pass_thread_and_one_that_fails_is_writt
     real_stage = journal.stage_text
     threads: list[bool] = []
 
-    def flaky_stage(path: Path, text: str) -> note_files.StagedText:
+    def flaky_stage(path: Path, text: str, **options: Any) -> note_files.StagedText:
         threads.append(threading.current_thread() is threading.main_thread())
         if len(threads) % 3 == 0:
             raise OSError(28, "No space left on device")
-        return real_stage(path, text)
+        return real_stage(path, text, **options)
 
     monkeypatch.setattr(journal, "stage_text", flaky_stage)
     monkeypatch.setattr(pass_session, "PREPARE_BATCH", 32)
@@ -558,3 +560,42 @@ def test_a_slow_closer_never_holds_more_than_its_limit(
     gate.set()
     closer.settle()
     assert not any(_is_open(fd) for fd in fds)
+
+
+def test_descriptors_handed_over_together_wake_the_closer_once_and_keep_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass hands a batch of removed files' descriptors to the closing thread in one put (one
+    wake-up, not one per descriptor); past :data:`_Closer.MAX_PENDING` the caller closes the
+    rest itself, and every one is closed once the closer settles."""
+    from vaultmem.store import durability
+
+    gate = threading.Event()
+    real_close = os.close
+    puts: list[int] = []
+
+    def held_close(fd: int) -> None:
+        if threading.current_thread().name == "vaultmem-close":
+            gate.wait(10)
+        real_close(fd)
+
+    monkeypatch.setattr(durability._Closer, "MAX_PENDING", 5)
+    monkeypatch.setattr(durability.os, "close", held_close)
+
+    class CountedQueue(queue.SimpleQueue[list[int] | None]):
+        def put(self, item: list[int] | None, *args: Any) -> None:
+            puts.append(1)
+            super().put(item, *args)
+
+    closer = durability._Closer()
+    closer._queue = CountedQueue()
+    fds = [_removed_file_fd(tmp_path, f"old {i}.md") for i in range(12)]
+    closer.add_many(fds)
+    assert len(puts) == 1
+    assert sum(_is_open(fd) for fd in fds) == 5  # handed over, the thread held at the first
+    assert not any(_is_open(fd) for fd in fds[5:])
+    closer.add_many(fds2 := [_removed_file_fd(tmp_path, "late.md")])
+    assert not _is_open(fds2[0]) and len(puts) == 1  # no room: closed by the caller
+    gate.set()
+    closer.settle()
+    assert not any(_is_open(fd) for fd in fds) and closer.closed == 5

@@ -86,32 +86,48 @@ def test_a_killed_move_of_a_hard_linked_note_is_put_back_unless_it_landed(
     assert _stray(stm) == []
 
 
-def test_a_save_landing_between_the_last_read_and_its_stat_is_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("after_read", "write"), [(1, "append"), (1, "same size"), (2, "append")]
+)
+def test_a_save_landing_after_a_read_of_the_aside_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after_read: int, write: str
 ) -> None:
-    """A writer holding the note open appends right after vaultmem's last read of the aside:
-    the stat taken before that read tells, and the person's version is put back."""
+    """A writer holding the note open writes right after one of vaultmem's reads of the aside
+    (the 1st: owning it, before the new text is linked; the 2nd: the last, before it is
+    dropped): the bytes read next, or the stat taken before the first read, tell, and the
+    person's version is put back (a write keeping the size is told by the bytes)."""
     note = tmp_path / "Note.md"
     note.write_text(NOTE, encoding="utf-8")
     snapshot = read_note(note)
-    handle = open(note, "a", encoding="utf-8")  # noqa: SIM115 - held open across the race
-    real_read = note_files.read_to_end
+    handle = open(note, "r+", encoding="utf-8")  # noqa: SIM115 - held open across the race
+    saved = NOTE + "saved late\n" if write == "append" else NOTE.replace("body", "BODY")
+    real_read, real_pread = os.read, os.pread
     reads: list[int] = []
 
-    def read_to_end(fd: int) -> bytes:
-        data = real_read(fd)
+    def after(fd: int) -> None:
         if os.readlink(f"/proc/self/fd/{fd}").endswith(ASIDE_SUFFIX):
             reads.append(fd)
-            if len(reads) == 2 and not handle.closed:  # _drop_aside's read (the 1st: _own's)
-                handle.write("saved late\n")
+            if len(reads) == after_read and not handle.closed:
+                handle.seek(0)
+                handle.write(saved)
                 handle.close()
+
+    def read(fd: int, n: int) -> bytes:
+        data = real_read(fd, n)
+        after(fd)
         return data
 
-    monkeypatch.setattr(note_files, "read_to_end", read_to_end)
+    def pread(fd: int, n: int, offset: int) -> bytes:
+        data = real_pread(fd, n, offset)
+        after(fd)
+        return data
+
+    monkeypatch.setattr(note_files.os, "read", read)
+    monkeypatch.setattr(note_files.os, "pread", pread)
     with pytest.raises(NoteChangedError):
         write_note(note, EDITED, expected=snapshot.fingerprint)
-    assert handle.closed
-    assert note.read_text(encoding="utf-8") == NOTE + "saved late\n"
+    assert handle.closed and len(reads) >= after_read
+    assert note.read_text(encoding="utf-8") == saved
     assert _stray(tmp_path) == []
 
 

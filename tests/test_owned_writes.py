@@ -146,14 +146,20 @@ def test_a_move_sets_the_fields_in_the_same_step(note: Path, tmp_path: Path) -> 
     assert _stray(note.parent) == [] and _stray(target.parent) == []
 
 
-def test_a_move_never_replaces_a_file(note: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("free", [False, True])
+def test_a_move_never_replaces_a_file(note: Path, tmp_path: Path, free: bool) -> None:
+    """Also when the caller says it found the place free (a pass checks before it journals):
+    a file that took the name since is kept, the note put back where and as it was."""
     target = tmp_path / "Archive" / "Note.md"
     target.parent.mkdir()
     target.write_text("theirs\n", encoding="utf-8")
     with pytest.raises(NoteError, match="already exists"):
-        move_note(note, target, text=EDITED, expected_sha256=content_hash(NOTE.encode()))
+        move_note(
+            note, target, text=EDITED, expected_sha256=content_hash(NOTE.encode()), free=free
+        )
     assert target.read_text(encoding="utf-8") == "theirs\n"
     assert note.read_text(encoding="utf-8") == NOTE
+    assert _stray(note.parent) == [] and _stray(target.parent) == []
 
 
 def test_a_delete_of_a_changed_note_is_refused(note: Path) -> None:

@@ -27,31 +27,53 @@ class _Closer:
 
     Closing the last descriptor of a removed file frees it: on ext4 about 60 µs of file-system
     work (the same as an ``unlink``), more where the journal must be waited on. Done aside, it
-    overlaps with the next notes' work instead of stalling each one; handing a descriptor over
+    overlaps with the next notes' work instead of stalling each one; handing descriptors over
     costs the caller a queue put, never a thread start or a wait (a thread started per batch of
-    descriptors once cost a pass of 6,000 moves a quarter of a second in starts and joins). At
-    most :data:`MAX_PENDING` descriptors wait at a time; beyond, the caller closes its own, so a
-    slow file system never runs the process out of descriptors. :meth:`settle` waits for the
-    thread to close what it was given and end (no thread is left running then).
+    descriptors once cost a pass of 6,000 moves a quarter of a second in starts and joins).
+    A pass hands them over a batch at a time (:meth:`add_many`): one put wakes the thread per
+    batch, not per descriptor (each wake-up is a hand-over of the interpreter lock between the
+    two threads). At most :data:`MAX_PENDING` descriptors wait at a time; beyond, the caller
+    closes its own, so a slow file system never runs the process out of descriptors.
+    :meth:`settle` waits for the thread to close what it was given and end (no thread is left
+    running then).
     """
 
     MAX_PENDING = 256
 
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[int] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._handed = 0  # descriptors handed over (written by the caller's thread only)
+        self.closed = 0
+        """Descriptors the thread has closed (written by the thread only)."""
 
     def add(self, fd: int) -> None:
-        if self._queue.qsize() >= self.MAX_PENDING:
+        self.add_many([fd])
+
+    def add_many(self, fds: list[int]) -> None:
+        room = max(0, self.MAX_PENDING - (self._handed - self.closed))
+        for fd in fds[room:]:  # the thread is behind: the caller closes these itself
             with contextlib.suppress(OSError):
                 os.close(fd)
+        handed = fds[:room]
+        if not handed:
             return
-        self._queue.put(fd)
+        self._handed += len(handed)
+        self._queue.put(handed)
         if self._thread is None:
             self._thread = threading.Thread(
-                target=_close_queued, args=(self._queue,), name="vaultmem-close", daemon=True
+                target=self._close_queued, name="vaultmem-close", daemon=True
             )
             self._thread.start()
+
+    def _close_queued(self) -> None:
+        """The closer thread: close each descriptor of each list taken from the queue until a
+        ``None``."""
+        while (fds := self._queue.get()) is not None:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+                self.closed += 1
 
     def settle(self) -> None:
         """Wait until the helper thread has closed every descriptor handed over, and ended."""
@@ -59,13 +81,6 @@ class _Closer:
             self._queue.put(None)
             self._thread.join()
             self._thread = None
-
-
-def _close_queued(fds: queue.SimpleQueue[int | None]) -> None:
-    """The closer thread: close each descriptor taken from ``fds`` until a ``None``."""
-    while (fd := fds.get()) is not None:
-        with contextlib.suppress(OSError):
-            os.close(fd)
 
 
 def settle_closes() -> None:
@@ -85,14 +100,19 @@ _DEFERRED_CLOSES: ContextVar[_Closer | None] = ContextVar("deferred_closes", def
 def defer_close(fd: int) -> bool:
     """Inside :func:`batched_dir_syncs`: leave the file descriptor ``fd`` (of a removed file) to
     be closed on a helper thread and return True; outside it, False (the caller closes it)."""
+    return defer_closes([fd])
+
+
+def defer_closes(fds: list[int]) -> bool:
+    """:func:`defer_close` for many descriptors at once (one hand-over to the thread)."""
     closer = _DEFERRED_CLOSES.get()
     if closer is None:
         return False
-    closer.add(fd)
+    closer.add_many(fds)
     return True
 
 
-_DEFERRED: ContextVar[set[Path] | None] = ContextVar("deferred_dir_syncs", default=None)
+_DEFERRED: ContextVar[set[str] | None] = ContextVar("deferred_dir_syncs", default=None)
 
 
 @contextmanager
@@ -108,7 +128,7 @@ def batched_dir_syncs() -> Iterator[None]:
     if _DEFERRED.get() is not None:
         yield
         return
-    pending: set[Path] = set()
+    pending: set[str] = set()  # (strings: a pass adds two folders per note, each hashed)
     closer = _Closer()
     token = _DEFERRED.set(pending)
     closes_token = _DEFERRED_CLOSES.set(closer)
@@ -119,7 +139,7 @@ def batched_dir_syncs() -> Iterator[None]:
         _DEFERRED.reset(token)
         closer.settle()
         folders = sorted(pending)
-        present = next((f for f in folders if f.is_dir()), None)
+        present = next((f for f in folders if os.path.isdir(f)), None)
         if len(folders) < _SYNCFS_FOLDERS or present is None or not sync_file_system(present):
             for folder in folders:
                 fsync_dir(folder)
@@ -129,7 +149,7 @@ _SYNCFS_FOLDERS = 16
 """From this many folders to fsync, one flush of the whole file system is cheaper."""
 
 
-def sync_file_system(folder: Path) -> bool:
+def sync_file_system(folder: str | Path) -> bool:
     """Flush the file system holding ``folder`` (Linux ``syncfs``); False where unsupported."""
     if not sys.platform.startswith("linux"):
         return False
@@ -147,11 +167,11 @@ def sync_file_system(folder: Path) -> bool:
         os.close(fd)
 
 
-def fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: str | Path) -> None:
     """fsync a folder so a rename or create in it survives a crash (no-op where unsupported)."""
     pending = _DEFERRED.get()
     if pending is not None:
-        pending.add(folder)
+        pending.add(os.fspath(folder))
         return
     try:
         fd = os.open(folder, os.O_RDONLY)

@@ -44,7 +44,7 @@ from vaultmem.store.journal_entries import ends_complete
 from vaultmem.store.note_batch import flush_files
 from vaultmem.store.note_files import (
     StagedText,
-    create_note,
+    add_note,
     delete_note,
     discard_staged,
     move_note,
@@ -79,8 +79,9 @@ def text_sha(text: str | None) -> str | None:
 
 Located = tuple[Path | None, Path]
 """An operation's source (``None`` but for a move) and target as absolute paths, each the result
-of :func:`~vaultmem.store.vault_paths.confined` for the operation's vault-relative path: a pass
-that has just checked them hands them on instead of having them checked again."""
+of :func:`~vaultmem.store.vault_paths.confined` for the operation's vault-relative path, a
+move's target found free (no file there) too: a pass that has just checked them hands them on
+instead of having them checked again (a move's link never replaces a file all the same)."""
 
 
 def journal_dir(sidecar: Path) -> Path:
@@ -89,13 +90,14 @@ def journal_dir(sidecar: Path) -> Path:
 
 def append_record(
     handle: IO[str],
-    record: dict[str, Any],
+    record: dict[str, Any] | str,
     *,
     durable: bool = False,
     held: bool = False,
     nothing: bool = False,
 ) -> None:
     """Append ``record`` as one JSON line, flushed to the kernel (``durable``: fsynced too).
+    A ``str`` record is that line already (JSON, no newline).
 
     ``held``: left in the buffer, to be written with the next flushed record (a ``done``
     mark: if the process dies first, recovery finds the note as the operation left it and marks
@@ -107,7 +109,7 @@ def append_record(
         if not nothing:  # ``nothing``: only flush (and with ``durable``, fsync) what is written
             # non-ASCII as \u escapes: json's default encoder takes half the time of
             # ensure_ascii=False over a note's text (the line reads back the same)
-            handle.write(json.dumps(record) + "\n")
+            handle.write((record if isinstance(record, str) else json.dumps(record)) + "\n")
         if not held:
             handle.flush()
         if durable:
@@ -144,13 +146,15 @@ def reopen_journal(path: Path) -> Iterator[IO[str]]:
 class StagedSlot:
     """A note's next text to be written ahead (:func:`stage_text`) by a :class:`StagingThread`;
     ``staged`` is the result once written (``None`` before, or when writing it failed: the
-    operation then writes its own, and meets the error itself if it persists)."""
+    operation then writes its own, and meets the error itself if it persists). ``mode``: the
+    note's permission bits where known (else looked up as it is written)."""
 
-    __slots__ = ("path", "staged", "text")
+    __slots__ = ("mode", "path", "staged", "text")
 
-    def __init__(self, path: Path, text: str) -> None:
+    def __init__(self, path: Path, text: str, mode: int | None = None) -> None:
         self.path = path
         self.text = text
+        self.mode = mode
         self.staged: StagedText | None = None
 
 
@@ -176,9 +180,10 @@ class StagingThread:
 
     def _run(self, root: Path, slots: list[StagedSlot]) -> None:
         try:
+            present: set[str] = set()  # folders found or made: each looked at once
             for slot in slots:
                 with contextlib.suppress(VaultmemError, OSError):  # written later, by its step
-                    slot.staged = stage_text(slot.path, slot.text)
+                    slot.staged = stage_text(slot.path, slot.text, mode=slot.mode, present=present)
                     self.files.append(slot.staged.temp)
             flush_files(root, self.files)
         except BaseException as err:  # handed to whoever waits: never lost on the thread
@@ -230,7 +235,9 @@ class JournalWriter:
         )
         fsync_dir(folder)
 
-    def _run(self, operation: Operation, at: Located | None = None) -> None:
+    def _run(
+        self, operation: Operation, at: Located | None = None, before_sha: str | None = None
+    ) -> None:
         # Written ahead and flushed to the kernel before the file is touched, so a killed pass
         # is always recoverable; fsynced together with the folders when the journal closes.
         stop_if_requested(
@@ -250,18 +257,22 @@ class JournalWriter:
                     discard_staged(slot.staged)
                 raise
             staged = slot.staged
-        append_record(self._handle, operation.as_json())
+        append_record(self._handle, operation.as_line())
         try:
-            apply_operation(self.root, operation, strict=True, staged=staged, at=at)
+            apply_operation(
+                self.root, operation, strict=True, staged=staged, at=at, before_sha=before_sha
+            )
         except (VaultmemError, OSError):
             if staged is not None:
                 discard_staged(staged)
             append_record(self._handle, {"skipped": operation.seq})
             raise
-        append_record(self._handle, {"done": operation.seq}, held=True)  # out with the next line
+        append_record(self._handle, f'{{"done": {operation.seq}}}', held=True)  # with the next
         self.applied += 1
 
-    def stage(self, rel: str, text: str, *, path: Path | None = None) -> None:
+    def stage(
+        self, rel: str, text: str, *, path: Path | None = None, mode: int | None = None
+    ) -> None:
         """Have ``text`` written ahead beside the note ``rel`` (vault-relative) for a later
         operation, by the next :meth:`flush_staged`.
 
@@ -270,12 +281,14 @@ class JournalWriter:
         of notes costs one flush to disk (:meth:`flush_staged`) instead of one per note. The
         staged file is hidden (a temp name); the operation still owns and checks the note then.
         ``path``: ``rel`` as :func:`~vaultmem.store.vault_paths.confined` returned it just before
-        (not checked again). A text that cannot be written ahead is written by its operation.
+        (not checked again); ``mode``: the note's permission bits as it was read (the operation
+        sets the note's mode as it is then). A text that cannot be written ahead is written by
+        its operation.
         """
         key = (rel, text)  # the text itself: the operation hands over the same string
         if key in self._staged:
             return
-        slot = StagedSlot(path or confined(self.root, rel), text)
+        slot = StagedSlot(path or confined(self.root, rel), text, mode)
         self._staged[key] = slot
         self._unwritten.append(slot)
 
@@ -331,26 +344,45 @@ class JournalWriter:
         return Operation(self._seq, kind, source, target, before, after)
 
     def move(
-        self, source: str, target: str, before: str, after: str, *, at: Located | None = None
+        self,
+        source: str,
+        target: str,
+        before: str,
+        after: str,
+        *,
+        at: Located | None = None,
+        before_sha: str | None = None,
     ) -> None:
         """Move ``source`` to ``target`` (kept base name) with text ``after``, in one step.
 
         Raises :class:`NoteChangedError` (nothing moved) if ``source`` no longer holds ``before``.
         ``at`` (every operation): the paths as the caller had them confined (:data:`Located`).
+        ``before_sha`` (move, edit, delete): the content hash of the bytes ``before`` was decoded
+        from, where the caller has it (not worked out again).
         """
-        self._run(self._next("move", source, target, before, after), at)
+        self._run(self._next("move", source, target, before, after), at, before_sha)
 
     def create(self, target: str, text: str, *, at: Located | None = None) -> None:
         """Create a new note (refuses to replace an existing file)."""
         self._run(self._next("create", None, target, None, text), at)
 
-    def edit(self, target: str, before: str, after: str, *, at: Located | None = None) -> None:
+    def edit(
+        self,
+        target: str,
+        before: str,
+        after: str,
+        *,
+        at: Located | None = None,
+        before_sha: str | None = None,
+    ) -> None:
         """Replace a note's text in place (if it still holds ``before``)."""
-        self._run(self._next("edit", None, target, before, after), at)
+        self._run(self._next("edit", None, target, before, after), at, before_sha)
 
-    def delete(self, target: str, before: str, *, at: Located | None = None) -> None:
+    def delete(
+        self, target: str, before: str, *, at: Located | None = None, before_sha: str | None = None
+    ) -> None:
         """Delete a note (``gc --hard``) if it still holds ``before``; undo writes it back."""
-        self._run(self._next("delete", None, target, before, None), at)
+        self._run(self._next("delete", None, target, before, None), at, before_sha)
 
     def close(self) -> None:
         """Mark the journal complete (fsynced)."""
@@ -378,6 +410,7 @@ def apply_operation(
     strict: bool = False,
     staged: StagedText | None = None,
     at: Located | None = None,
+    before_sha: str | None = None,
 ) -> bool:
     """Carry ``op`` forward; returns whether the note is now as ``op`` leaves it.
 
@@ -387,15 +420,16 @@ def apply_operation(
     already done, or overtaken by a person's edit, is left alone. Paths are confined to the vault.
     ``staged`` (strict only): ``op.after`` already written and flushed beside the note.
     ``at`` (strict only): ``op``'s source and target as the pass itself had them confined just
-    before (:data:`Located`); never taken from a journal being recovered.
+    before (:data:`Located`); never taken from a journal being recovered. ``before_sha`` (strict
+    only): the content hash of the bytes ``op.before`` was read from.
     """
-    if strict and at is not None:
-        source, target = at
-    else:
-        target = confined(root, op.target)
-        source = confined(root, op.source) if op.source is not None else None
+    if strict and at is not None:  # as the pass checked them just before (Located)
+        _carry(op, at[0], at[1], staged, before_sha, free=True)
+        return True
+    target = confined(root, op.target)
+    source = confined(root, op.source) if op.source is not None else None
     if strict:
-        _carry(op, source, target, staged)
+        _carry(op, source, target, staged, before_sha)
         return True
     before, after = text_sha(op.before), text_sha(op.after)
     if staged is not None:
@@ -422,17 +456,26 @@ def apply_operation(
 
 
 def _carry(
-    op: Operation, source: Path | None, target: Path, staged: StagedText | None = None
+    op: Operation,
+    source: Path | None,
+    target: Path,
+    staged: StagedText | None = None,
+    before_sha: str | None = None,
+    *,
+    free: bool = False,
 ) -> None:
-    before = text_sha(op.before) or ""
+    """Carry ``op`` out from the state it starts from (``before_sha``: the hash of ``op.before``
+    where the caller knows it, from the very bytes it read; ``free``: a move's target was found
+    free just before, :data:`Located`)."""
+    before = before_sha or text_sha(op.before) or ""
     if op.kind == "move":
         assert source is not None
         text = op.after if op.after != op.before else None
-        move_note(source, target, text=text, expected_sha256=before, staged=staged)
+        move_note(source, target, text=text, expected_sha256=before, staged=staged, free=free)
     elif op.kind == "create":
-        create_note(target, op.after or "", staged=staged)
+        add_note(target, op.after or "", staged=staged)
     elif op.kind == "edit":
-        replace_note(target, op.after or "", expected_sha256=before, staged=staged)
+        move_note(target, target, text=op.after or "", expected_sha256=before, staged=staged)
     elif op.kind == "delete":
         delete_note(target, expected_sha256=before)
     else:  # pragma: no cover - journal_check admits only these

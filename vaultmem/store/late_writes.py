@@ -14,6 +14,7 @@ seen by anyone: the file has no name and, once closed, no reader.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterator
@@ -22,7 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vaultmem.store.durability import defer_close
+from vaultmem.store.durability import defer_closes
 from vaultmem.store.raw_reads import read_to_end
 
 MAX_HELD = 256
@@ -111,9 +112,15 @@ def watch_late_writes() -> Iterator[list[LateSave]]:
                 check_late_writes()
         finally:
             _WATCH.reset(token)
-            for old in watch.held:  # still held after the last round: closed unchecked
-                if not defer_close(old.fd):
-                    os.close(old.fd)
+            _close_all([old.fd for old in watch.held])  # still held after the last round
+
+
+def _close_all(fds: list[int]) -> None:
+    """Close ``fds`` (on the closing thread, in one hand-over, where there is one)."""
+    if fds and not defer_closes(fds):
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def hold(fd: int, checked: os.stat_result, rescue: Rescue) -> bool:
@@ -144,17 +151,17 @@ def check_late_writes() -> list[LateSave]:
     held, watch.held = watch.held, []
     found: list[LateSave] = []
     failure: BaseException | None = None
-    for old in held:
-        try:
-            now = os.fstat(old.fd)
-            if (now.st_size, now.st_mtime_ns) != (old.size, old.mtime_ns):
-                os.lseek(old.fd, 0, os.SEEK_SET)
-                found.append(old.rescue(read_to_end(old.fd)))
-        except OSError as err:
-            failure = failure or err
-        finally:
-            if not defer_close(old.fd):
-                os.close(old.fd)
+    try:
+        for old in held:
+            try:
+                now = os.fstat(old.fd)
+                if (now.st_size, now.st_mtime_ns) != (old.size, old.mtime_ns):
+                    os.lseek(old.fd, 0, os.SEEK_SET)
+                    found.append(old.rescue(read_to_end(old.fd)))
+            except OSError as err:
+                failure = failure or err
+    finally:  # every one closed, checked or not (a rescue may raise what is not an OSError)
+        _close_all([old.fd for old in held])
     watch.saves += found
     if failure is not None:
         raise failure

@@ -19,7 +19,6 @@ import datetime as dt
 import errno
 import functools
 import os
-import secrets
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,15 +29,41 @@ from vaultmem.core.notes.note_text import field_changes, set_fields
 from vaultmem.errors import NoteChangedError, NoteError, UnsafeNoteError, VaultmemError
 from vaultmem.store.durability import defer_close, fsync_dir
 from vaultmem.store.late_writes import LateSave, hold
+from vaultmem.store.note_temps import (
+    ASIDE_SUFFIX,
+    MAX_NAME_BYTES,
+    TEMP_SUFFIX,
+    StagedText,
+    discard_staged,
+    open_staged,
+    read_sized,
+    set_mode,
+    stage_text,
+)
+from vaultmem.store.note_temps import temp_names as _temp_names
+from vaultmem.store.note_temps import write_temp as _write_temp
 from vaultmem.store.raw_reads import oversized, read_to_end
 
-TEMP_SUFFIX = ".vaultmem-tmp"
-"""A new text being written: ``.<note name>.<token>.vaultmem-tmp`` beside the note."""
-ASIDE_SUFFIX = ".vaultmem-old"
-"""A note owned while it is replaced: ``.<note name>.<token>.vaultmem-old`` beside it."""
-MAX_NAME_BYTES = 255 - len(f"..12345678{TEMP_SUFFIX}")
-"""The longest note name (UTF-8 bytes, 232) vaultmem can write: its temp and aside names
-must fit the file system's 255 bytes. A longer name is refused by every write."""
+__all__ = [
+    "ASIDE_SUFFIX",
+    "MAX_NAME_BYTES",
+    "TEMP_SUFFIX",
+    "Fingerprint",
+    "NoteSnapshot",
+    "StagedText",
+    "add_note",
+    "content_hash",
+    "create_note",
+    "delete_note",
+    "discard_staged",
+    "move_note",
+    "put_back",
+    "read_note",
+    "read_sized",
+    "replace_note",
+    "stage_text",
+    "write_note",
+]
 
 _NO_LINKS = {
     code
@@ -66,10 +91,12 @@ class NoteSnapshot:
     path: Path
     text: str
     fingerprint: Fingerprint
+    mode: int = 0o644
+    """The file's permission bits when it was read (a text written ahead for it takes them)."""
 
 
 def read_note(path: Path) -> NoteSnapshot:
-    """Read ``path`` exactly as stored.
+    """Read ``path`` exactly as stored (the fingerprint's mtime: from just before the read).
 
     Raises :class:`NoteError` when it cannot be read and :class:`UnsafeNoteError` when its bytes
     are not UTF-8 or it is over the note size limit (such a note is never written to).
@@ -80,8 +107,7 @@ def read_note(path: Path) -> NoteSnapshot:
             info = os.fstat(fd)
             if problem := oversized(info.st_size):
                 raise UnsafeNoteError(path, problem)
-            data = read_to_end(fd)
-            info = os.fstat(fd)
+            data = read_sized(fd, info.st_size)
         finally:
             os.close(fd)
     except FileNotFoundError:
@@ -92,123 +118,8 @@ def read_note(path: Path) -> NoteSnapshot:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise UnsafeNoteError(path, f"not UTF-8 (byte {err.start}); not written") from None
-    return NoteSnapshot(path, text, Fingerprint(len(data), info.st_mtime_ns, content_hash(data)))
-
-
-def _temp_names(path: Path) -> tuple[Path, Path]:
-    """A fresh (temp, aside) pair in ``path``'s folder: ``.<name>.<token>.vaultmem-tmp|-old``.
-
-    Both carry the note's name and one token, so the next command can tell from the names alone
-    which note an interrupted write concerned (``recover_interrupted_writes``).
-    """
-    token = secrets.token_hex(4)
-    base = f".{path.name}.{token}"
-    if len(path.name.encode("utf-8")) > MAX_NAME_BYTES:
-        raise NoteError(
-            path,
-            f"name too long to write safely (over {MAX_NAME_BYTES} bytes); rename it shorter",
-        )
-    return path.with_name(base + TEMP_SUFFIX), path.with_name(base + ASIDE_SUFFIX)
-
-
-def _write_temp(temp: Path, data: bytes, mode: int, *, durable: bool = True) -> None:
-    """Create ``temp`` (never an existing file) holding ``data`` with permission bits ``mode``;
-    fsynced when ``durable``. Nothing is left behind when it fails."""
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        try:
-            view = memoryview(data)
-            while view:  # plain os.write: no file object for a write of a few kilobytes
-                view = view[os.write(fd, view) :]
-            if durable:
-                os.fsync(fd)
-            os.fchmod(fd, mode)
-        finally:
-            os.close(fd)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
-
-
-@dataclass(frozen=True, slots=True)
-class StagedText:
-    """A note's next text, written ahead to a temp file beside the note (:func:`stage_text`).
-
-    ``temp`` and ``aside`` share one token, like the names :func:`move_note` makes itself, so
-    a kill leaves nothing ``recover_interrupted_writes`` does not recognise. The text is not
-    yet durable: whoever stages must flush the file system (one ``syncfs`` for a whole batch)
-    before handing it to :func:`move_note` or :func:`create_note`, which link it in place.
-    """
-
-    temp: Path
-    aside: Path
-    sha256: str
-    made: tuple[Path, ...] = ()
-    """Folders made for it, deepest first (removed again if it is discarded and they are empty)."""
-
-
-def stage_text(path: Path, text: str, *, mode: int | None = None) -> StagedText:
-    """Write ``text`` (UTF-8) to a fresh temp file beside ``path``, without fsync.
-
-    ``mode`` defaults to ``path``'s permission bits (0o644 for a new note). Creates ``path``'s
-    folder if missing. Raises :class:`NoteError` (name too long) or ``OSError``.
-    """
-    data = text.encode("utf-8")
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            mode = 0o644
-    temp, aside = _temp_names(path)
-    made: list[Path] = []
-    folder = path.parent
-    while not os.path.exists(folder) and folder != folder.parent:
-        made.append(folder)
-        folder = folder.parent
-    if made:  # the note's folder is usually there: no mkdir per note
-        path.parent.mkdir(parents=True, exist_ok=True)
-    _write_temp(temp, data, mode, durable=False)
-    return StagedText(temp, aside, content_hash(data), tuple(made))
-
-
-def _staged_temp(staged: StagedText | None, path: Path, data: bytes, mode: int) -> bool:
-    """Whether ``staged`` holds exactly ``data`` beside ``path`` (else it is dropped).
-
-    Checked through the file itself, not trusted from when it was staged: a temp file is
-    private by name only.
-    """
-    if staged is None:
-        return False
-    same_folder = os.path.dirname(staged.temp) == os.path.dirname(path)
-    usable = same_folder and staged.sha256 == content_hash(data)
-    if usable:
-        try:
-            fd = os.open(staged.temp, os.O_RDONLY)  # its bytes and its mode, from one open
-            try:
-                usable = content_hash(read_to_end(fd)) == staged.sha256
-                if usable and stat.S_IMODE(os.fstat(fd).st_mode) != mode:
-                    os.fchmod(fd, mode)
-            finally:
-                os.close(fd)
-        except OSError:
-            usable = False
-    if not usable:
-        with contextlib.suppress(OSError):
-            os.unlink(staged.temp)
-    return usable
-
-
-def discard_staged(staged: StagedText) -> None:
-    """Remove a staged text that was not used (nothing happens if it is gone), and the folders
-    made for it if they are empty (a box none of whose members moved leaves no folder)."""
-    with contextlib.suppress(OSError):
-        os.unlink(staged.temp)
-    for folder in staged.made:
-        try:
-            os.rmdir(folder)  # refuses a folder that is not empty: nothing else is touched
-        except OSError:
-            break
+    fingerprint = Fingerprint(len(data), info.st_mtime_ns, content_hash(data))
+    return NoteSnapshot(path, text, fingerprint, stat.S_IMODE(info.st_mode))
 
 
 def _place(source: Path, destination: Path, *, keep_source: bool) -> None:
@@ -239,8 +150,20 @@ def _place(source: Path, destination: Path, *, keep_source: bool) -> None:
         os.unlink(source)
 
 
-def _own(path: Path, aside: Path, expected_sha256: str) -> None:
-    """Take ``path`` away from every other writer (rename it to ``aside``) and check it.
+@dataclass(frozen=True, slots=True)
+class _Owned:
+    """A note renamed aside and checked (:func:`_own`): a descriptor of its file, the
+    ``fstat`` taken before it was read, and the hash its bytes had then."""
+
+    fd: int
+    seen: os.stat_result
+    sha256: str
+
+
+def _own(path: Path, aside: Path, expected_sha256: str | None) -> _Owned:
+    """Take ``path`` away from every other writer (rename it to ``aside``) and check it
+    (``expected_sha256`` ``None``: take the bytes as they are). The caller closes the descriptor
+    (:func:`_drop_aside` does).
 
     Raises :class:`NoteChangedError` (the note put back untouched) when it was deleted, or its
     bytes are no longer those that were read.
@@ -249,9 +172,26 @@ def _own(path: Path, aside: Path, expected_sha256: str) -> None:
         os.rename(path, aside)
     except FileNotFoundError:
         raise NoteChangedError(path, "deleted since it was read; left alone") from None
-    if _sha_of(aside) != expected_sha256:
-        put_back(aside, path)
-        raise NoteChangedError(path, "changed on disk since it was read; left alone")
+    try:
+        fd = os.open(aside, os.O_RDONLY)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            put_back(aside, path)
+        raise
+    try:
+        seen = os.fstat(fd)  # before the read: a write landing after it changes the next one
+        sha = content_hash(read_sized(fd, seen.st_size))
+        if expected_sha256 is not None and sha != expected_sha256:
+            os.close(fd)
+            fd = -1
+            put_back(aside, path)
+            raise NoteChangedError(path, "changed on disk since it was read; left alone")
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+            put_back(aside, path)
+        raise
+    return _Owned(fd, seen, sha)
 
 
 def put_back(aside: Path, path: Path) -> None:
@@ -314,19 +254,26 @@ def create_note(path: Path, text: str, *, staged: StagedText | None = None) -> F
 
     ``staged``: ``text`` already written and flushed beside ``path`` (:func:`stage_text`).
     """
-    data = text.encode("utf-8")
+    add_note(path, text, staged=staged)
+    return _fingerprint_of(path, text.encode("utf-8"))
+
+
+def add_note(path: Path, text: str, *, staged: StagedText | None = None) -> None:
+    """:func:`create_note` without working out the new note's fingerprint (a pass's step)."""
     if os.path.lexists(path):
         if staged is not None:
             discard_staged(staged)
         raise NoteError(path, "already exists; not overwritten")
-    if not os.path.isdir(path.parent):  # one stat, not a mkdir, when it is there
-        path.parent.mkdir(parents=True, exist_ok=True)
-    if _staged_temp(staged, path, data, 0o644):
+    ready = open_staged(staged, path, text)
+    if ready is not None:  # (its folder is there: the temp file is in it)
         assert staged is not None
         temp = staged.temp
+        set_mode(*ready, 0o644)
     else:
+        if not os.path.isdir(path.parent):  # one stat, not a mkdir, when it is there
+            path.parent.mkdir(parents=True, exist_ok=True)
         temp, _aside = _temp_names(path)
-        _write_temp(temp, data, 0o644)
+        _write_temp(temp, text.encode("utf-8"), 0o644)
     try:
         _place(temp, path, keep_source=False)
     except FileExistsError:
@@ -335,7 +282,6 @@ def create_note(path: Path, text: str, *, staged: StagedText | None = None) -> F
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
     fsync_dir(path.parent)
-    return _fingerprint_of(path, data)
 
 
 def replace_note(
@@ -359,6 +305,7 @@ def move_note(
     text: str | None = None,
     expected_sha256: str | None = None,
     staged: StagedText | None = None,
+    free: bool = False,
 ) -> None:
     """Move a note (and, with ``text``, give it that text in the same step), owning it first.
 
@@ -370,42 +317,45 @@ def move_note(
     linked at ``destination`` (after a kill in between, ``recover_interrupted_writes`` puts
     it back). Any failure after it was owned puts it back too. ``staged``: ``text`` already
     written and flushed beside ``source`` (:func:`stage_text`), so no fsync is needed here.
+    ``free``: the caller found ``destination`` free just before (it is not looked at again
+    first: the link that gives the note its new name never replaces a file either way, and one
+    found there then puts the note back and raises the same :class:`NoteError`).
     """
-    source_folder, target_folder = source.parent, destination.parent
-    if destination != source and os.path.lexists(destination):
+    # folders as strings: a Path made and compared per note costs more than the checks
+    src, dst = os.fspath(source), os.fspath(destination)
+    source_folder, target_folder = os.path.dirname(src), os.path.dirname(dst)
+    moving = os.path.normcase(dst) != os.path.normcase(src)
+    if moving and not free and os.path.lexists(destination):
         if staged is not None:
             discard_staged(staged)
         raise NoteError(destination, f"already exists; {source.name} not moved there")
-    try:
-        mode = stat.S_IMODE(os.stat(source).st_mode)
-    except FileNotFoundError:
-        if staged is not None:
-            discard_staged(staged)
-        raise NoteChangedError(source, "deleted since it was read; left alone") from None
-    data = None if text is None else text.encode("utf-8")
-    if data is not None and _staged_temp(staged, source, data, mode):
+    ready = None if text is None else open_staged(staged, source, text)
+    if ready is not None:  # its mode is set from the note's once the note is owned
         assert staged is not None
         temp, aside = staged.temp, staged.aside
     else:
         if staged is not None:
             discard_staged(staged)
-        temp, aside = _temp_names(source)
-        if data is not None:
-            _write_temp(temp, data, mode)
-    try:
-        if expected_sha256 is None:
-            try:
-                os.rename(source, aside)
-            except FileNotFoundError:
-                raise NoteChangedError(source, "deleted since it was read; left alone") from None
-            expected_sha256 = _sha_of(aside) or ""
-        else:
-            _own(source, aside, expected_sha256)
         try:
-            if not os.path.isdir(target_folder):  # one stat, not a mkdir, when it is there
-                target_folder.mkdir(parents=True, exist_ok=True)
-            _place(temp if data is not None else aside, destination, keep_source=True)
+            mode = stat.S_IMODE(os.stat(source).st_mode)
+        except FileNotFoundError:
+            raise NoteChangedError(source, "deleted since it was read; left alone") from None
+        temp, aside = _temp_names(source)
+        if text is not None:
+            _write_temp(temp, text.encode("utf-8"), mode)
+    try:
+        try:
+            owned = _own(source, aside, expected_sha256)
+        except BaseException:
+            if ready is not None:
+                os.close(ready[0])
+            raise
+        try:
+            if ready is not None:
+                set_mode(*ready, stat.S_IMODE(owned.seen.st_mode))
+            _place_into(temp if text is not None else aside, destination, target_folder)
         except FileExistsError:
+            os.close(owned.fd)
             put_back(aside, source)
             if destination == source:
                 raise NoteChangedError(
@@ -413,18 +363,21 @@ def move_note(
                 ) from None
             raise NoteError(destination, f"already exists; {source.name} not moved there") from None
         except BaseException:
+            os.close(owned.fd)
             if os.path.lexists(aside):
                 put_back(aside, source)
             raise
-        if data is None:
+        if text is None:
             # the note's own file now has its new name: a late write lands there, not lost
+            os.close(owned.fd)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(aside)
         else:
-            keep = functools.partial(_rescue_late, source, destination, data)
-            late = _drop_aside(aside, expected_sha256, keep)
+            keep = functools.partial(_rescue_late, source, destination, text)
+            late = _drop_aside(aside, owned, keep)
             if late is not None:  # a writer with the note open wrote after it was checked
-                _withdraw(temp, destination, data)
+                sha = staged.sha256 if staged is not None and ready is not None else None
+                _withdraw(temp, destination, sha or content_hash(text.encode("utf-8")))
                 _restore(aside, late, source)
                 raise NoteChangedError(source, "changed on disk while it was written; left alone")
     finally:
@@ -435,10 +388,23 @@ def move_note(
         fsync_dir(source_folder)
 
 
-def _withdraw(temp: Path, destination: Path, data: bytes) -> None:
-    """Take back a text just linked at ``destination`` (if nobody changed it since)."""
+def _place_into(source: Path, destination: Path, folder: str) -> None:
+    """:func:`_place` (keeping ``source``) making ``destination``'s ``folder`` first if it is
+    missing (looked at only then: a pass links thousands of notes into folders that exist)."""
+    try:
+        _place(source, destination, keep_source=True)
+    except FileNotFoundError:
+        if os.path.isdir(folder):
+            raise
+        os.makedirs(folder, exist_ok=True)
+        _place(source, destination, keep_source=True)
+
+
+def _withdraw(temp: Path, destination: Path, sha256: str) -> None:
+    """Take back a text (hashing to ``sha256``) just linked at ``destination`` (if nobody
+    changed it since)."""
     same = os.path.exists(temp) and os.path.samefile(temp, destination)
-    if same and _sha_of(destination) == content_hash(data):
+    if same and _sha_of(destination) == sha256:
         os.unlink(destination)
 
 
@@ -448,8 +414,8 @@ def delete_note(path: Path, *, expected_sha256: str) -> None:
     Raises :class:`NoteChangedError` (the note left in place) when it changed or is gone.
     """
     _temp, aside = _temp_names(path)
-    _own(path, aside, expected_sha256)
-    late = _drop_aside(aside, expected_sha256, functools.partial(_rescue_late, path, path, None))
+    owned = _own(path, aside, expected_sha256)
+    late = _drop_aside(aside, owned, functools.partial(_rescue_late, path, path, None))
     if late is not None:
         _restore(aside, late, path)
         raise NoteChangedError(path, "changed on disk while it was deleted; left alone")
@@ -457,23 +423,27 @@ def delete_note(path: Path, *, expected_sha256: str) -> None:
 
 
 def _drop_aside(
-    aside: Path, expected_sha256: str, keep: Callable[[bytes, bytes], LateSave] | None = None
+    aside: Path, owned: _Owned, keep: Callable[[bytes, bytes], LateSave] | None = None
 ) -> bytes | None:
     """Remove an owned note's old file if it still holds the bytes read; else its bytes now.
 
-    The file is checked through an open handle, removed, and checked again through that
-    handle, so a write landing even after the removal is caught (and its bytes returned).
-    Inside :func:`~vaultmem.store.late_writes.watch_late_writes` the handle is kept and checked
-    once more later: a write landing by then is given to ``keep`` (the bytes read, the bytes
-    then). Inside :func:`batched_dir_syncs` the descriptor of a removed file is closed later,
-    on a helper thread (closing the last one frees the file, which waits on the file system).
+    The file is read again through the handle :func:`_own` opened (and closes it), removed,
+    and checked again through that handle against the ``fstat`` :func:`_own` took before its
+    own read, so a write landing at any time since, even after the removal, is caught (and its
+    bytes returned). Inside :func:`~vaultmem.store.late_writes.watch_late_writes` the handle is
+    kept and checked once more later: a write landing by then is given to ``keep`` (the bytes
+    read, the bytes then). Inside :func:`batched_dir_syncs` the descriptor of a removed file is
+    closed later, on a helper thread (closing the last one frees the file, which waits on the
+    file system).
     """
-    fd = os.open(aside, os.O_RDONLY)
+    fd, before = owned.fd, owned.seen
     deferred = False
     try:
-        before = os.fstat(fd)  # before the read: a write landing in between changes both
-        data = read_to_end(fd)
-        if content_hash(data) != expected_sha256:
+        data = os.pread(fd, before.st_size + 1, 0)
+        if len(data) != before.st_size:
+            os.lseek(fd, 0, os.SEEK_SET)
+            return read_to_end(fd)  # another size than it had when owned: written meanwhile
+        if content_hash(data) != owned.sha256:
             return data
         os.unlink(aside)
         after = os.fstat(fd)
@@ -489,7 +459,7 @@ def _drop_aside(
 
 
 def _rescue_late(
-    note: Path, destination: Path, written: bytes | None, before: bytes, late: bytes
+    note: Path, destination: Path, written: str | None, before: bytes, late: bytes
 ) -> LateSave:
     """Keep a save that landed in ``note``'s old file after vaultmem removed it: the file held
     ``before`` when it was checked and ``late`` now; vaultmem had written ``written`` at
@@ -505,8 +475,8 @@ def _rescue_late(
     """
     if written is not None:
         try:
-            merged = set_fields(late.decode(), field_changes(before.decode(), written.decode()))
-            replace_note(destination, merged, expected_sha256=content_hash(written))
+            merged = set_fields(late.decode(), field_changes(before.decode(), written))
+            replace_note(destination, merged, expected_sha256=content_hash(written.encode()))
             return LateSave(note, destination, merged=True)
         except (ValueError, TypeError, VaultmemError, OSError):  # (FrontmatterError, decoding)
             pass

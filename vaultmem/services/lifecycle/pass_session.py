@@ -264,18 +264,23 @@ class PassSession:
         # confined again now (a batch was prepared earlier: a folder may have become a link
         # since), once each, and handed to the journal, which then does not check them again
         source = confined(self.vault.root, move.path)
+        known = snapshot.fingerprint.sha256  # of the very bytes snapshot.text was read from
         if move.action == "delete":
-            self._writer().delete(move.path, snapshot.text, at=(None, source))
+            self._writer().delete(move.path, snapshot.text, at=(None, source), before_sha=known)
             self.touched.append(move.path)
             return
         destination = move.destination or move.path
         if destination != move.path:
             target = confined(self.vault.root, destination)
-            if os.path.exists(target):  # checked before journaled
+            if os.access(target, os.F_OK):  # checked before journaled (no exception raised)
                 raise NoteError(destination, f"already exists; {move.path} not moved there")
-            self._writer().move(move.path, destination, snapshot.text, after, at=(source, target))
+            self._writer().move(
+                move.path, destination, snapshot.text, after, at=(source, target), before_sha=known
+            )
         elif after != snapshot.text:
-            self._writer().edit(move.path, snapshot.text, after, at=(None, source))
+            self._writer().edit(
+                move.path, snapshot.text, after, at=(None, source), before_sha=known
+            )
         self.touched += [move.path, destination]
 
     def _indexed_hashes(self, paths: list[str]) -> dict[str, tuple[str, bool, str | None]]:
@@ -305,6 +310,8 @@ class PassSession:
         A note whose bytes are those the index parsed, found clean and with the planned ``id``,
         is not parsed again.
         """
+        # confined in full here too: confined() keeps each path's names, so the check right
+        # before the note is written (apply) costs half as much once this one has run
         source = confined(self.vault.root, move.path)
         snapshot = read_note(source)
         known, clean, indexed_id = indexed.get(move.path, (None, False, None))
@@ -352,7 +359,7 @@ class PassSession:
                 checked = self._check(move, indexed)
                 snapshot, after = checked
                 if move.action != "delete" and after != snapshot.text:
-                    writer.stage(move.path, after, path=snapshot.path)
+                    writer.stage(move.path, after, path=snapshot.path, mode=snapshot.mode)
             except (VaultmemError, OSError) as err:
                 checked = err
             self._prepared[id(move)] = (move, checked)
