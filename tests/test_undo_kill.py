@@ -109,7 +109,9 @@ def _duration(root: Path, tmp_path: Path) -> float:
 def test_killed_or_interrupted_undo_always_completes_byte_for_byte(
     prepared: list[tuple[Path, dict[str, bytes]]], tmp_path: Path
 ) -> None:
-    durations = [_duration(root, tmp_path) for root, _ in prepared]
+    # the quickest of three: one undo slowed by a busy machine made the kill window too wide,
+    # so too few kills landed before the undo ended (9 of the 10 needed, twice under load 3)
+    durations = [min(_duration(root, tmp_path) for _ in range(3)) for root, _ in prepared]
     rng = random.Random(88)
     outcomes: dict[str, int] = {}
     for trial in range(TRIALS):
