@@ -16,7 +16,7 @@ import pytest
 from conftest import index_content
 
 from vaultmem import Vault
-from vaultmem.services.index import index_stamps, index_sync
+from vaultmem.services.index import index_reads, index_stamps, index_sync
 from vaultmem.store import index_load, index_queries
 from vaultmem.store.index_db import PAGE_SIZE, IndexDB
 
@@ -294,13 +294,13 @@ def test_worker_processes_index_exactly_what_one_process_does(
         return notes, links
 
     with Vault.open(root) as vault:
-        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10**9)
-        monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10**9)
+        monkeypatch.setattr(index_reads, "PARALLEL_MIN_NOTES", 10**9)
+        monkeypatch.setattr(index_reads, "SPAWN_MIN_NOTES", 10**9)
         vault.sync(rebuild=True)
         serial = rows(vault)
-        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10)
-        monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10)
-        monkeypatch.setattr(index_sync, "_start_method", lambda: start_method)
+        monkeypatch.setattr(index_reads, "PARALLEL_MIN_NOTES", 10)
+        monkeypatch.setattr(index_reads, "SPAWN_MIN_NOTES", 10)
+        monkeypatch.setattr(index_reads, "_start_method", lambda: start_method)
         report = vault.sync(rebuild=True)
         assert report.added == len(serial[0]) > 1000
         assert rows(vault) == serial
@@ -327,14 +327,14 @@ def test_an_incremental_sync_with_forked_workers_stores_what_one_process_does(
         for n, path in enumerate(notes):
             with open(path, "a", encoding="utf-8") as out:
                 out.write(f"\nedited {n}, see [[{notes[(n + 1) % len(notes)].stem}]]\n")
-        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10)
-        monkeypatch.setattr(index_sync, "_start_method", lambda: "fork")
+        monkeypatch.setattr(index_reads, "PARALLEL_MIN_NOTES", 10)
+        monkeypatch.setattr(index_reads, "_start_method", lambda: "fork")
         monkeypatch.setattr(forked_workers, "forked_map", counting)
         report = vault.sync()
         assert report.changed == len(notes) > 100 and maps == [-(-len(notes) // 64)]
         incremental = index_content(vault)
         assert any("edited 7," in str(row) for row in incremental["fts"])
-        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10**9)
+        monkeypatch.setattr(index_reads, "PARALLEL_MIN_NOTES", 10**9)
         vault.sync(rebuild=True)
         assert index_content(vault) == incremental
 
@@ -383,11 +383,11 @@ def test_bulk_loaded_index_equals_the_incrementally_synced_one(
         tables = vault.index.conn.execute(schema).fetchall()
         assert incremental["links"] and incremental["fts"] and incremental["notes"]
         assert any(link[-1] for link in incremental["links"])
-        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10**9)
+        monkeypatch.setattr(index_reads, "PARALLEL_MIN_NOTES", 10**9)
         vault.sync(rebuild=True)
         assert index_content(vault) == incremental
-        monkeypatch.setattr(index_sync, "PARALLEL_MIN_NOTES", 10)
-        monkeypatch.setattr(index_sync, "SPAWN_MIN_NOTES", 10)
+        monkeypatch.setattr(index_reads, "PARALLEL_MIN_NOTES", 10)
+        monkeypatch.setattr(index_reads, "SPAWN_MIN_NOTES", 10)
         vault.sync(rebuild=True)
         assert index_content(vault) == incremental
         # the other way of loading: indexes kept for a large vault, dropped for a small one

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from vaultmem.core.collector import collector_paused
 from vaultmem.core.links.link_resolution import LinkResolver, note_key
@@ -25,13 +24,18 @@ from vaultmem.core.notes.note_parse import ParsedNote, as_alias
 from vaultmem.core.notes.timestamps import from_epoch
 from vaultmem.core.settings import Settings
 from vaultmem.services.index import index_stamps
-from vaultmem.services.index.index_reads import WrittenNote, parse_read, read_for_index
+from vaultmem.services.index.index_reads import (
+    WrittenNote,
+    parse_read,
+    read_for_index,
+    read_in_workers,
+    worker_start,
+)
 from vaultmem.services.index.index_stamps import is_racy
 from vaultmem.services.index.sync_types import (
     NoteRead,
     ProgressCallback,
     SyncReport,
-    WorkerStart,
 )
 from vaultmem.services.index.sync_walk import StatMap, differences, forked_walk
 from vaultmem.services.index.template_folders import in_templates, template_folders
@@ -55,7 +59,6 @@ from vaultmem.store.raw_reads import (
 )
 
 if TYPE_CHECKING:  # worker processes are imported only for a cold index (fast start-up)
-    from concurrent.futures import Future
 
     from vaultmem.core.links.links import Link
 
@@ -69,78 +72,10 @@ TEMPLATES_META = "template_folders"
 SIZE_LIMIT_META = "note_size_limit"
 """The ``meta`` key of the note size limit (bytes) the index's rows were read with."""
 
-PARALLEL_MIN_NOTES = 1000
-"""From this many notes to read, worker processes read and parse them (cold index).
-
-Measured on 2 cores with the parser loaded before forking (medians of 5 cold indexes, quiet
-machine): 502 notes 60 ms serial against 70 ms with workers, 1,003 notes 125 against 119 ms,
-1,505 notes 178 against 160 ms."""
-SPAWN_MIN_NOTES = 5000
-"""The same when new processes must be spawned (they pay ~0.5 s of imports first)."""
-PARSE_WORKERS = 1
-"""Worker processes. One keeps up: this process, which stores each note, spends about three
-times as long per note as a worker needs to read and parse it, and a second worker would only
-compete with it for the cores (a lifecycle run of 6,095 moves, re-indexing what it wrote,
-/dev/shm, 2 cores: 2.67 s with two workers, 2.61 s with one; means of 4 runs each, alternated).
-A cold index of an empty index has its own pool (:mod:`vaultmem.services.index.index_bulk`)."""
-
-
 PREFETCH_ROWS = 4096
 """Up to this many vanished notes, a sync fetches their rows together (see
 :meth:`_Syncer.apply_differences`); more (a folder deleted) are looked up one by one as they
 turn out to have moved, so a sync never holds that many rows at once."""
-
-CHUNK_NOTES = 64
-IN_FLIGHT_CHUNKS = 8
-
-
-_Parsed = tuple[NoteRead, ParsedNote]
-
-
-def _read_and_parse_all(
-    root: Path, templates: tuple[str, ...], rels: list[str]
-) -> list[_Parsed | None]:
-    """Worker side of :meth:`_Syncer._reads`: each read (without its text) and parsed note."""
-    out: list[_Parsed | None] = []
-    for rel in rels:
-        read = _read(root, rel)
-        out.append(None if read is None else (read._replace(text=""), parse_read(read, templates)))
-    return out
-
-
-def _unpack(
-    rels: list[str], future: Future[list[_Parsed | None]]
-) -> Iterator[tuple[str, NoteRead | None, ParsedNote | None]]:
-    return _paired(rels, future.result())
-
-
-def _paired(
-    rels: list[str], results: list[_Parsed | None]
-) -> Iterator[tuple[str, NoteRead | None, ParsedNote | None]]:
-    for rel, result in zip(rels, results, strict=True):
-        yield (rel, *result) if result is not None else (rel, None, None)
-
-
-def _start_method() -> Literal["fork", "spawn"]:
-    """``fork`` (starts in milliseconds, imports nothing) where forking is safe (see
-    :func:`~vaultmem.services.index.forked_workers.can_fork`: no other thread runs); else
-    ``spawn``."""
-    from vaultmem.services.index.forked_workers import can_fork
-
-    return "fork" if can_fork() else "spawn"
-
-
-def worker_start(notes: int) -> WorkerStart:
-    """How to start worker processes for reading ``notes`` notes; ``None``: read them here.
-
-    Workers pay off from :data:`PARALLEL_MIN_NOTES` notes when they can be forked, from
-    :data:`SPAWN_MIN_NOTES` when they must be spawned, and never on a single core.
-    """
-    if notes < PARALLEL_MIN_NOTES or (os.cpu_count() or 1) < 2:
-        return None
-    method = _start_method()
-    least = PARALLEL_MIN_NOTES if method == "fork" else SPAWN_MIN_NOTES
-    return method if notes >= least else None
 
 
 class _Syncer:
@@ -276,36 +211,7 @@ class _Syncer:
             for rel in to_read:
                 yield rel, self._as_written(rel) or _read(self.root, rel), None
             return
-        chunks = [to_read[i : i + CHUNK_NOTES] for i in range(0, len(to_read), CHUNK_NOTES)]
-        if workers == "fork":
-            from vaultmem.services.index.forked_workers import forked_map
-
-            def parsed(chunk: list[str]) -> list[_Parsed | None]:
-                return _read_and_parse_all(self.root, self.templates, chunk)
-
-            results = forked_map(parsed, chunks, PARSE_WORKERS, pickled=True)
-            for chunk, done in zip(chunks, results, strict=True):
-                yield from _paired(chunk, done)
-            return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        from vaultmem.services.index.forked_workers import die_with_parent
-
-        with ProcessPoolExecutor(
-            max_workers=PARSE_WORKERS,
-            mp_context=multiprocessing.get_context(workers),
-            initializer=die_with_parent,
-            initargs=(os.getpid(),),
-        ) as pool:
-            pending: deque[tuple[list[str], Future[list[_Parsed | None]]]] = deque()
-            for chunk in chunks:  # a bounded window: parsed notes never pile up in memory
-                future = pool.submit(_read_and_parse_all, self.root, self.templates, chunk)
-                pending.append((chunk, future))
-                if len(pending) > IN_FLIGHT_CHUNKS:
-                    yield from _unpack(*pending.popleft())
-            while pending:
-                yield from _unpack(*pending.popleft())
+        yield from read_in_workers(self.root, self.templates, to_read, workers)
 
     def _as_written(self, rel: str) -> NoteRead | None:
         """The note at ``rel`` as vaultmem wrote it, if the walk found it still with the size and
