@@ -29,9 +29,13 @@ PROCEDURAL_CATEGORIES = ("principle", "skill", "decision")
 """Categories promoted to the procedural layer; the rest go to semantic ("Lifecycle", Promote)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Move:
     """One planned change of one note: move it to ``destination`` and set ``changes``.
+
+    A value: change one with :func:`dataclasses.replace`, never in place. (Not ``frozen``: a
+    frozen dataclass sets each field through ``object.__setattr__``, which made building the
+    22,000 moves of a prune at 100,000 memories 3× slower.)
 
     ``destination`` is a vault-relative path (``None`` = stays where it is; ``action`` "delete"
     removes the file). ``rule`` names the lifecycle rule; ``reason`` gives its numbers.
@@ -73,7 +77,8 @@ def immune_mask(columns: MemoryColumns, settings: Settings) -> BoolArray:
         columns.pinned
         | (level >= lc.immune_level)
         | (access >= lc.immune_access_count)
-        | np.isin(columns.layer, ["semantic", "procedural"])
+        | (columns.layer == "semantic")
+        | (columns.layer == "procedural")  # np.isin sorts the object array: 3× slower
     )
 
 
