@@ -73,13 +73,14 @@ def immune_mask(columns: MemoryColumns, settings: Settings) -> BoolArray:
     lc = settings.lifecycle
     level = np.asarray(importance_level(columns.importance))
     access = np.maximum(columns.use_count - 1, 0)
-    return (
+    immune: BoolArray = (
         columns.pinned
         | (level >= lc.immune_level)
         | (access >= lc.immune_access_count)
         | (columns.layer == "semantic")
         | (columns.layer == "procedural")  # np.isin sorts the object array: 3× slower
     )
+    return immune
 
 
 def plan_promote(

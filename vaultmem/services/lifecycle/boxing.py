@@ -12,9 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vaultmem.core.lifecycle.boxes import (
     BoxPlan,
@@ -66,10 +67,43 @@ def _epoch(value: object, fallback: float) -> float:
         return fallback
 
 
+class SealInputs(NamedTuple):
+    """What pass 1 plans from, read from the index (:func:`read_seal_inputs`)."""
+
+    memories: list[StmMemory]
+    """The active STM memories, in path order, symbolic links among them included."""
+    traces: list[TraceRecord]
+    lone: list[SealedBox]
+    """Recent sealed boxes in no trace yet."""
+    taken: set[str]
+    """The base name (no ``.md``) of every indexed note, as the index folds it."""
+
+
 def load_seal_inputs(
-    vault: VaultContext, now: dt.datetime
-) -> tuple[list[StmMemory], list[TraceRecord], list[SealedBox], set[str]]:
-    """STM memories, traces, lone recent boxes and taken base names, from the index."""
+    vault: VaultContext,
+    now: dt.datetime,
+    read: SealInputs | None = None,
+    linked: AbstractSet[str] | None = None,
+) -> SealInputs:
+    """:func:`read_seal_inputs` (or ``read``, what it gave meanwhile) without the memories that
+    are symbolic links, each named in a warning: a linked memory is left where it is, never moved
+    into a box. ``linked``: the notes a walk just found to be links; ``None``: ask the file
+    system about each memory."""
+    inputs = read or read_seal_inputs(vault, now)
+    paths = [m.path for m in inputs.memories]
+    if linked is None:
+        found = linked_notes(vault.root, paths)
+    else:
+        found = {path for path in paths if path in linked} if linked else set()
+    if not found:
+        return inputs
+    vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(found))
+    return inputs._replace(memories=[m for m in inputs.memories if m.path not in found])
+
+
+def read_seal_inputs(vault: VaultContext, now: dt.datetime) -> SealInputs:
+    """STM memories, traces, lone recent boxes and taken base names, from the index alone (no
+    file is looked at, nothing is said: a run reads them while the vault is walked)."""
     db = vault.index
     prefix = vault.settings.folders.stm.strip("/") + "/"
     rows = db.conn.execute(
@@ -78,10 +112,6 @@ def load_seal_inputs(
         "AND substr(path, 1, ?) = ? ORDER BY path",
         (len(prefix), prefix),
     ).fetchall()
-    linked = linked_notes(vault.root, [row[1] for row in rows])
-    if linked:  # a linked memory is left where it is, never moved into a box
-        vault.warnings.extend(left_in_place_warning(rel) for rel in sorted(linked))
-        rows = [row for row in rows if row[1] not in linked]
     targets: dict[int, list[str]] = {}
     for nid, target in db.conn.execute(
         "SELECT l.nid, l.target FROM links l JOIN notes n ON n.nid = l.nid WHERE n.type = 'memory' "
@@ -133,7 +163,7 @@ def load_seal_inputs(
                 )
             )
     taken = {key.removesuffix(".md") for (key,) in db.conn.execute("SELECT name_key FROM notes")}
-    return memories, traces, lone, taken
+    return SealInputs(memories, traces, lone, taken)
 
 
 def box_note(box: BoxPlan, now: dt.datetime) -> str:
@@ -180,11 +210,19 @@ def trace_note(trace: TracePlan, now: dt.datetime) -> str:
     return render_note(fields, body)
 
 
-def seal_boxes(vault: VaultContext, session: PassSession, now: dt.datetime) -> PassResult:
-    """Plan pass 1 and (unless the session is a dry run) apply it; returns its moves."""
+def seal_boxes(
+    vault: VaultContext,
+    session: PassSession,
+    now: dt.datetime,
+    read: SealInputs | None = None,
+    linked: AbstractSet[str] | None = None,
+) -> PassResult:
+    """Plan pass 1 and (unless the session is a dry run) apply it; returns its moves.
+
+    ``read`` and ``linked``: see :func:`load_seal_inputs`."""
     from vaultmem.services.lifecycle.pass_session import PassResult
 
-    memories, traces, lone, taken = load_seal_inputs(vault, now)
+    memories, traces, lone, taken = load_seal_inputs(vault, now, read, linked)
     shared = shared_id_paths(vault.index)
     held = [m for m in memories if m.path in shared]
     memories = [m for m in memories if m.path not in shared]

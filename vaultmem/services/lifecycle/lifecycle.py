@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,12 @@ from vaultmem.errors import (
     InputError,
     UnsafeNoteError,
 )
-from vaultmem.services.lifecycle.boxing import plan_box_archival, seal_boxes
+from vaultmem.services.lifecycle.boxing import (
+    SealInputs,
+    plan_box_archival,
+    read_seal_inputs,
+    seal_boxes,
+)
 from vaultmem.services.lifecycle.pass_session import PassResult, PassSession
 from vaultmem.services.lifecycle.placement import hands_off, plan_repair
 from vaultmem.services.memories.memory_view import MemoryTable, with_moves
@@ -95,15 +101,44 @@ def plan_pass(
 
 
 def plan_table(
-    vault: VaultContext, now: dt.datetime, synced: SyncReport | None = None
+    vault: VaultContext,
+    now: dt.datetime,
+    synced: SyncReport | None = None,
+    preloaded: MemoryTable | None = None,
 ) -> MemoryTable:
     """The memories a pass can act on (:data:`PLANNED_STATUSES`), loaded and scored at ``now``.
 
     After :meth:`~vaultmem.services.vault.Vault.catch_up`, unless ``synced`` is the report of a
-    sync just made. Archived and promoted memories (40 % of a grown vault) are left out: no rule
+    sync just made (``preloaded``: this table as :func:`load_plan_table` read it while that
+    sync walked). Archived and promoted memories (40 % of a grown vault) are left out: no rule
     plans them, and prune counts only active ones.
     """
-    return vault.table(now=now, where=PLANNED_WHERE, synced=synced)
+    from vaultmem.services.memories.memory_listing import synced_table
+
+    return synced_table(vault, now=now, where=PLANNED_WHERE, synced=synced, preloaded=preloaded)
+
+
+def load_plan_table(vault: VaultContext, now: dt.datetime) -> MemoryTable:
+    """The table of :func:`plan_table` read from the index as it is (no sync, nothing said)."""
+    from vaultmem.services.memories.memory_view import memory_table
+
+    return memory_table(vault.index, vault.settings, now, where=PLANNED_WHERE)
+
+
+@dataclass
+class _ReadMeanwhile:
+    """What a run reads from the index while its sync walks the vault (in a forked process,
+    from 10,000 notes): the seal pass's inputs and the passes' table. It holds when the sync
+    changed no note and the run wrote none before it is used."""
+
+    seal: SealInputs | None = None
+    table: MemoryTable | None = None
+
+    def read(self, vault: VaultContext, now: dt.datetime, names: tuple[str, ...]) -> None:
+        if "seal" in names:
+            self.seal = read_seal_inputs(vault, now)
+        if any(name != "seal" for name in names):
+            self.table = load_plan_table(vault, now)
 
 
 def _superseded_at(vault: VaultContext, paths: np.ndarray) -> np.ndarray:
@@ -230,25 +265,34 @@ def run_passes(
     run = LifecycleRun(command or "-".join(names), now, dry_run)
     with collector_paused(), PassSession(vault, run.command, now, dry_run=dry_run) as session:
         run.recovered = [p.name for p in session.recovered]
-        synced = vault.catch_up()  # under the lock: no other pass moves notes until the end
+        meanwhile = _ReadMeanwhile()
+        # under the lock: no other pass moves notes until the end
+        synced = vault.catch_up(meanwhile=partial(meanwhile.read, vault, now, names))
+        if synced is None or synced.any_change:
+            meanwhile = _ReadMeanwhile()  # read before the sync changed the index
+        linked = synced.linked if synced is not None else None
         shared = shared_id_paths(vault.index)  # one memory at two paths: doctor --fix decides
         repairs = plan_repair(vault, now)
         if repairs:
             run.results.append(session.run(PassResult("repair", repairs, dry_run=dry_run)))
             if not dry_run:
                 session.refresh()
+                meanwhile = _ReadMeanwhile()
         sealed: list[Move] = []
         if "seal" in names:
-            result = seal_boxes(vault, session, now)
+            result = seal_boxes(vault, session, now, meanwhile.seal, linked)
             run.results.append(result)
             sealed = result.planned
             if not dry_run:
                 session.refresh()
+                if result.applied:
+                    meanwhile = _ReadMeanwhile()
         if not dry_run and keep:
             for path in keep:
                 session.edit_fields(path, keep_changes)
             session.refresh()
-        table = plan_table(vault, now, synced)
+            meanwhile = _ReadMeanwhile()
+        table = plan_table(vault, now, synced, meanwhile.table)
         if dry_run and sealed:  # show what the real run does: members as the seal leaves them
             table = with_moves(table, sealed, vault.settings, now)
         moving: set[str] = set()

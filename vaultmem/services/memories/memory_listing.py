@@ -29,6 +29,7 @@ def synced_table(
     where: str = "n.type = 'memory'",
     params: tuple[object, ...] = (),
     synced: SyncReport | None = None,
+    preloaded: MemoryTable | None = None,
 ) -> MemoryTable:
     """Columns and scores of the memories (after a cheap sync), for listing and planning.
 
@@ -36,13 +37,14 @@ def synced_table(
     again. When the sync walked the vault, the table also knows which notes are symbolic
     links (:attr:`MemoryTable.linked`). The memories are loaded while a big vault is walked
     (in a forked process, :func:`~vaultmem.services.index.index_sync.sync_index`), and loaded again
-    only if the sync changed a note.
+    only if the sync changed a note. ``preloaded``: the same table (same ``now``, ``where`` and
+    ``params``) read while the sync ``synced`` walked, used unless that sync changed a note.
     """
     from vaultmem.services.memories.memory_view import memory_table
 
     when = now or utc_now()
-    loaded: list[MemoryTable] = []
-    if synced is None:
+    loaded: list[MemoryTable] = [] if preloaded is None else [preloaded]
+    if synced is None and preloaded is None:
         synced = vault.catch_up(
             meanwhile=lambda: loaded.append(
                 memory_table(vault.index, vault.settings, when, where=where, params=params)
