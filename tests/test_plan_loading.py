@@ -279,3 +279,97 @@ def test_a_lifecycle_run_walks_the_vault_once(
     assert planned == applied and ("archive", "forget") in applied and ("seal", "seal") in [
         (m.action, m.rule) for m in done.applied
     ]
+
+
+def test_a_run_plans_from_what_it_read_during_the_walk_only_when_the_walk_found_no_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seal inputs and the passes' table are read while a forked process walks the vault.
+    When the walk finds nothing new they are what the plan uses (each read once); when it finds
+    a change they are read again, and the plan shows the change — the same plan a run without
+    a fork makes."""
+    import datetime as dt
+
+    from vaultmem import Vault
+    from vaultmem.services.index import forked_workers, sync_walk
+    from vaultmem.services.lifecycle import boxing, lifecycle
+    from vaultmem.services.memories import memory_view
+
+    t0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
+    when = t0 + dt.timedelta(days=2)
+    Vault.init(tmp_path / "v")[0].close()
+    monkeypatch.setattr(sync_walk, "FORKED_WALK_FROM", 1)
+    reads: list[str] = []
+    read_seal, load_table = boxing.read_seal_inputs, memory_view.memory_table
+
+    def counted_seal(*args: object) -> object:
+        reads.append("seal")
+        return read_seal(*args)  # type: ignore[arg-type]
+
+    def counted_table(*args: object, **options: object) -> object:
+        reads.append("table")
+        return load_table(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lifecycle, "read_seal_inputs", counted_seal)
+    monkeypatch.setattr(boxing, "read_seal_inputs", counted_seal)
+    monkeypatch.setattr(memory_view, "memory_table", counted_table)
+
+    def sealed(vault: Vault) -> list[str]:
+        run = vault.lifecycle(dry_run=True, now=when)
+        return sorted(m.path for r in run.results if r.name == "seal" for m in r.planned
+                      if m.action == "seal")
+
+    with Vault.open(tmp_path / "v") as vault:
+        for i in range(3):
+            vault.remember(f"a note on rivers number {i}", tags=["rivers"],
+                           now=t0 + i * dt.timedelta(minutes=2))
+        vault.sync()
+        before = sealed(vault)
+        assert len(before) == 3 and reads == ["seal", "table"]  # read once, meanwhile
+        reads.clear()
+        late = (tmp_path / "v" / before[0]).read_text().replace("rivers number 0",
+                                                                "rivers number 9")
+        (tmp_path / "v" / "STM" / "Late river.md").write_text(
+            late.replace(late.split("id: ", 1)[1].split("\n", 1)[0], "01JTESTLATERIVER0000000000")
+        )
+        forked = sealed(vault)
+        assert "STM/Late river.md" in forked and len(forked) == 4
+        assert reads == ["seal", "table", "seal", "table"]  # the walk saw a new note: again
+        monkeypatch.setattr(forked_workers, "can_fork", lambda: False)
+        assert sealed(vault) == forked
+
+
+def test_the_seal_pass_after_a_walk_leaves_linked_memories_in_place_without_a_stat_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's walk tells the seal pass which STM memories are symbolic links: they are left
+    in place with a warning, as when each memory is looked at, and no memory is stat'ed."""
+    import datetime as dt
+
+    from vaultmem import Vault
+    from vaultmem.services.lifecycle import boxing
+
+    t0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
+    Vault.init(tmp_path / "v")[0].close()
+    root = tmp_path / "v"
+    with Vault.open(root) as vault:
+        for i in range(3):
+            vault.remember(f"a note on lakes number {i}", tags=["lakes"],
+                           now=t0 + i * dt.timedelta(minutes=2))
+        first = sorted((root / "STM").glob("*.md"))[0]
+        (root / "Sources").mkdir()
+        first.rename(root / "Sources" / first.name)
+        first.symlink_to(Path("..") / "Sources" / first.name)
+        (root / "vaultmem.toml").write_text('[index]\nexclude = ["Sources/*"]\n')
+
+    def no_stat(root: Path, paths: list[str]) -> set[str]:
+        raise AssertionError("the walk already told which notes are links")
+
+    monkeypatch.setattr(boxing, "linked_notes", no_stat)
+    with Vault.open(root) as vault:
+        run = vault.lifecycle(dry_run=True, now=t0 + dt.timedelta(days=2))
+        moved = sorted(m.path for r in run.results if r.name == "seal" for m in r.planned
+                       if m.action == "seal")
+        link = f"STM/{first.name}"
+        assert len(moved) == 2 and link not in moved
+        assert any(w.startswith(f"{link}: a symbolic link; left in place") for w in vault.warnings)
