@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -467,3 +468,30 @@ def test_traces_outside_the_window_or_undated_are_never_chosen() -> None:
     assert boxes._best([*old, undated, near], frozenset({"tea"}), end, lc) is near
     assert boxes._best([*old, undated], frozenset({"tea"}), end, lc) is None
     assert boxes._best([near], frozenset(), end, lc) is None
+
+
+def test_a_note_of_the_vault_with_the_name_a_box_would_get_makes_it_another(
+    tmp_path: Path,
+) -> None:
+    """The seal pass asks the index only for names a box or trace could be given; a note of
+    that name anywhere in the vault, in any case, still makes the box take the next name."""
+    from vaultmem import Vault
+
+    t0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
+    when = t0 + dt.timedelta(days=2)
+    Vault.init(tmp_path / "v")[0].close()
+
+    def box_created(vault: Vault) -> str:
+        run = vault.lifecycle(dry_run=True, now=when)
+        (path,) = [m.path for r in run.results for m in r.planned if m.action == "create"]
+        return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+    with Vault.open(tmp_path / "v") as vault:
+        for i in range(3):
+            vault.remember(f"a note on canals number {i}", tags=["canals"],
+                           now=t0 + i * dt.timedelta(minutes=2))
+        name = box_created(vault)
+        assert name.startswith("box-canals-")
+        (tmp_path / "v" / "Notes").mkdir(exist_ok=True)
+        (tmp_path / "v" / "Notes" / f"{name.upper()}.md").write_text("mine\n")
+        assert box_created(vault) == f"{name}-2"

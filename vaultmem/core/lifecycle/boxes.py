@@ -54,8 +54,8 @@ from vaultmem.core.links.link_resolution import fold_path
 from vaultmem.core.settings import LifecycleSettings, Settings
 
 __all__ = [
-    "BoxPlan", "SealPlan", "SealedBox", "StmMemory", "TracePlan", "TraceRecord",
-    "content_words", "derived_id", "link_topic", "memory_topics", "plan_seal",
+    "GIVEN_NAME_PREFIXES", "BoxPlan", "SealPlan", "SealedBox", "StmMemory", "TracePlan",
+    "TraceRecord", "content_words", "derived_id", "link_topic", "memory_topics", "plan_seal",
     "title_word_counts",
 ]
 
@@ -63,6 +63,9 @@ TITLE_WORDS = 3
 """Title words that stand in for tags when a memory has none."""
 TRACES_FOLDER = "Traces"
 """Subfolder of the boxes folder that holds ``type: trace`` notes."""
+GIVEN_NAME_PREFIXES = ("box-", "trace-")
+"""How every name :func:`plan_seal` gives begins (folded): only a taken name that begins so can
+ever be one it would give."""
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are as at be been before being below
 between both but by can could did do does doing down during each few for from further had has
@@ -490,6 +493,17 @@ def _weave(
 # --- the plan -----------------------------------------------------------------------------------
 
 
+def _could_be_given(names: Iterable[str]) -> set[str]:
+    """The folded stems of those of ``names`` that a name :func:`plan_seal` gives could equal
+    (:data:`GIVEN_NAME_PREFIXES`): the only ones its name checks ever ask about. A vault's
+    100,000 other names are not folded one by one."""
+    return {
+        fold_path(stem(name))
+        for name in names
+        if name[:6].lower().startswith(GIVEN_NAME_PREFIXES)
+    }
+
+
 def plan_seal(
     memories: Sequence[StmMemory],
     traces: Sequence[TraceRecord],
@@ -505,7 +519,9 @@ def plan_seal(
     ``memories``: the active memories in STM (any order). ``traces``: the existing trace
     notes. ``recent_boxes``: existing box notes without a trace that ended recently (each is
     checked against each new box's own window, so a generous selection is fine).
-    ``taken_names``: base names already in the vault, any case, with or without ``.md``.
+    ``taken_names``: base names already in the vault, any case, with or without ``.md`` (only
+    those beginning with one of :data:`GIVEN_NAME_PREFIXES`, any case, matter; the others may
+    be left out).
     ``document_frequency``: title-word counts for :func:`memory_topics`; ``None`` counts the
     titles of the memories being planned (see the module docstring on idempotence).
 
@@ -537,8 +553,8 @@ def plan_seal(
         sealed += more
         open_members = rest
 
-    taken = {fold_path(stem(name.strip())) for name in taken_names}
-    taken |= {fold_path(stem(base_name(m.path))) for m in ordered}
+    taken = _could_be_given(name.strip() for name in taken_names)
+    taken |= _could_be_given(base_name(m.path) for m in ordered)
     taken |= {fold_path(t.title) for t in traces} | {fold_path(b.title) for b in recent_boxes}
     folder = settings.folders.boxes.strip("/")
     drafts: list[tuple[str, str, _Box]] = []

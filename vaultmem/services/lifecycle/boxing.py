@@ -18,6 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from vaultmem.core.lifecycle.boxes import (
+    GIVEN_NAME_PREFIXES,
     BoxPlan,
     SealedBox,
     StmMemory,
@@ -76,7 +77,8 @@ class SealInputs(NamedTuple):
     lone: list[SealedBox]
     """Recent sealed boxes in no trace yet."""
     taken: set[str]
-    """The base name (no ``.md``) of every indexed note, as the index folds it."""
+    """The base name (no ``.md``) of every indexed note a seal could give
+    (:data:`~vaultmem.core.lifecycle.boxes.GIVEN_NAME_PREFIXES`), as the index folds it."""
 
 
 def load_seal_inputs(
@@ -162,7 +164,14 @@ def read_seal_inputs(vault: VaultContext, now: dt.datetime) -> SealInputs:
                     None,
                 )
             )
-    taken = {key.removesuffix(".md") for (key,) in db.conn.execute("SELECT name_key FROM notes")}
+    taken = {
+        key.removesuffix(".md")
+        for prefix in GIVEN_NAME_PREFIXES  # the names a seal could give: a range of the index
+        for (key,) in db.conn.execute(
+            "SELECT name_key FROM notes WHERE name_key >= ? AND name_key < ?",
+            (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
+        )
+    }
     return SealInputs(memories, traces, lone, taken)
 
 
