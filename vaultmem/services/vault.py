@@ -406,10 +406,13 @@ class Vault:
         where: str = "n.type = 'memory'",
         params: tuple[object, ...] = (),
         synced: SyncReport | None = None,
+        preloaded: MemoryTable | None = None,
     ) -> MemoryTable:
         """Columns and scores of the memories (after a cheap sync), for listing and planning
         (see :func:`~vaultmem.services.memories.memory_listing.synced_table`)."""
-        return synced_table(self, now=now, where=where, params=params, synced=synced)
+        return synced_table(
+            self, now=now, where=where, params=params, synced=synced, preloaded=preloaded
+        )
 
     def memories(
         self,

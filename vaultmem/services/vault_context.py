@@ -78,8 +78,10 @@ class VaultContext(Protocol):
         where: str = "n.type = 'memory'",
         params: tuple[object, ...] = (),
         synced: SyncReport | None = None,
+        preloaded: MemoryTable | None = None,
     ) -> MemoryTable:
-        """Columns and scores of the memories matching ``where`` (``synced``: a sync just made)."""
+        """Columns and scores of the memories matching ``where`` (``synced``: a sync just made;
+        ``preloaded``: this table read while that sync walked)."""
         ...
 
 

@@ -42,6 +42,14 @@ _STATE_OF_ROW = operator.itemgetter(
 )
 
 
+def prefix_bounds(prefix: str) -> tuple[str, str]:
+    """``(low, high)``: ``low <= text AND text < high`` holds for exactly the texts that begin
+    with ``prefix`` (non-empty) under SQLite's BINARY collation, and lets a query search an
+    index by range (``substr(path, 1, n) = ?`` reads every row): ``"STM/"`` → ``("STM/",
+    "STM0")``."""
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
 UNDER_GROUP = 100
 """Paths matched by one query of :func:`_under` (three parameters each, within SQLite's limit)."""
 
@@ -254,4 +262,4 @@ class NoteQueries:
         ]
 
 
-__all__ = ["FileState", "NoteQueries"]
+__all__ = ["FileState", "NoteQueries", "prefix_bounds"]

@@ -113,9 +113,7 @@ def plan_table(
     sync walked). Archived and promoted memories (40 % of a grown vault) are left out: no rule
     plans them, and prune counts only active ones.
     """
-    from vaultmem.services.memories.memory_listing import synced_table
-
-    return synced_table(vault, now=now, where=PLANNED_WHERE, synced=synced, preloaded=preloaded)
+    return vault.table(now=now, where=PLANNED_WHERE, synced=synced, preloaded=preloaded)
 
 
 def load_plan_table(vault: VaultContext, now: dt.datetime) -> MemoryTable:
