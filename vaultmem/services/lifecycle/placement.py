@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vaultmem.core.lifecycle.lifecycle_plan import Move, base_name
+from vaultmem.store.index_queries import prefix_bounds
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
@@ -49,20 +50,31 @@ class Misplaced:
         return f"in {folder}/ but status: {self.status}; the next pass will {self.fix.reason}"
 
 
+_IN = "(path >= :{0} AND path < :{0}_end)"
+"""SQL: the note lies in the folder whose bounds are the parameters ``{0}`` and ``{0}_end``."""
+
+
 def misplaced(vault: VaultContext, now: dt.datetime) -> list[Misplaced]:
     """Every memory whose status contradicts its folder, with the repair the next pass makes."""
     f = vault.settings.folders
     stm, boxes, ltm, archive = (x.strip("/") for x in (f.stm, f.boxes, f.ltm, f.archive))
     found: list[Misplaced] = []
+    bounds: dict[str, str] = {}
+    for key, folder in (("stm", stm), ("boxes", boxes), ("ltm", ltm), ("archive", archive)):
+        # a top folder: its notes are one range of paths (compared, not cut out of each path);
+        # a folder setting with a "/" is never a top folder, and its range is empty
+        low, high = prefix_bounds(folder + "/") if folder and "/" not in folder else ("", "")
+        bounds[key], bounds[key + "_end"] = low, high
     rows = vault.index.conn.execute(  # the few candidates; each is decided below
-        "SELECT path, id, status, promoted_at, archived_at FROM ("
-        "  SELECT *, CASE WHEN instr(path, '/') > 0 THEN substr(path, 1, instr(path, '/') - 1)"
-        "  ELSE '' END AS top, coalesce(status, 'active') AS st FROM notes"
-        "  WHERE type = 'memory' AND NOT " + HANDS_OFF_SQL + ") "
-        "WHERE (top = :archive AND st IN ('active', 'promoted')) OR (top = :ltm AND st = 'active')"
-        " OR (top IN (:stm, :boxes, :ltm) AND st = 'archived')"
-        " OR (top IN (:stm, :boxes) AND st = 'promoted') ORDER BY path",
-        {"stm": stm, "boxes": boxes, "ltm": ltm, "archive": archive},
+        "SELECT path, id, status, promoted_at, archived_at FROM notes "
+        "WHERE type = 'memory' AND NOT " + HANDS_OFF_SQL + " AND ("
+        " (" + _IN.format("archive") + " AND coalesce(status, 'active') IN ('active', 'promoted'))"
+        " OR (" + _IN.format("ltm") + " AND coalesce(status, 'active') = 'active')"
+        " OR ((" + _IN.format("stm") + " OR " + _IN.format("boxes") + " OR " + _IN.format("ltm")
+        + ") AND status = 'archived')"
+        " OR ((" + _IN.format("stm") + " OR " + _IN.format("boxes") + ") AND status = 'promoted')"
+        ") ORDER BY path",
+        bounds,
     )
     for path, note_id, status, promoted_at, archived_at in rows:
         top = path.split("/", 1)[0] if "/" in path else ""
