@@ -429,11 +429,15 @@ def plan_box_archival(
     """
     members: dict[str, list[tuple[str, str]]] = {}
     moved_in = {m.path: m for m in sealed if m.action == "seal" and m.destination}
+    titles: dict[str, str] = {}  # a box's link as its members write it → its title, folded
     for path, box, status in vault.index.conn.execute(
         "SELECT path, box, status FROM notes WHERE type = 'memory' AND box IS NOT NULL"
     ):
         if path not in moved_in:
-            members.setdefault(_unlink(box).lower(), []).append((path, status))
+            title = titles.get(box)
+            if title is None:
+                title = titles[box] = _unlink(box).lower()
+            members.setdefault(title, []).append((path, status))
     for move in moved_in.values():
         box_link = move.changes.get("box") if move.changes else None
         if box_link and move.destination:
