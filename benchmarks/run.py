@@ -389,6 +389,20 @@ def plan_figures(
     ]
 
 
+def dry_run_figure(result: dict[str, Any], walk: dict[str, Any]) -> Figure:
+    """``vaultmem lifecycle --dry-run``: every pass, seal and the box archival included, as a
+    newcomer runs it (no target of its own; the plan target above counts the four passes)."""
+    name = "lifecycle --dry-run, every pass"
+    if "error" in result:
+        return _error_row(name, result, "-")
+    s = float(result["seconds"])
+    walk_s = float(walk.get("seconds", 0.0))
+    planned = ", ".join(f"{k} {v}" for k, v in result["planned"].items())
+    return Figure(name, f"{_secs(s)} ({_fmt(result['memories'])} memories{_cpu(result)})",
+                  f"stat walk {_secs(walk_s)} ({_ratio(s, walk_s)} of it); planned: {planned}"
+                  if walk_s else f"planned: {planned}", "-", None, s)
+
+
 def _memories(result: dict[str, Any]) -> str:
     """``"100,000 memories, 59,846 plannable"``: all memories, and those the plans loaded."""
     text = f"{_fmt(result['memories'])} memories"
@@ -576,11 +590,13 @@ def bench_synthetic(out: Path, n: int, effort: Effort, log: Log) -> Corpus:
     plan = run_scenario("plan", root, repeat=effort.plan)
     log(f"[{corpus.label}] lifecycle plan, live watcher")
     live = run_scenario("plan_live", root, repeat=effort.plan)
+    log(f"[{corpus.label}] lifecycle --dry-run")
+    dry = run_scenario("dry_run", root, repeat=effort.plan)
     log(f"[{corpus.label}] recall")
     found = run_scenario("recall", root, saves=effort.saves * 2)
     corpus.raw = {"stat_walk": walk, "raw_read": read, "idle": idle, "cold": cold,
                   "nochange": nochange, "one_note": one, "watcher": watch, "plan": plan,
-                  "plan_live": live, "recall": found, "apply": {}}
+                  "plan_live": live, "dry_run": dry, "recall": found, "apply": {}}
     corpus.figures = synthetic_figures(corpus.raw, n)
     corpus.load_average.append(_load())
     return corpus
@@ -611,7 +627,8 @@ def synthetic_figures(raw: dict[str, Any], n: int) -> list[Figure]:
                          raw["nochange"], raw["one_note"], n=n)
     plan_rows = plan_figures(raw["plan"], raw["plan_live"], raw["stat_walk"], raw["idle"], n)
     applied = raw.get("apply") or None
-    return [*rows[:3], *watcher_figures(raw["watcher"], raw["raw_read"]), *plan_rows[:-1],
+    dry = [dry_run_figure(raw["dry_run"], raw["stat_walk"])] if "dry_run" in raw else []
+    return [*rows[:3], *watcher_figures(raw["watcher"], raw["raw_read"]), *plan_rows[:-1], *dry,
             *(apply_figures(applied) if applied is not None else []),
             *recall_figures(raw["recall"], raw["raw_read"], n), rows[3], plan_rows[-1]]
 

@@ -423,7 +423,10 @@ def watcher(root: Path, saves: int) -> Result:
 
 # ---------------------------------------------------------------------------------- lifecycle
 def plan(root: Path, repeat: int) -> Result:
-    """The four lifecycle plans from one memory table, the way ``status`` shares it.
+    """The four lifecycle plans (promote, expire, forget, prune) from one memory table.
+
+    :func:`dry_run` times what ``vaultmem lifecycle --dry-run`` and ``status`` do on top: the
+    seal pass, repairs, the boxes archived with their members.
 
     Per run: ``plan_table(vault, now)`` (which syncs, then loads and scores the columns of the
     memories a pass can act on, as ``vaultmem lifecycle`` does; from 10,000 notes the vault is
@@ -519,6 +522,34 @@ def plan_live(root: Path, repeat: int) -> Result:
         vault.close()
     return {"seconds": statistics.median(totals), "cpu_seconds": statistics.median(cpus),
             "runs": totals, "memories": memories, "loaded": len(table), "planned": planned}
+
+
+def dry_run(root: Path, repeat: int) -> Result:
+    """What ``vaultmem lifecycle --dry-run`` (and ``vaultmem status``) does, ``repeat`` times:
+    ``run_passes`` over every pass of :data:`PASS_ORDER` (repair, seal, promote, expire, forget,
+    prune; the walk, the seal pass's inputs and the table, the plans, the boxes archived with
+    their members) as a dry run at the generated vault's "now". ``planned``: moves per pass."""
+    from benchmarks.generate_vault import REFERENCE_TIME
+    from vaultmem.core.lifecycle.lifecycle_plan import PASS_ORDER
+    from vaultmem.services.lifecycle.lifecycle import run_passes
+    from vaultmem.services.vault import Vault
+
+    vault = Vault.open(root)
+    vault.sync()
+    totals: list[float] = []
+    cpus: list[float] = []
+    planned: dict[str, int] = {}
+    for _ in range(repeat):
+        cpu = cpu_seconds(children=True)  # a big vault is walked in a forked process
+        started = time.perf_counter()
+        run = run_passes(vault, PASS_ORDER, REFERENCE_TIME, dry_run=True, command="lifecycle")
+        totals.append(time.perf_counter() - started)
+        cpus.append(cpu_seconds(children=True) - cpu)
+        planned = {r.name: len(r.planned) for r in run.results}
+    memories = _memory_count(vault)
+    vault.close()
+    return {"seconds": statistics.median(totals), "cpu_seconds": statistics.median(cpus),
+            "runs": totals, "memories": memories, "planned": planned}
 
 
 def recall(root: Path, queries: int) -> Result:
@@ -751,6 +782,7 @@ SCENARIOS: dict[str, Callable[[Path, argparse.Namespace], Result]] = {
     "watcher": lambda root, a: watcher(root, a.saves),
     "plan": lambda root, a: plan(root, a.repeat),
     "plan_live": lambda root, a: plan_live(root, a.repeat),
+    "dry_run": lambda root, a: dry_run(root, a.repeat),
 }
 
 

@@ -156,8 +156,10 @@ def test_quick_run_names_every_figure(tmp_path: Path) -> None:
     )
     names = [f["name"] for f in corpus["figures"]]  # its rows keep their place in the table
     assert names.index("lifecycle plan, live watcher") < names.index(
-        "lifecycle apply (journaled)"
-    ) < names.index("recall p50")
+        "lifecycle --dry-run, every pass"
+    ) < names.index("lifecycle apply (journaled)") < names.index("recall p50")
+    dry = corpus["raw"]["dry_run"]  # what `vaultmem lifecycle --dry-run` does, every pass
+    assert dry["seconds"] > 0 and list(dry["planned"])[:2] == ["seal", "promote"]
     assert re.search(r"creating an empty file [0-9,]+/s just before", proc.stdout), proc.stdout
     read = corpus["raw"]["raw_read"]  # the baseline reads and decodes every note
     assert read["notes"] == 330 and 0 < read["read_seconds"] <= read["seconds"]
