@@ -230,14 +230,17 @@ def seal_boxes(
     now: dt.datetime,
     read: SealInputs | None = None,
     linked: AbstractSet[str] | None = None,
+    shared: frozenset[str] | None = None,
 ) -> PassResult:
     """Plan pass 1 and (unless the session is a dry run) apply it; returns its moves.
 
-    ``read`` and ``linked``: see :func:`load_seal_inputs`."""
+    ``read`` and ``linked``: see :func:`load_seal_inputs`; ``shared``: the run's
+    :func:`~vaultmem.services.sync.shared_ids.shared_id_paths` (``None``: read here)."""
     from vaultmem.services.lifecycle.pass_session import PassResult
 
     memories, traces, lone, taken = load_seal_inputs(vault, now, read, linked)
-    shared = shared_id_paths(vault.index)
+    if shared is None:
+        shared = shared_id_paths(vault.index)
     held = [m for m in memories if m.path in shared]
     memories = [m for m in memories if m.path not in shared]
     plan = plan_seal(
@@ -429,19 +432,23 @@ def plan_box_archival(
     """
     members: dict[str, list[tuple[str, str]]] = {}
     moved_in = {m.path: m for m in sealed if m.action == "seal" and m.destination}
-    titles: dict[str, str] = {}  # a box's link as its members write it → its title, folded
+    titles: dict[object, str] = {}  # a box's link as its members write it → its title, folded
+
+    def title_of(link: object) -> str:
+        title = titles.get(link)
+        if title is None:
+            title = titles[link] = _unlink(link).lower()
+        return title
+
     for path, box, status in vault.index.conn.execute(
         "SELECT path, box, status FROM notes WHERE type = 'memory' AND box IS NOT NULL"
     ):
         if path not in moved_in:
-            title = titles.get(box)
-            if title is None:
-                title = titles[box] = _unlink(box).lower()
-            members.setdefault(title, []).append((path, status))
+            members.setdefault(title_of(box), []).append((path, status))
     for move in moved_in.values():
         box_link = move.changes.get("box") if move.changes else None
         if box_link and move.destination:
-            members.setdefault(_unlink(box_link).lower(), []).append((move.destination, "active"))
+            members.setdefault(title_of(box_link), []).append((move.destination, "active"))
     boxes = vault.index.frontmatter_of(
         "n.type = 'box' AND n.status = 'active' AND n.problems = '[]' AND n.warnings = '[]'"
     )

@@ -276,9 +276,10 @@ def run_passes(
             if not dry_run:
                 session.refresh()
                 meanwhile = _ReadMeanwhile()
+                shared = shared_id_paths(vault.index)  # a repair may have moved one of them
         sealed: list[Move] = []
         if "seal" in names:
-            result = seal_boxes(vault, session, now, meanwhile.seal, linked)
+            result = seal_boxes(vault, session, now, meanwhile.seal, linked, shared)
             run.results.append(result)
             sealed = result.planned
             if not dry_run:
