@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -192,6 +192,29 @@ def title_word_counts(memories: Iterable[StmMemory]) -> dict[str, int]:
     return dict(counts)
 
 
+class _TitleWordCounts(Mapping[str, int]):
+    """:func:`title_word_counts` of ``memories``, counted when first asked: only a memory
+    without tags asks (a replay of tagged memories never reads a title)."""
+
+    def __init__(self, memories: Sequence[StmMemory]) -> None:
+        self._memories = memories
+        self._counts: dict[str, int] | None = None
+
+    def _all(self) -> dict[str, int]:
+        if self._counts is None:
+            self._counts = title_word_counts(self._memories)
+        return self._counts
+
+    def __getitem__(self, word: str) -> int:
+        return self._all()[word]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 def link_topic(target: str) -> str:
     """A link target as a topic: ``"Folder/Editor setup.md#UI|x"`` → ``"editor setup"``."""
     name = target.split("|", 1)[0].split("#", 1)[0].strip().rsplit("/", 1)[-1]
@@ -221,7 +244,7 @@ def memory_topics(
     if tags:
         return frozenset(tags)
     links = {t for t in map(link_topic, memory.link_targets) if t}
-    df = document_frequency or {}
+    df = {} if document_frequency is None else document_frequency
     words = sorted(content_words(memory.title), key=lambda w: (df.get(w, 0), w))
     return frozenset(links | set(words[: max(0, title_words)]))
 
@@ -546,7 +569,7 @@ def plan_seal(
     sealed: list[_Box] = []
     open_members = ordered
     while open_members:  # replay what stays in STM alone until it seals nothing more
-        df = title_word_counts(open_members) if document_frequency is None else document_frequency
+        df = _TitleWordCounts(open_members) if document_frequency is None else document_frequency
         more, rest = _replay(open_members, df, now, lc)
         if not more:
             break
