@@ -20,6 +20,7 @@ While the worker runs with a live observer it keeps a heartbeat in the sidecar
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import secrets
@@ -57,6 +58,9 @@ PROBE_SECONDS = 3.0
 longer delivers events although its threads run: it is restarted and the vault synced."""
 STOP_DURING_START_SECONDS = 10.0
 """Ctrl-C during the first sync waits at most this long for it to stop (see stop())."""
+NEW_FOLDER_SECONDS = 5.0
+"""A folder moved into a folder whose creation event arrived at most this many seconds earlier
+makes the watcher re-watch the vault (see :meth:`VaultWatcher._check_folder_move`)."""
 LONGEST_NAP_SECONDS = 0.25
 """The longest sleep between two looks at a flag in :func:`wait_for_flag` (Ctrl-C ends a
 sleep at once; this bounds how late a worker's end is noticed, at four wake-ups a second)."""
@@ -73,6 +77,8 @@ _EVENT_FILTER: list[type[FileSystemEvent]] = [
 """What the OS is asked for (no FileAttribEvent before watchdog 5). Never opens or closes without
 a write (the worker's own reads would wake it), nor folder modifications (a folder's mtime says
 nothing about its notes)."""
+_FULL_EVENTS = "generate_full_events" in inspect.signature(Observer).parameters
+"""Whether this platform's observer reports moves in and out of the watch as moves (inotify)."""
 
 
 def wait_for_flag(flag: threading.Event, timeout: float | None = None) -> bool:
@@ -163,6 +169,7 @@ class VaultWatcher:
         self._first_at: float | None = None  # monotonic time of the burst's first event
         self._last_at = 0.0
         self._fences: set[str] = set()  # fence files written and not yet seen
+        self._rewatch_reason = ""  # set when the observer's watches may be wrong
         self._stopping = False
         # --- guarded by _observer_lock (stop() and the worker's restarts race otherwise)
         self._observer_lock = threading.Lock()
@@ -171,6 +178,7 @@ class VaultWatcher:
         self._restart_at = 0.0  # monotonic time before which no restart is tried
         self._restart_delay = HEALTH_CHECK_SECONDS
         self._probe: tuple[str, float] | None = None  # worker only: fence written, when
+        self._new_folders: dict[str, float] = {}  # observer thread only: folder → created at
         # --- owned by start/stop and the worker
         self._worker: threading.Thread | None = None
         self._alarm = _OverflowAlarm(
@@ -296,7 +304,10 @@ class VaultWatcher:
 
     # ------------------------------------------------------------------ observer side
     def _new_observer(self) -> BaseObserver:
-        observer = Observer()
+        # full events: a folder moved where no watch sees it arrives as a move without a
+        # destination, not as a deletion (see _check_folder_event)
+        make: Callable[..., BaseObserver] = Observer
+        observer = make(generate_full_events=True) if _FULL_EVENTS else make()
         observer.schedule(
             _Handler(self._on_event), self._root, recursive=True, event_filter=_EVENT_FILTER
         )
@@ -324,6 +335,8 @@ class VaultWatcher:
                 if event.event_type == "moved"
                 else [event.src_path]
             )
+            if event.is_directory:
+                self._check_folder_event(event)
             wanted: list[str] = []
             full = False
             for raw in raws:
@@ -347,6 +360,48 @@ class VaultWatcher:
         except Exception:  # a dying observer thread would silently stop the watch
             logger.exception("watch: could not handle %r", event)
             self._request_full_sync("an event could not be handled")
+
+    def _check_folder_event(self, event: FileSystemEvent) -> None:
+        """Observer thread: ask the worker to re-watch the vault when watchdog's watches may
+        have gone wrong; remember folders created or moved in from outside.
+
+        watchdog (7.1) walks a new folder when its creation event arrives. A folder moved in
+        before that walk gets a second entry for its kernel watch, and the move's event then
+        removes that watch through the stale entry: the moved folder's later edits send no
+        events at all. The move shows up either as a move into a folder created moments
+        before, or, when the destination was not watched yet, as a folder moved away with no
+        destination. Either asks for a new observer and a full sync; real vaults rarely do
+        this, so the cost is rare too.
+        """
+        src = self._relative(event.src_path) if event.src_path else None
+        dest = self._relative(event.dest_path) if getattr(event, "dest_path", "") else None
+        now = time.monotonic()
+        folders = self._new_folders
+        if event.event_type == "created" or (event.event_type == "moved" and src is None):
+            if dest is None and src is None:
+                return
+            if len(folders) > 1000:  # forget creations too old to matter
+                for old in [f for f, at in folders.items() if now - at > NEW_FOLDER_SECONDS]:
+                    del folders[old]
+            folders[dest if dest is not None else str(src)] = now
+            return
+        if event.event_type != "moved" or src is None or src.startswith(self._fence_dir):
+            return
+        if dest is None:
+            reason = f"the folder {src or '(the vault)'} moved where no watch sees it"
+        else:
+            parent = dest.rpartition("/")[0]
+            while parent:
+                created = folders.get(parent)
+                if created is not None and now - created <= NEW_FOLDER_SECONDS:
+                    break
+                parent = parent.rpartition("/")[0]
+            else:
+                return
+            reason = f"{src} was moved into {parent}, a folder created moments before"
+        with self._cond:
+            self._rewatch_reason = reason
+        self._add([], full=True)
 
     def _note_fence(self, rel: str, event: FileSystemEvent) -> None:
         name = rel[len(self._fence_dir) :]
@@ -460,7 +515,10 @@ class VaultWatcher:
             (self.vault.sidecar / name).unlink(missing_ok=True)
             self._probe = None
             if not seen:
-                self._restart_observer("the file-system observer delivers no events")
+                if self._restart_observer(
+                    "the file-system observer delivers no events; restarting it"
+                ):
+                    self._request_full_sync("the observer was restarted")
                 return False
         name = self._fence_token + "probe-" + str(next(self._fence_numbers))
         with self._cond:
@@ -506,6 +564,12 @@ class VaultWatcher:
                 self._check_observer()
                 continue
             paths, full, target = batch
+            with self._cond:
+                rewatch, self._rewatch_reason = self._rewatch_reason, ""
+            if rewatch and self._restart_observer(
+                f"{rewatch}; re-watching the vault", level=logging.WARNING
+            ):
+                full = True
             if self._sync_batch(db, paths, full, target):
                 self._failing = False
                 retry_seconds = 0.5
@@ -575,15 +639,17 @@ class VaultWatcher:
             observer.is_alive() and all(emitter.is_alive() for emitter in observer.emitters)
         ):
             return
-        self._restart_observer("the file-system observer stopped")
+        if self._restart_observer("the file-system observer stopped; restarting it"):
+            self._request_full_sync("the observer was restarted")
 
-    def _restart_observer(self, reason: str) -> None:
-        """Replace the observer (``reason`` is logged), then sync everything."""
+    def _restart_observer(self, reason: str, *, level: int = logging.ERROR) -> bool:
+        """Replace the observer (``reason`` is logged at ``level``); True when it was replaced,
+        and the caller syncs the whole vault (events may have been lost meanwhile)."""
         with self._observer_lock:
             observer = self._observer
             if observer is None or self._closing or time.monotonic() < self._restart_at:
-                return
-            logger.error("watch: %s; restarting it", reason)
+                return False
+            logger.log(level, "watch: %s", reason)
             observer.stop()
             observer.join(timeout=5.0)
             try:
@@ -594,6 +660,6 @@ class VaultWatcher:
                 )
                 self._restart_at = time.monotonic() + self._restart_delay
                 self._restart_delay = min(self._restart_delay * 2, 60.0)
-                return
+                return False
             self._restart_delay = HEALTH_CHECK_SECONDS
-        self._request_full_sync("the observer was restarted")
+        return True
