@@ -158,7 +158,8 @@ def memory_from_note(note: ParsedNote, scores: Scores, edges: int) -> Memory:
 
 @dataclass(frozen=True, slots=True)
 class MemoryTable:
-    """Columns and scores of many memories (rows in path order)."""
+    """Columns and scores of many memories, one row per memory in the index's own order (not
+    sorted: :func:`order_rows` orders them for ``list``)."""
 
     columns: MemoryColumns
     scores: Scores
