@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 
 from vaultmem.core.links.code_lines import text_outside_code_by_line
 from vaultmem.core.links.code_spans import code_spans, html_may_take_backticks
+from vaultmem.core.links.indented_code import FENCE_MARK
 from vaultmem.core.links.links import _normalise, _parsed_links, _scan, extract_links
 
 REPO = Path(__file__).resolve().parents[1]
@@ -298,3 +299,28 @@ def test_the_list_walk_reads_a_text_line_without_asking_what_it_opens(body: str)
             assert _block_start(stripped) == (_TEXT, None)
         if stripped and stripped[0] not in "=-":  # a setext underline is "=" or "-" only
             assert _SETEXT_RE.fullmatch(stripped) is None
+
+
+WALK_PREFIXES = ["", "", " ", "  ", "   ", "    ", "     ", "      ", "        ", "\t", " \t",
+                 "- ", "* ", "1. ", "2) ", "-     ", "- \t", "    - ", "      - ", "\t- ", "> ",
+                 ">", "> - ", "- > ", ">     ", "# ", "  - ", "   1. ", "-", "1."]  # fmt: skip
+WALK_BODIES = ["", "", "", "x", "a b", "- x", "# h", "---", "===", "***", "> q", "    x", "\tx",
+               "<div>", "[r]: x", "x    y", "-"]  # fmt: skip
+walkable = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(WALK_PREFIXES), st.sampled_from(WALK_BODIES)),
+        st.sampled_from([("", ""), ("  ", FENCE_MARK), ("    ", FENCE_MARK), ("", FENCE_MARK)]),
+    ),
+    max_size=14,
+).map(lambda lines: "\n".join(p + b for p, b in lines))
+
+
+@settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(walkable)
+def test_the_list_walk_answers_alike_when_it_walks_only_some_stretches(body: str) -> None:
+    """The walk starts afresh at each line that stands at column 0 after an empty line, and
+    skips the stretches without four spaces, a tab or a ``>``: it answers as the walk over the
+    whole body does."""
+    from vaultmem.core.links.indented_code import _list_walk_finds_code, _walk_finds_code
+
+    assert _list_walk_finds_code(body) == _walk_finds_code(body)

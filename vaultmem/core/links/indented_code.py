@@ -115,6 +115,29 @@ def links_may_sit_in_indented_code(text: str) -> bool:
 
 def _list_walk_finds_code(body: str) -> bool:
     """Follow paragraphs, list items and block quotes line by line; True when a line may be
+    indented code (:func:`_walk_finds_code`), walking only the stretches that may hold one.
+
+    After a blank line, a line at column 0 starts the walk afresh: no paragraph is open
+    (so the line is no lazy continuation), and it closes every open list item (each item's
+    content starts at column 1 or later). The walk answers True only on a line indented 4+
+    columns, after a list marker followed by 5+ columns, or in a block quote (see
+    :func:`_walk_finds_code`), which needs four spaces in a row, a tab or a ``>``; a stretch
+    without any of them is not walked. In a hub-shaped note only its nested feature list is.
+    """
+    if "\n\n" not in body:
+        return _walk_finds_code(body)
+    for stretch in _STRETCH_RE.split(body):
+        if ("    " in stretch or "\t" in stretch or ">" in stretch) and _walk_finds_code(stretch):
+            return True
+    return False
+
+
+_STRETCH_RE = lazy_pattern(globals(), "_STRETCH_RE", r"\n\n(?=[^ \t\n])")
+"""Where the walk may start afresh: an empty line, then a line that starts at column 0."""
+
+
+def _walk_finds_code(body: str) -> bool:
+    """Follow paragraphs, list items and block quotes line by line; True when a line may be
     indented code.
 
     A small CommonMark block walk (sections 4.4, 5.1–5.3) for bodies without fences, HTML or
