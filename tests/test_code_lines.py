@@ -324,3 +324,31 @@ def test_the_list_walk_answers_alike_when_it_walks_only_some_stretches(body: str
     from vaultmem.core.links.indented_code import _list_walk_finds_code, _walk_finds_code
 
     assert _list_walk_finds_code(body) == _walk_finds_code(body)
+
+
+SPAN_LINES = ["x `y", "z` w", "[[X]]", "`a` [[B]]", "[t](c.md) `d`", "\\`e", "``f``", "`` ` ``",
+              "g `` h", "[[C]] `i", "`[[D]]`", "", "- `j` [[E]]", "k ` l ` m", "\\\\`n`",
+              "[u](`v`.md)"]  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(SPAN_LINES), max_size=8).map("\n".join))
+def test_code_spans_are_cut_only_where_a_link_may_be(body: str) -> None:
+    """Lines without ``[`` keep their code spans (no link sits there), yet a backtick that
+    finds no closer on its line still makes the scanner unsure: a span may run over lines and
+    hide a link on the next."""
+    expected = _parsed_links(body)
+    found = _by_line(body)
+    if found is not None:
+        assert found == expected
+    assert extract_links(body) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "sure"),
+    [("x `y\n[[X]]\nz` w", False), ("x `y` z\n[[X]]", True), ("a `` b\n[[X]]", False),
+     ("Plugin ID: `p`\n- [[X]] `q`", True)],
+)  # fmt: skip
+def test_an_unpaired_backtick_on_a_line_without_links_is_not_sure(body: str, sure: bool) -> None:
+    assert (text_outside_code_by_line(body) is not None) is sure
+    assert extract_links(body) == _parsed_links(body)

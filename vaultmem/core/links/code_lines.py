@@ -100,17 +100,64 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
         text, html_at_top_level=html_at_top_level
     ):
         return None
-    pieces = list(outside)
     code: list[str] = []
+    if outside is kept:  # no fence, no comment block: the lines are the body's
+        cut = _cut_code_spans(body, code)
+        return None if cut is None else (cut, code)
+    pieces = list(outside)
     for index in [i for i, line in enumerate(outside) if "`" in line and i not in comments]:
-        line = outside[index]
-        if may_take_backticks(line):
+        cut = _cut_line(outside[index], code)
+        if cut is None:
             return None
-        spans = code_spans(line, paired=True)
-        if spans is None:
-            return None
-        pieces[index] = cut_code(line, spans, code, ordered=True)
+        pieces[index] = cut
     return "\n".join(pieces), code
+
+
+def _cut_code_spans(text: str, code: list[str]) -> str | None:
+    """``text`` with the code spans of each line that holds a backtick cut by :func:`_cut_line`
+    (the lines found by searching for backticks, not by splitting ``text``); ``None``: not
+    sure."""
+    tick = text.find("`")
+    if tick == -1:
+        return text
+    pieces: list[str] = []
+    done = 0  # text before this offset is in pieces
+    while tick != -1:
+        start = text.rfind("\n", 0, tick) + 1
+        end = text.find("\n", tick)
+        if end == -1:
+            end = len(text)
+        line = text[start:end]
+        cut = _cut_line(line, code)
+        if cut is None:
+            return None
+        if cut is not line:
+            pieces.append(text[done:start])
+            pieces.append(cut)
+            done = end
+        tick = text.find("`", end)
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _cut_line(line: str, code: list[str]) -> str | None:
+    """One line holding a backtick, its code spans cut (see
+    :func:`~vaultmem.core.links.code_spans.cut_code`); ``None`` when not sure: a link
+    destination may hold a backtick, or a backtick string finds no closer on the line (a span
+    may then run over lines).
+
+    A line without ``[`` holds no link (and links never span lines), so its spans are not cut:
+    it is returned as it is once its backtick strings pair up."""
+    if "[" not in line:
+        if "\\" in line or "``" in line:
+            return line if code_spans(line, paired=True) is not None else None
+        return None if line.count("`") % 2 else line  # single backticks pair up in turn
+    if may_take_backticks(line):
+        return None
+    spans = code_spans(line, paired=True)
+    return None if spans is None else cut_code(line, spans, code, ordered=True)
 
 
 def _without_fences(
