@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import split_note
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
@@ -352,3 +352,23 @@ def test_code_spans_are_cut_only_where_a_link_may_be(body: str) -> None:
 def test_an_unpaired_backtick_on_a_line_without_links_is_not_sure(body: str, sure: bool) -> None:
     assert (text_outside_code_by_line(body) is not None) is sure
     assert extract_links(body) == _parsed_links(body)
+
+
+@settings(max_examples=4000, deadline=None)
+@given(st.text(alphabet=" \t>-*+1.)x\n", max_size=40))
+@example("\t\n-     x")
+def test_wide_marker_gaps_are_found_by_searching_for_tabs_and_five_spaces(body: str) -> None:
+    """The lines asked whether a marker opens indented code are found by searching for a tab
+    or five spaces in a row: the answer is the one asking each line the expression for a marker
+    followed by four spaces or a tab picks out gives."""
+    import re
+
+    from vaultmem.core.links.indented_code import _marker_opens_indented_code, _wide_marker_gap
+
+    marker_then_ws = re.compile(r"\n[ \t>*+\-0-9.)]*?(?:>|[-+*]|[0-9][.)])(?: {4}| {0,3}\t)")
+    text = "\n" + body
+    expected = any(
+        _marker_opens_indented_code(text[m.start() + 1 :].split("\n", 1)[0])
+        for m in marker_then_ws.finditer(text)
+    )
+    assert _wide_marker_gap(body) is expected

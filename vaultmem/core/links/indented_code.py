@@ -19,9 +19,6 @@ __all__ = ["links_may_sit_in_indented_code", "may_hold_code", "may_hold_indented
 # Fast-path guards (see may_hold_code).
 # These run over "\n" + body and start with a literal "\n" (much faster than "^" + MULTILINE).
 _INDENTED_LINE_RE = lazy_pattern(globals(), "_INDENTED_LINE_RE", r"\n(?: {4}| {0,3}\t)[ \t]*\S")
-_MARKER_THEN_WS_RE = lazy_pattern(
-    globals(), "_MARKER_THEN_WS_RE", r"\n[ \t>*+\-0-9.)]*?(?:>|[-+*]|[0-9][.)])(?: {4}| {0,3}\t)"
-)
 _PREFIX_PART_RE = lazy_pattern(
     globals(), "_PREFIX_PART_RE", r"([ \t]*)(>|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))?"
 )
@@ -76,17 +73,34 @@ def may_hold_indented_code(body: str, *, html_at_top_level: bool = False) -> boo
     the body with its backticks replaced and three searches through it."""
     if "    " not in body and "\t" not in body:
         return False
+    if _wide_marker_gap(body):
+        return True
     text = "\n" + body
-    for match in _MARKER_THEN_WS_RE.finditer(text):
-        end = text.find("\n", match.start() + 1)
-        line = text[match.start() + 1 : end if end != -1 else len(text)]
-        if _marker_opens_indented_code(line):
-            return True
     if _INDENTED_LINE_RE.search(text) is None:
         return False
-    if html_at_top_level:
-        return _REFERENCE_LINE_RE.search(text) is not None or _list_walk_finds_code(body)
-    return _UNSURE_RE.search(text) is not None or _list_walk_finds_code(body)
+    # (every reference definition holds "]:", every HTML line "<": a body without them is
+    # not searched for them)
+    if "]:" in body and _REFERENCE_LINE_RE.search(text) is not None:
+        return True
+    if not html_at_top_level and "<" in body and _UNSURE_RE.search(text) is not None:
+        return True
+    return _list_walk_finds_code(body)
+
+
+def _wide_marker_gap(body: str) -> bool:
+    """Does a line of ``body`` open indented code after a ``>`` or list marker
+    (:func:`_marker_opens_indented_code`)? Only lines holding a tab or five spaces in a row are
+    asked (5+ columns need one or the other), found by searching, not by splitting: in most
+    bodies there are none, or a few lines of a list nested with spaces."""
+    for gap in ("\t", "     "):
+        at = body.find(gap)
+        while at != -1:
+            start = body.rfind("\n", 0, at) + 1
+            end = body.find("\n", at)
+            if _marker_opens_indented_code(body[start:end] if end != -1 else body[start:]):
+                return True
+            at = body.find(gap, end) if end != -1 else -1
+    return False
 
 
 def links_may_sit_in_indented_code(text: str) -> bool:
