@@ -372,3 +372,34 @@ def test_wide_marker_gaps_are_found_by_searching_for_tabs_and_five_spaces(body: 
         for m in marker_then_ws.finditer(text)
     )
     assert _wide_marker_gap(body) is expected
+
+
+class _Everything:
+    """A set that holds everything (so no bullet line takes the walk's shortcut)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+ITEM_PREFIXES = ["", " ", "  ", "   ", "    ", "     ", "      ", "        ", "\t", " \t", "> "]
+ITEM_LINES = ["- x", "* x", "+ x", "- - x", "-  x", "- \tx", "- ", "-", "- #", "- 1. x",
+              "x", "1. x", "2) x", "# h", "---", "- > q", "* * *", "- =", "", "", "> x",
+              "-\tx"]  # fmt: skip
+nested_lists = st.lists(
+    st.tuples(st.sampled_from(ITEM_PREFIXES), st.sampled_from(ITEM_LINES)), max_size=14
+).map(lambda lines: "\n".join(p + b for p, b in lines))
+
+
+@settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nested_lists)
+@example("- > q\n  2) x\n\n      z")  # a quote's paragraph: any list item ends it
+@example("> q\n- x\n  2) y\n\n      z")  # after the bullet, no quote's paragraph is open
+def test_the_list_walk_reads_a_bullet_line_opening_a_paragraph_without_asking(body: str) -> None:
+    """A ``- text`` line (a bullet, one space, text that opens no block) is taken by the walk
+    without asking :func:`_block_start` what it opens: the walk answers as when it asks."""
+    from vaultmem.core.links import indented_code
+
+    quick = indented_code._walk_finds_code(body)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(indented_code, "_NOT_TEXT_START", _Everything())
+        assert indented_code._walk_finds_code(body) is quick

@@ -36,6 +36,8 @@ paragraph text or indented code instead. Its ``[[`` makes
 :func:`links_may_sit_in_indented_code` take it for a line that may hide a link, so that the
 walk's answer is asked for. A body holds no NUL, so no line of its own is one."""
 _BLOCK_START_CHARS = frozenset("#-+*_=0123456789>")
+_NOT_TEXT_START = _BLOCK_START_CHARS | {"", " ", "\t"}
+"""What the text of a bullet item does not start with when it opens a paragraph (see the walk)."""
 _ATX_RE = lazy_pattern(globals(), "_ATX_RE", r"#{1,6}(?:[ \t]|$)")
 _THEMATIC_RE = lazy_pattern(
     globals(), "_THEMATIC_RE", r"(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,}"
@@ -192,6 +194,22 @@ def _walk_finds_code(body: str) -> bool:
             if in_paragraph:
                 continue  # paragraph continuation text
             kind, item = _TEXT, None
+        elif first in "-*+" and stripped[1:2] == " " and stripped[2:3] not in _NOT_TEXT_START:
+            # "- text", the common line of a nested list: a bullet item whose text opens a
+            # paragraph; what _block_start and the steps below find for it, without asking
+            ws_len = len(line) - len(stripped)
+            indent = (
+                ws_len if not ws_len or "\t" not in line[:ws_len] else _columns(line[:ws_len], 0)
+            )
+            if in_paragraph and indent >= (offsets[-1] if offsets else 0) + 4:
+                continue  # too deep to open a block: continues the paragraph
+            while offsets and indent < offsets[-1]:
+                offsets.pop()
+            if indent - (offsets[-1] if offsets else 0) >= 4:
+                return True
+            offsets.append(indent + 2)
+            in_paragraph, quoted = True, False
+            continue
         else:
             kind, item = _block_start(stripped)
         ws_len = len(line) - len(stripped)
