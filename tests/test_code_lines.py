@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from vaultmem.core.links.code_lines import text_outside_code_by_line
 from vaultmem.core.links.code_spans import code_spans, html_may_take_backticks
 from vaultmem.core.links.indented_code import FENCE_MARK
-from vaultmem.core.links.links import _normalise, _parsed_links, _scan, extract_links
+from vaultmem.core.links.links import Link, _normalise, _parsed_links, _scan, extract_links
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
@@ -403,3 +403,11 @@ def test_the_list_walk_reads_a_bullet_line_opening_a_paragraph_without_asking(bo
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(indented_code, "_NOT_TEXT_START", _Everything())
         assert indented_code._walk_finds_code(body) is quick
+
+
+@pytest.mark.parametrize("body", ["<div> `[[A]]`", "<div>\n`[[A]]`", "x\n\n<div> `[[A]]`\n"])
+def test_a_backtick_in_an_html_block_is_no_code(body: str) -> None:
+    """An HTML block keeps its text as it stands: a backtick on its first line or after it
+    makes the line scanner unsure, and the parser keeps the link."""
+    assert text_outside_code_by_line(body) is None
+    assert extract_links(body) == _parsed_links(body) == [Link("A", "wikilink")]

@@ -73,7 +73,12 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     """
     fences: list[int] = []  # where in kept the fenced blocks (and comment blocks) stand
     comments: set[int] = set()  # which lines of outside are comment blocks, comments cut
-    if "```" in body or "~~~" in body or "\n<!--" in body or body.startswith("<!--"):
+    comment = "<!--" in body  # (asked once: most bodies hold none)
+    if (
+        "```" in body
+        or "~~~" in body
+        or (comment and ("\n<!--" in body or body.startswith("<!--")))
+    ):
         split = _without_fences(body, fences, comments)
         if split is None:
             return None
@@ -88,6 +93,8 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
         return None
     html_at_top_level = False
     if "<" in text:
+        if comment and "<!--" in text:  # (text holds only lines of the body)
+            return None
         html = _html_lines(text, kept, fences)
         if html is None:
             return None
@@ -96,7 +103,7 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     # would end the paragraph, and a setext underline below it would not close a heading);
     # "~~~" and "<!--" are settled above; the cheap question first: the walk is asked only
     # when a link sits where code may be
-    if links_may_sit_in_indented_code(text) and may_hold_indented_code(
+    if links_may_sit_in_indented_code(kept) and may_hold_indented_code(
         text, html_at_top_level=html_at_top_level
     ):
         return None
@@ -242,7 +249,7 @@ def _html_lines(text: str, kept: list[str], fences: list[int]) -> bool | None:
     """How the HTML of ``kept`` (the lines of ``text``, fenced blocks as :data:`_FENCE_PLACE` at
     the indexes ``fences``) bears on the line-by-line reading: ``None`` when it may change what that
     reading takes for code (see the module text), else whether every HTML line stands at top
-    level (see below).
+    level (see below). ``text`` holds no ``<!--`` (the caller answers ``None`` for one).
 
     At top level: every line that may open an HTML block starts with ``<`` at column 0 and
     opens its run of lines (after a blank line or at the start), and the lines after it up to
@@ -253,8 +260,6 @@ def _html_lines(text: str, kept: list[str], fences: list[int]) -> bool | None:
     :func:`vaultmem.core.links.indented_code.may_hold_code`, which reads it as a paragraph, then
     leaves those lines with markdown-it's containers, as an HTML block does.
     """
-    if "<!--" in text:
-        return None
     fenced = set(fences)
     at_top_level = True
     last = len(kept)
@@ -279,14 +284,14 @@ def _html_lines(text: str, kept: list[str], fences: list[int]) -> bool | None:
                 continue
             if _HTML_UNTIL_MARKER_RE.match(line, opened.end() - 1):
                 return None  # such a block runs past blank lines: not followed here
-            rest = run[offset:]  # the block ends at the next blank line at the latest ...
-            if end in fenced or any("`" in part for part in rest):
+            # the block ends at the next blank line at the latest ...
+            if end in fenced or ("`" in joined and "`" in "\n".join(run[offset:])):
                 return None  # ... and holds a fence marker or backtick that is no code
             if at_top_level and (
                 offset > 0
                 or line[0] != "<"
                 or start - 1 in fenced
-                or any(part[0] in _OPENS_NO_BLOCK_FIRSTS for part in rest[1:])
+                or (len(run) > 1 and any(part[0] in _OPENS_NO_BLOCK_FIRSTS for part in run[1:]))
             ):
                 at_top_level = False
             break

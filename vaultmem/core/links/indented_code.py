@@ -11,6 +11,7 @@ span path needs. Both are conservative: true does not mean code. Pure: no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from vaultmem.core.lazy_patterns import lazy_pattern
 
@@ -105,16 +106,17 @@ def _wide_marker_gap(body: str) -> bool:
     return False
 
 
-def links_may_sit_in_indented_code(text: str) -> bool:
+def links_may_sit_in_indented_code(lines: Iterable[str]) -> bool:
     """Might a line holding ``[[`` or ``](`` be a line of an indented code block?
 
-    For text without fences, HTML or reference definitions, where code spans are handled line
-    by line: a line of indented code starts with 4+ columns of whitespace, with ``>`` (inside
-    a quote) or with list markers followed by 5+ columns (CommonMark 4.4, 5.1, 5.2); any other
-    line never is one. When no link sits on such a line, the indented code (wherever it is)
-    hides no link, and no link spans two lines.
+    ``lines``: the lines of a text (split at ``\\n``; the caller has them already). For text
+    without fences, HTML or reference definitions, where code spans are handled line by line:
+    a line of indented code starts with 4+ columns of whitespace, with ``>`` (inside a quote)
+    or with list markers followed by 5+ columns (CommonMark 4.4, 5.1, 5.2); any other line
+    never is one. When no link sits on such a line, the indented code (wherever it is) hides
+    no link, and no link spans two lines.
     """
-    for line in text.split("\n"):
+    for line in lines:
         if "[[" not in line and "](" not in line:
             continue
         stripped = line.lstrip(" \t")
