@@ -411,3 +411,21 @@ def test_a_backtick_in_an_html_block_is_no_code(body: str) -> None:
     makes the line scanner unsure, and the parser keeps the link."""
     assert text_outside_code_by_line(body) is None
     assert extract_links(body) == _parsed_links(body) == [Link("A", "wikilink")]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=" \t>-*+1.)<x\n", max_size=30))
+def test_lines_the_paragraph_scanner_does_not_follow_are_found_after_a_line_break(
+    body: str,
+) -> None:
+    """The search for a quote, list item or HTML line anywhere in a body runs over ``"\\n" +
+    body`` from a literal line break: it finds one exactly where the expression anchored at
+    each line start (``^``, multi-line) does."""
+    import re
+
+    from vaultmem.core.links.code_spans import _UNSURE_ANYWHERE_RE
+
+    anchored = re.compile(
+        r"^ {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))", re.MULTILINE
+    )
+    assert (_UNSURE_ANYWHERE_RE.search("\n" + body) is None) is (anchored.search(body) is None)
