@@ -118,7 +118,10 @@ def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
                     if resolved is None
                     else (key, resolved, nid_of.get(resolved, null))
                 )
-                if resolver.resolves_alike(target):  # the same from every note
+                # the same from every note (a bare name: when no other note has it)
+                if resolver.named(key) <= 1 and (
+                    "/" not in target or resolver.resolves_alike(target)
+                ):
                     known[target] = found
             subpath = link.subpath
             links.append(
