@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 from conftest import split_note
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from vaultmem.core.links.code_lines import text_outside_code_by_line
 from vaultmem.core.links.code_spans import code_spans, html_may_take_backticks
-from vaultmem.core.links.links import _normalise, _parsed_links, _scan, extract_links
+from vaultmem.core.links.indented_code import FENCE_MARK
+from vaultmem.core.links.links import Link, _normalise, _parsed_links, _scan, extract_links
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
@@ -298,3 +299,133 @@ def test_the_list_walk_reads_a_text_line_without_asking_what_it_opens(body: str)
             assert _block_start(stripped) == (_TEXT, None)
         if stripped and stripped[0] not in "=-":  # a setext underline is "=" or "-" only
             assert _SETEXT_RE.fullmatch(stripped) is None
+
+
+WALK_PREFIXES = ["", "", " ", "  ", "   ", "    ", "     ", "      ", "        ", "\t", " \t",
+                 "- ", "* ", "1. ", "2) ", "-     ", "- \t", "    - ", "      - ", "\t- ", "> ",
+                 ">", "> - ", "- > ", ">     ", "# ", "  - ", "   1. ", "-", "1."]  # fmt: skip
+WALK_BODIES = ["", "", "", "x", "a b", "- x", "# h", "---", "===", "***", "> q", "    x", "\tx",
+               "<div>", "[r]: x", "x    y", "-"]  # fmt: skip
+walkable = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(WALK_PREFIXES), st.sampled_from(WALK_BODIES)),
+        st.sampled_from([("", ""), ("  ", FENCE_MARK), ("    ", FENCE_MARK), ("", FENCE_MARK)]),
+    ),
+    max_size=14,
+).map(lambda lines: "\n".join(p + b for p, b in lines))
+
+
+@settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(walkable)
+def test_the_list_walk_answers_alike_when_it_walks_only_some_stretches(body: str) -> None:
+    """The walk starts afresh at each line that stands at column 0 after an empty line, and
+    skips the stretches without four spaces, a tab or a ``>``: it answers as the walk over the
+    whole body does."""
+    from vaultmem.core.links.indented_code import _list_walk_finds_code, _walk_finds_code
+
+    assert _list_walk_finds_code(body) == _walk_finds_code(body)
+
+
+SPAN_LINES = ["x `y", "z` w", "[[X]]", "`a` [[B]]", "[t](c.md) `d`", "\\`e", "``f``", "`` ` ``",
+              "g `` h", "[[C]] `i", "`[[D]]`", "", "- `j` [[E]]", "k ` l ` m", "\\\\`n`",
+              "[u](`v`.md)"]  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(SPAN_LINES), max_size=8).map("\n".join))
+def test_code_spans_are_cut_only_where_a_link_may_be(body: str) -> None:
+    """Lines without ``[`` keep their code spans (no link sits there), yet a backtick that
+    finds no closer on its line still makes the scanner unsure: a span may run over lines and
+    hide a link on the next."""
+    expected = _parsed_links(body)
+    found = _by_line(body)
+    if found is not None:
+        assert found == expected
+    assert extract_links(body) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "sure"),
+    [("x `y\n[[X]]\nz` w", False), ("x `y` z\n[[X]]", True), ("a `` b\n[[X]]", False),
+     ("Plugin ID: `p`\n- [[X]] `q`", True)],
+)  # fmt: skip
+def test_an_unpaired_backtick_on_a_line_without_links_is_not_sure(body: str, sure: bool) -> None:
+    assert (text_outside_code_by_line(body) is not None) is sure
+    assert extract_links(body) == _parsed_links(body)
+
+
+@settings(max_examples=4000, deadline=None)
+@given(st.text(alphabet=" \t>-*+1.)x\n", max_size=40))
+@example("\t\n-     x")
+def test_wide_marker_gaps_are_found_by_searching_for_tabs_and_five_spaces(body: str) -> None:
+    """The lines asked whether a marker opens indented code are found by searching for a tab
+    or five spaces in a row: the answer is the one asking each line the expression for a marker
+    followed by four spaces or a tab picks out gives."""
+    import re
+
+    from vaultmem.core.links.indented_code import _marker_opens_indented_code, _wide_marker_gap
+
+    marker_then_ws = re.compile(r"\n[ \t>*+\-0-9.)]*?(?:>|[-+*]|[0-9][.)])(?: {4}| {0,3}\t)")
+    text = "\n" + body
+    expected = any(
+        _marker_opens_indented_code(text[m.start() + 1 :].split("\n", 1)[0])
+        for m in marker_then_ws.finditer(text)
+    )
+    assert _wide_marker_gap(body) is expected
+
+
+class _Everything:
+    """A set that holds everything (so no bullet line takes the walk's shortcut)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+ITEM_PREFIXES = ["", " ", "  ", "   ", "    ", "     ", "      ", "        ", "\t", " \t", "> "]
+ITEM_LINES = ["- x", "* x", "+ x", "- - x", "-  x", "- \tx", "- ", "-", "- #", "- 1. x",
+              "x", "1. x", "2) x", "# h", "---", "- > q", "* * *", "- =", "", "", "> x",
+              "-\tx"]  # fmt: skip
+nested_lists = st.lists(
+    st.tuples(st.sampled_from(ITEM_PREFIXES), st.sampled_from(ITEM_LINES)), max_size=14
+).map(lambda lines: "\n".join(p + b for p, b in lines))
+
+
+@settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nested_lists)
+@example("- > q\n  2) x\n\n      z")  # a quote's paragraph: any list item ends it
+@example("> q\n- x\n  2) y\n\n      z")  # after the bullet, no quote's paragraph is open
+def test_the_list_walk_reads_a_bullet_line_opening_a_paragraph_without_asking(body: str) -> None:
+    """A ``- text`` line (a bullet, one space, text that opens no block) is taken by the walk
+    without asking :func:`_block_start` what it opens: the walk answers as when it asks."""
+    from vaultmem.core.links import indented_code
+
+    quick = indented_code._walk_finds_code(body)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(indented_code, "_NOT_TEXT_START", _Everything())
+        assert indented_code._walk_finds_code(body) is quick
+
+
+@pytest.mark.parametrize("body", ["<div> `[[A]]`", "<div>\n`[[A]]`", "x\n\n<div> `[[A]]`\n"])
+def test_a_backtick_in_an_html_block_is_no_code(body: str) -> None:
+    """An HTML block keeps its text as it stands: a backtick on its first line or after it
+    makes the line scanner unsure, and the parser keeps the link."""
+    assert text_outside_code_by_line(body) is None
+    assert extract_links(body) == _parsed_links(body) == [Link("A", "wikilink")]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=" \t>-*+1.)<x\n", max_size=30))
+def test_lines_the_paragraph_scanner_does_not_follow_are_found_after_a_line_break(
+    body: str,
+) -> None:
+    """The search for a quote, list item or HTML line anywhere in a body runs over ``"\\n" +
+    body`` from a literal line break: it finds one exactly where the expression anchored at
+    each line start (``^``, multi-line) does."""
+    import re
+
+    from vaultmem.core.links.code_spans import _UNSURE_ANYWHERE_RE
+
+    anchored = re.compile(
+        r"^ {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))", re.MULTILINE
+    )
+    assert (_UNSURE_ANYWHERE_RE.search("\n" + body) is None) is (anchored.search(body) is None)

@@ -263,6 +263,35 @@ def test_incremental_resolver_matches_brute_force(
         assert same_key.resolve(target, source) == expected
 
 
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(vault_path, max_size=8),
+    st.tuples(st.sampled_from(["", " ", "\t"]), link_target).map("".join),
+    st.lists(vault_path, min_size=2, max_size=6),
+)
+def test_a_target_said_to_resolve_alike_resolves_alike_from_every_note(
+    paths: list[str], target: str, sources: list[str]
+) -> None:
+    """A target :meth:`LinkResolver.resolves_alike` vouches for opens the same note (or none)
+    from every folder; one it does not vouch for is relative or shares its name."""
+    resolver = LinkResolver(paths)
+    if resolver.resolves_alike(target):
+        assert len({resolver.resolve(target, source) for source in sources}) == 1
+    else:
+        stripped = target.strip()
+        assert resolver.named(note_key(stripped)) > 1 or stripped.startswith(("./", "../"))
+
+
+@pytest.mark.parametrize(
+    ("target", "alike"),
+    [("a", False), ("x/a", False), ("b", True), ("x/b", True), ("./b", False), ("../c", False),
+     ("c", True), ("/a", False)],
+)  # fmt: skip
+def test_targets_that_resolve_alike(target: str, alike: bool) -> None:
+    resolver = LinkResolver(["a.md", "x/a.md", "x/b.md"])
+    assert resolver.resolves_alike(target) is alike
+
+
 # --- the 13th Age SRD -----------------------------------------------------------------------
 
 C = "Compendium/13A/"

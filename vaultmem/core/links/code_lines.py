@@ -73,7 +73,12 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     """
     fences: list[int] = []  # where in kept the fenced blocks (and comment blocks) stand
     comments: set[int] = set()  # which lines of outside are comment blocks, comments cut
-    if "```" in body or "~~~" in body or "\n<!--" in body or body.startswith("<!--"):
+    comment = "<!--" in body  # (asked once: most bodies hold none)
+    if (
+        "```" in body
+        or "~~~" in body
+        or (comment and ("\n<!--" in body or body.startswith("<!--")))
+    ):
         split = _without_fences(body, fences, comments)
         if split is None:
             return None
@@ -88,6 +93,8 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
         return None
     html_at_top_level = False
     if "<" in text:
+        if comment and "<!--" in text:  # (text holds only lines of the body)
+            return None
         html = _html_lines(text, kept, fences)
         if html is None:
             return None
@@ -96,21 +103,68 @@ def text_outside_code_by_line(body: str) -> tuple[str, list[str]] | None:
     # would end the paragraph, and a setext underline below it would not close a heading);
     # "~~~" and "<!--" are settled above; the cheap question first: the walk is asked only
     # when a link sits where code may be
-    if links_may_sit_in_indented_code(text) and may_hold_indented_code(
+    if links_may_sit_in_indented_code(kept) and may_hold_indented_code(
         text, html_at_top_level=html_at_top_level
     ):
         return None
-    pieces = list(outside)
     code: list[str] = []
+    if outside is kept:  # no fence, no comment block: the lines are the body's
+        cut = _cut_code_spans(body, code)
+        return None if cut is None else (cut, code)
+    pieces = list(outside)
     for index in [i for i, line in enumerate(outside) if "`" in line and i not in comments]:
-        line = outside[index]
-        if may_take_backticks(line):
+        cut = _cut_line(outside[index], code)
+        if cut is None:
             return None
-        spans = code_spans(line, paired=True)
-        if spans is None:
-            return None
-        pieces[index] = cut_code(line, spans, code, ordered=True)
+        pieces[index] = cut
     return "\n".join(pieces), code
+
+
+def _cut_code_spans(text: str, code: list[str]) -> str | None:
+    """``text`` with the code spans of each line that holds a backtick cut by :func:`_cut_line`
+    (the lines found by searching for backticks, not by splitting ``text``); ``None``: not
+    sure."""
+    tick = text.find("`")
+    if tick == -1:
+        return text
+    pieces: list[str] = []
+    done = 0  # text before this offset is in pieces
+    while tick != -1:
+        start = text.rfind("\n", 0, tick) + 1
+        end = text.find("\n", tick)
+        if end == -1:
+            end = len(text)
+        line = text[start:end]
+        cut = _cut_line(line, code)
+        if cut is None:
+            return None
+        if cut is not line:
+            pieces.append(text[done:start])
+            pieces.append(cut)
+            done = end
+        tick = text.find("`", end)
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _cut_line(line: str, code: list[str]) -> str | None:
+    """One line holding a backtick, its code spans cut (see
+    :func:`~vaultmem.core.links.code_spans.cut_code`); ``None`` when not sure: a link
+    destination may hold a backtick, or a backtick string finds no closer on the line (a span
+    may then run over lines).
+
+    A line without ``[`` holds no link (and links never span lines), so its spans are not cut:
+    it is returned as it is once its backtick strings pair up."""
+    if "[" not in line:
+        if "\\" in line or "``" in line:
+            return line if code_spans(line, paired=True) is not None else None
+        return None if line.count("`") % 2 else line  # single backticks pair up in turn
+    if may_take_backticks(line):
+        return None
+    spans = code_spans(line, paired=True)
+    return None if spans is None else cut_code(line, spans, code, ordered=True)
 
 
 def _without_fences(
@@ -195,7 +249,7 @@ def _html_lines(text: str, kept: list[str], fences: list[int]) -> bool | None:
     """How the HTML of ``kept`` (the lines of ``text``, fenced blocks as :data:`_FENCE_PLACE` at
     the indexes ``fences``) bears on the line-by-line reading: ``None`` when it may change what that
     reading takes for code (see the module text), else whether every HTML line stands at top
-    level (see below).
+    level (see below). ``text`` holds no ``<!--`` (the caller answers ``None`` for one).
 
     At top level: every line that may open an HTML block starts with ``<`` at column 0 and
     opens its run of lines (after a blank line or at the start), and the lines after it up to
@@ -206,8 +260,6 @@ def _html_lines(text: str, kept: list[str], fences: list[int]) -> bool | None:
     :func:`vaultmem.core.links.indented_code.may_hold_code`, which reads it as a paragraph, then
     leaves those lines with markdown-it's containers, as an HTML block does.
     """
-    if "<!--" in text:
-        return None
     fenced = set(fences)
     at_top_level = True
     last = len(kept)
@@ -232,14 +284,14 @@ def _html_lines(text: str, kept: list[str], fences: list[int]) -> bool | None:
                 continue
             if _HTML_UNTIL_MARKER_RE.match(line, opened.end() - 1):
                 return None  # such a block runs past blank lines: not followed here
-            rest = run[offset:]  # the block ends at the next blank line at the latest ...
-            if end in fenced or any("`" in part for part in rest):
+            # the block ends at the next blank line at the latest ...
+            if end in fenced or ("`" in joined and "`" in "\n".join(run[offset:])):
                 return None  # ... and holds a fence marker or backtick that is no code
             if at_top_level and (
                 offset > 0
                 or line[0] != "<"
                 or start - 1 in fenced
-                or any(part[0] in _OPENS_NO_BLOCK_FIRSTS for part in rest[1:])
+                or (len(run) > 1 and any(part[0] in _OPENS_NO_BLOCK_FIRSTS for part in run[1:]))
             ):
                 at_top_level = False
             break

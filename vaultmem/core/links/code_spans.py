@@ -39,11 +39,12 @@ _UNSURE_LINE_RE = lazy_pattern(
     globals(), "_UNSURE_LINE_RE", r" {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))"
 )
 # The same anywhere in a body: text_outside_code gives up at once (lines in fenced or indented
-# code match too; the line-by-line scanner takes those bodies).
+# code match too; the line-by-line scanner takes those bodies). Run over "\n" + body: a literal
+# "\n" first is found by a fast search, where "^" is tried at every offset (a third of the cost).
 _UNSURE_ANYWHERE_RE = lazy_pattern(
     globals(),
     "_UNSURE_ANYWHERE_RE",
-    r"^ {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))",
+    r"\n {0,3}(?:>|<|[-+*](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))",
     re.MULTILINE,
 )
 _REFERENCE_START_RE = lazy_pattern(globals(), "_REFERENCE_START_RE", r" {0,3}\[")
@@ -69,7 +70,7 @@ def text_outside_code(body: str) -> tuple[str, list[str]] | None:
     ``"\\0<n>\\0"`` (its source in ``code[n]``) and the blank lines; fenced and indented code
     and setext underlines are left out. ``body`` has ``\\n`` line ends and no NUL.
     """
-    if _UNSURE_ANYWHERE_RE.search(body):
+    if _UNSURE_ANYWHERE_RE.search("\n" + body):
         return None
     pieces: list[str] = []
     code: list[str] = []

@@ -11,6 +11,7 @@ span path needs. Both are conservative: true does not mean code. Pure: no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from vaultmem.core.lazy_patterns import lazy_pattern
 
@@ -19,9 +20,6 @@ __all__ = ["links_may_sit_in_indented_code", "may_hold_code", "may_hold_indented
 # Fast-path guards (see may_hold_code).
 # These run over "\n" + body and start with a literal "\n" (much faster than "^" + MULTILINE).
 _INDENTED_LINE_RE = lazy_pattern(globals(), "_INDENTED_LINE_RE", r"\n(?: {4}| {0,3}\t)[ \t]*\S")
-_MARKER_THEN_WS_RE = lazy_pattern(
-    globals(), "_MARKER_THEN_WS_RE", r"\n[ \t>*+\-0-9.)]*?(?:>|[-+*]|[0-9][.)])(?: {4}| {0,3}\t)"
-)
 _PREFIX_PART_RE = lazy_pattern(
     globals(), "_PREFIX_PART_RE", r"([ \t]*)(>|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))?"
 )
@@ -39,6 +37,8 @@ paragraph text or indented code instead. Its ``[[`` makes
 :func:`links_may_sit_in_indented_code` take it for a line that may hide a link, so that the
 walk's answer is asked for. A body holds no NUL, so no line of its own is one."""
 _BLOCK_START_CHARS = frozenset("#-+*_=0123456789>")
+_NOT_TEXT_START = _BLOCK_START_CHARS | {"", " ", "\t"}
+"""What the text of a bullet item does not start with when it opens a paragraph (see the walk)."""
 _ATX_RE = lazy_pattern(globals(), "_ATX_RE", r"#{1,6}(?:[ \t]|$)")
 _THEMATIC_RE = lazy_pattern(
     globals(), "_THEMATIC_RE", r"(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,}"
@@ -76,29 +76,47 @@ def may_hold_indented_code(body: str, *, html_at_top_level: bool = False) -> boo
     the body with its backticks replaced and three searches through it."""
     if "    " not in body and "\t" not in body:
         return False
+    if _wide_marker_gap(body):
+        return True
     text = "\n" + body
-    for match in _MARKER_THEN_WS_RE.finditer(text):
-        end = text.find("\n", match.start() + 1)
-        line = text[match.start() + 1 : end if end != -1 else len(text)]
-        if _marker_opens_indented_code(line):
-            return True
     if _INDENTED_LINE_RE.search(text) is None:
         return False
-    if html_at_top_level:
-        return _REFERENCE_LINE_RE.search(text) is not None or _list_walk_finds_code(body)
-    return _UNSURE_RE.search(text) is not None or _list_walk_finds_code(body)
+    # (every reference definition holds "]:", every HTML line "<": a body without them is
+    # not searched for them)
+    if "]:" in body and _REFERENCE_LINE_RE.search(text) is not None:
+        return True
+    if not html_at_top_level and "<" in body and _UNSURE_RE.search(text) is not None:
+        return True
+    return _list_walk_finds_code(body)
 
 
-def links_may_sit_in_indented_code(text: str) -> bool:
+def _wide_marker_gap(body: str) -> bool:
+    """Does a line of ``body`` open indented code after a ``>`` or list marker
+    (:func:`_marker_opens_indented_code`)? Only lines holding a tab or five spaces in a row are
+    asked (5+ columns need one or the other), found by searching, not by splitting: in most
+    bodies there are none, or a few lines of a list nested with spaces."""
+    for gap in ("\t", "     "):
+        at = body.find(gap)
+        while at != -1:
+            start = body.rfind("\n", 0, at) + 1
+            end = body.find("\n", at)
+            if _marker_opens_indented_code(body[start:end] if end != -1 else body[start:]):
+                return True
+            at = body.find(gap, end) if end != -1 else -1
+    return False
+
+
+def links_may_sit_in_indented_code(lines: Iterable[str]) -> bool:
     """Might a line holding ``[[`` or ``](`` be a line of an indented code block?
 
-    For text without fences, HTML or reference definitions, where code spans are handled line
-    by line: a line of indented code starts with 4+ columns of whitespace, with ``>`` (inside
-    a quote) or with list markers followed by 5+ columns (CommonMark 4.4, 5.1, 5.2); any other
-    line never is one. When no link sits on such a line, the indented code (wherever it is)
-    hides no link, and no link spans two lines.
+    ``lines``: the lines of a text (split at ``\\n``; the caller has them already). For text
+    without fences, HTML or reference definitions, where code spans are handled line by line:
+    a line of indented code starts with 4+ columns of whitespace, with ``>`` (inside a quote)
+    or with list markers followed by 5+ columns (CommonMark 4.4, 5.1, 5.2); any other line
+    never is one. When no link sits on such a line, the indented code (wherever it is) hides
+    no link, and no link spans two lines.
     """
-    for line in text.split("\n"):
+    for line in lines:
         if "[[" not in line and "](" not in line:
             continue
         stripped = line.lstrip(" \t")
@@ -114,6 +132,29 @@ def links_may_sit_in_indented_code(text: str) -> bool:
 
 
 def _list_walk_finds_code(body: str) -> bool:
+    """Follow paragraphs, list items and block quotes line by line; True when a line may be
+    indented code (:func:`_walk_finds_code`), walking only the stretches that may hold one.
+
+    After a blank line, a line at column 0 starts the walk afresh: no paragraph is open
+    (so the line is no lazy continuation), and it closes every open list item (each item's
+    content starts at column 1 or later). The walk answers True only on a line indented 4+
+    columns, after a list marker followed by 5+ columns, or in a block quote (see
+    :func:`_walk_finds_code`), which needs four spaces in a row, a tab or a ``>``; a stretch
+    without any of them is not walked. In a hub-shaped note only its nested feature list is.
+    """
+    if "\n\n" not in body:
+        return _walk_finds_code(body)
+    for stretch in _STRETCH_RE.split(body):
+        if ("    " in stretch or "\t" in stretch or ">" in stretch) and _walk_finds_code(stretch):
+            return True
+    return False
+
+
+_STRETCH_RE = lazy_pattern(globals(), "_STRETCH_RE", r"\n\n(?=[^ \t\n])")
+"""Where the walk may start afresh: an empty line, then a line that starts at column 0."""
+
+
+def _walk_finds_code(body: str) -> bool:
     """Follow paragraphs, list items and block quotes line by line; True when a line may be
     indented code.
 
@@ -155,6 +196,22 @@ def _list_walk_finds_code(body: str) -> bool:
             if in_paragraph:
                 continue  # paragraph continuation text
             kind, item = _TEXT, None
+        elif first in "-*+" and stripped[1:2] == " " and stripped[2:3] not in _NOT_TEXT_START:
+            # "- text", the common line of a nested list: a bullet item whose text opens a
+            # paragraph; what _block_start and the steps below find for it, without asking
+            ws_len = len(line) - len(stripped)
+            indent = (
+                ws_len if not ws_len or "\t" not in line[:ws_len] else _columns(line[:ws_len], 0)
+            )
+            if in_paragraph and indent >= (offsets[-1] if offsets else 0) + 4:
+                continue  # too deep to open a block: continues the paragraph
+            while offsets and indent < offsets[-1]:
+                offsets.pop()
+            if indent - (offsets[-1] if offsets else 0) >= 4:
+                return True
+            offsets.append(indent + 2)
+            in_paragraph, quoted = True, False
+            continue
         else:
             kind, item = _block_start(stripped)
         ws_len = len(line) - len(stripped)

@@ -140,6 +140,14 @@ class LinkResolver:
         whose key names at most one path resolves the same from every note."""
         return len(self._by_key.get(key, ()))
 
+    def resolves_alike(self, target: str) -> bool:
+        """Whether :meth:`resolve` gives ``target`` the same path (or None) from every note: a
+        target that is not relative (``./x``, ``../x``) and whose :func:`note_key` names at most
+        one path. Only the linking note's folder tells candidates apart, and there is at most
+        one. (A caller may then resolve such a target once per vault.)"""
+        target = target.strip()  # (as resolve reads it)
+        return self.named(note_key(target)) <= 1 and not target.startswith(("./", "../"))
+
     def __iter__(self) -> Iterator[str]:
         for bucket in self._by_key.values():
             yield from bucket

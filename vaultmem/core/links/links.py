@@ -260,9 +260,12 @@ def _scan(text: str, code: list[str] | None = None) -> Iterator[Link]:
             bang = start > 0 and text[start - 1] == "!"
             link = _wiki_link(wiki, "embed" if bang else "wikilink")
         else:
+            raw = angle if angle is not None else url  # (url matched when angle did not)
+            if has_scheme(raw):  # a URL (asked here: most markdown links in notes are URLs)
+                continue
             if code and "\0" in label:
                 label = _CODE_MARK_RE.sub(lambda m: code[int(m.group(1))], label)
-            link = _markdown_link(angle, url, label)
+            link = _markdown_link(raw, label)
         if link is not None:
             yield link
 
@@ -284,10 +287,9 @@ def _wiki_link(inner: str, kind: LinkKind) -> Link | None:
     return _new_tuple(Link, (target, kind, subpath_or_none, display_or_none))
 
 
-def _markdown_link(angle: str | None, url: str | None, text: str) -> Link | None:
-    raw = angle if angle is not None else (url or "")
-    if has_scheme(raw):
-        return None
+def _markdown_link(raw: str, text: str) -> Link | None:
+    """The link a markdown link's destination ``raw`` (no URL scheme) and ``text`` make, or
+    None when the destination names neither a note nor an attachment."""
     path, hashmark, subpath = raw.partition("#")
     target = unquote(path).strip()
     if not target.lower().endswith(".md") and not is_attachment(target):

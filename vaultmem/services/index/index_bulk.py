@@ -113,15 +113,28 @@ def batch_rows(state: _LoadState, batch: list[tuple[str, int]]) -> NoteRows:
             if found is None:
                 key = note_key(target)
                 resolved = resolver.resolve(target, note.path)
-                found = (key, null, null) if resolved is None else (
-                    key, resolved, nid_of.get(resolved, null))
-                if "/" not in target and resolver.named(key) <= 1:  # the same from every note
+                found = (
+                    (key, null, null)
+                    if resolved is None
+                    else (key, resolved, nid_of.get(resolved, null))
+                )
+                # the same from every note (a bare name: when no other note has it)
+                if resolver.named(key) <= 1 and (
+                    "/" not in target or resolver.resolves_alike(target)
+                ):
                     known[target] = found
             subpath = link.subpath
-            links.append((
-                nid, target, found[0], null if subpath is None else subpath, link.kind, found[1],
-                found[2],
-            ))
+            links.append(
+                (
+                    nid,
+                    target,
+                    found[0],
+                    null if subpath is None else subpath,
+                    link.kind,
+                    found[1],
+                    found[2],
+                )
+            )
         rows.add_note(
             nid, note, size=read.size, mtime_ns=read.stamp_ns, content_hash=read.hash, links=links
         )
@@ -203,9 +216,7 @@ def index_all(
     """
     paths = sorted(notes)
     nid_of = {rel: nid for nid, rel in enumerate(paths, 1)}
-    state = _LoadState(
-        root, templates, LinkResolver([*paths, *attachments]), nid_of, read, parse
-    )
+    state = _LoadState(root, templates, LinkResolver([*paths, *attachments]), nid_of, read, parse)
     if workers is None:  # read here: no worker to keep busy, so no small first batches
         chunks = [paths[i : i + BATCH_NOTES] for i in range(0, len(paths), BATCH_NOTES)]
     else:
