@@ -317,6 +317,23 @@ def test_an_observer_that_delivers_nothing_is_restarted_and_the_vault_synced(
         time.sleep(0.1)
 
 
+def test_a_wait_for_idle_outlives_an_observer_restarted_under_it(
+    vault: Vault, watcher: VaultWatcher
+) -> None:
+    """A fence written while the observer is deaf is never reported by it; the observer that
+    replaces it is told about the fences still awaited, so ``wait_idle`` returns (True) at once
+    instead of timing out, and the vault's changes are in the index by then."""
+    observer = watcher._observer
+    assert observer is not None
+    observer.unschedule_all()  # deaf: the fence below goes unheard
+    write(vault.root, "STM/During.md", "written while nobody listened")
+    started = time.monotonic()
+    assert watcher.wait_idle(IDLE_SECONDS), "the fence was lost with the old observer"
+    assert watcher._observer is not observer
+    assert time.monotonic() - started < IDLE_SECONDS / 2
+    assert indexed_hash(vault, "STM/During.md") is not None
+
+
 # ----------------------------------------------------------------------------- parity
 def _random_text(rng: random.Random, names: list[str]) -> str:
     head = ""

@@ -20,6 +20,7 @@ While the worker runs with a live observer it keeps a heartbeat in the sidecar
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import os
@@ -401,7 +402,7 @@ class VaultWatcher:
             reason = f"{src} was moved into {parent}, a folder created moments before"
         with self._cond:
             self._rewatch_reason = reason
-        self._add([], full=True)
+        self._add([], full=True)  # a batch, when the burst settles, replaces the observer
 
     def _note_fence(self, rel: str, event: FileSystemEvent) -> None:
         name = rel[len(self._fence_dir) :]
@@ -515,10 +516,7 @@ class VaultWatcher:
             (self.vault.sidecar / name).unlink(missing_ok=True)
             self._probe = None
             if not seen:
-                if self._restart_observer(
-                    "the file-system observer delivers no events; restarting it"
-                ):
-                    self._request_full_sync("the observer was restarted")
+                self._restart_observer("the file-system observer delivers no events; restarting it")
                 return False
         name = self._fence_token + "probe-" + str(next(self._fence_numbers))
         with self._cond:
@@ -566,10 +564,8 @@ class VaultWatcher:
             paths, full, target = batch
             with self._cond:
                 rewatch, self._rewatch_reason = self._rewatch_reason, ""
-            if rewatch and self._restart_observer(
-                f"{rewatch}; re-watching the vault", level=logging.WARNING
-            ):
-                full = True
+            if rewatch:  # after the burst settled; the whole vault is synced next
+                self._restart_observer(f"{rewatch}; re-watching the vault", level=logging.WARNING)
             if self._sync_batch(db, paths, full, target):
                 self._failing = False
                 retry_seconds = 0.5
@@ -639,12 +635,11 @@ class VaultWatcher:
             observer.is_alive() and all(emitter.is_alive() for emitter in observer.emitters)
         ):
             return
-        if self._restart_observer("the file-system observer stopped; restarting it"):
-            self._request_full_sync("the observer was restarted")
+        self._restart_observer("the file-system observer stopped; restarting it")
 
     def _restart_observer(self, reason: str, *, level: int = logging.ERROR) -> bool:
-        """Replace the observer (``reason`` is logged at ``level``); True when it was replaced,
-        and the caller syncs the whole vault (events may have been lost meanwhile)."""
+        """Replace the observer (``reason`` is logged at ``level``), then sync the whole vault
+        (events may have been lost meanwhile); True when it was replaced."""
         with self._observer_lock:
             observer = self._observer
             if observer is None or self._closing or time.monotonic() < self._restart_at:
@@ -662,4 +657,16 @@ class VaultWatcher:
                 self._restart_delay = min(self._restart_delay * 2, 60.0)
                 return False
             self._restart_delay = HEALTH_CHECK_SECONDS
+        self._request_full_sync("the observer was restarted")  # before the fences are touched:
+        self._touch_fences()  # a waiter that sees one then waits for that sync
         return True
+
+    def _touch_fences(self) -> None:
+        """Touch the fence files still awaited, so the new observer reports them: the old one
+        may have been deaf to them, and a ``wait_idle`` would time out. The full sync asked for
+        just before covers whatever changed meanwhile."""
+        with self._cond:
+            names = list(self._fences)
+        for name in names:
+            with contextlib.suppress(OSError):  # gone: its waiter gave up
+                os.utime(self.vault.sidecar / name)
