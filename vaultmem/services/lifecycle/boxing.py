@@ -151,6 +151,7 @@ def read_seal_inputs(vault: VaultContext, now: dt.datetime) -> SealInputs:
                 tuple(str(t) for t in fm.get("topics") or []),
                 boxes,
                 _epoch(fm.get("updated") or fm.get("created"), 0.0),
+                str(fm.get("id") or ""),
             )
         )
     lone: list[SealedBox] = []
@@ -287,7 +288,7 @@ def seal_boxes(
         result.planned.append(
             Move(
                 trace.path,
-                None,
+                None if trace.new or not trace.id else trace.id,  # an edit is of this id
                 "create" if trace.new else "edit",
                 None,
                 {
