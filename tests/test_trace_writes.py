@@ -4,11 +4,13 @@ in place (surgically: a person's lines in it are kept), and undo puts it back by
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import pytest
 
 from vaultmem import Vault
+from vaultmem.store import note_files
 
 T0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
@@ -67,3 +69,31 @@ def test_a_run_that_extends_an_existing_trace_succeeds_and_keeps_every_line(
 
     vault.undo()
     assert trace.read_text(encoding="utf-8") == before
+
+
+def test_the_traces_of_a_run_are_written_ahead_together_not_flushed_one_by_one(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topics = [f"topic{k}" for k in range(8)]
+    for day, start in enumerate((T0, T0 + DAY)):
+        for k, topic in enumerate(topics):  # one episode (one box) per topic and day
+            at = start + k * dt.timedelta(hours=2)
+            for i in range(2):
+                vault.remember(
+                    f"{topic} day {day} fact {i}",
+                    tags=[topic],
+                    now=at + i * dt.timedelta(minutes=5),
+                )
+    fsyncs: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        fsyncs.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(note_files.os, "fsync", counting_fsync)
+    run = vault.lifecycle(["seal"], now=T0 + 3 * DAY)
+    (seal,) = run.results
+    assert seal.skipped == []
+    assert len(trace_paths(vault)) == len(topics)  # the two boxes of each topic: a trace
+    assert len(fsyncs) < len(topics), fsyncs  # not one flush to disk per trace
