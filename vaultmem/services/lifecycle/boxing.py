@@ -346,6 +346,7 @@ def _apply_seal(
             text = box_note(replace(box, members=tuple(moved)), now)
         _try(partial(_create, session, text), box_move, result)
     report_progress("seal", len(boxes), len(boxes))
+    session.index_ahead(1)  # the last boxes, re-indexed while the traces are written
     writes: list[tuple[Move, str | None]] = []  # each trace's move, and a new one's text
     for trace in traces:
         titles = [b for b in trace.boxes if b not in unwritten]

@@ -50,6 +50,7 @@ while it goes on (:meth:`PassSession.expect`); below, it re-indexes them at its 
 HANDOVER_PATHS = 256
 """Paths written that are handed to the helper together (:meth:`PassSession.index_ahead`)."""
 
+
 @dataclass(slots=True)
 class PassResult:
     """Planned and applied moves of one pass; ``skipped`` pairs a move with why it was not done."""
@@ -157,6 +158,8 @@ class PassSession:
         if self.dry_run:
             return
         try:
+            if kind is None:  # the last notes, re-indexed while the old files and folders settle
+                self.index_ahead(1)
             late_error: OSError | None = None
             try:  # the old files still held are checked once more, the saves found kept
                 self._late_writes.__exit__(None, None, None)
@@ -226,12 +229,13 @@ class PassSession:
         self._indexer_tried = True
         self._indexer = PassIndexer.start(self.vault.root, self.vault.sidecar)
 
-    def index_ahead(self) -> None:
+    def index_ahead(self, least: int = HANDOVER_PATHS) -> None:
         """Hand the notes written since the last hand-over to the helper process, to be
         re-indexed while the pass goes on (:mod:`~vaultmem.services.index.pass_indexer`), once there
-        are :data:`HANDOVER_PATHS` of them. Without a helper (a small pass, or one where it
-        cannot start; see :meth:`expect`) they are re-indexed at :meth:`refresh`."""
-        if self._indexer is None or len(self.touched) - self._refreshed < HANDOVER_PATHS:
+        are ``least`` of them (:data:`HANDOVER_PATHS`; ``1``: the last few, before the pass
+        waits for something else). Without a helper (a small pass, or one where it cannot
+        start; see :meth:`expect`) they are re-indexed at :meth:`refresh`."""
+        if self._indexer is None or len(self.touched) - self._refreshed < max(1, least):
             return
         fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
         self._refreshed = len(self.touched)
