@@ -28,8 +28,9 @@ def vault(tmp_path: Path) -> Vault:
     Vault.init(tmp_path / "v")[0].close()
     settings = tmp_path / "v" / "vaultmem.toml"
     text = settings.read_text(encoding="utf-8")
-    settings.write_text(text.replace("box_min_members = 2", "box_min_members = 1"),
-                        encoding="utf-8")
+    settings.write_text(
+        text.replace("box_min_members = 2", "box_min_members = 1"), encoding="utf-8"
+    )
     return Vault.open(tmp_path / "v")
 
 
@@ -352,3 +353,31 @@ def test_json_output_of_a_run(vault: Vault) -> None:
     assert data["dry_run"] is True
     assert [p["pass"] for p in data["passes"]] == ["seal", "promote", "expire", "forget", "prune"]
     assert data["passes"][0]["planned"][0]["rule"] == "seal"
+
+
+@pytest.mark.parametrize("taken_by", ["note", "broken link"])
+def test_a_move_onto_a_taken_place_is_skipped_and_both_files_are_kept(
+    vault: Vault, taken_by: str
+) -> None:
+    from vaultmem.core.lifecycle.lifecycle_plan import Move
+    from vaultmem.services.lifecycle.pass_session import PassResult, PassSession
+
+    memory = vault.remember("kept where it is", now=T0)
+    place = vault.root / "LTM" / Path(memory.path).name
+    place.parent.mkdir(exist_ok=True)
+    if taken_by == "note":
+        place.write_text("# A person's note of that name\n", encoding="utf-8")
+    else:
+        place.symlink_to(vault.root / "gone.md")
+    before = snapshot_files(vault.root)
+    move = Move(
+        memory.path, memory.fields.id, "promote", f"LTM/{place.name}", {"layer": "semantic"}
+    )
+    with PassSession(vault, "promote", T0 + DAY, dry_run=False) as session:
+        result = session.run(PassResult("promote", [move], dry_run=False))
+    assert result.applied == []
+    assert [why for _, why in result.skipped] == [
+        f"LTM/{place.name}: already exists; {memory.path} not moved there"
+    ]
+    assert snapshot_files(vault.root) == before
+    assert place.is_symlink() == (taken_by == "broken link")

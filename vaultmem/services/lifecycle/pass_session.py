@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from vaultmem.store.journal_check import MANAGED_TYPES
 from vaultmem.store.late_writes import LateSave, check_late_writes, watch_late_writes
 from vaultmem.store.note_files import NoteSnapshot, read_note
 from vaultmem.store.vault_lock import vault_lock
-from vaultmem.store.vault_paths import confined
+from vaultmem.store.vault_paths import confined, confined_free
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
@@ -275,8 +274,8 @@ class PassSession:
             return
         destination = move.destination or move.path
         if destination != move.path:
-            target = confined(self.vault.root, destination)
-            if os.access(target, os.F_OK):  # checked before journaled (no exception raised)
+            target = confined_free(self.vault.root, destination)
+            if target is None:  # checked before journaled (no exception raised)
                 raise NoteError(destination, f"already exists; {move.path} not moved there")
             self._writer().move(
                 move.path, destination, snapshot.text, after, at=(source, target), before_sha=known
