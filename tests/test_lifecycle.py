@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import subprocess
 import sys
@@ -381,3 +382,55 @@ def test_a_move_onto_a_taken_place_is_skipped_and_both_files_are_kept(
     ]
     assert snapshot_files(vault.root) == before
     assert place.is_symlink() == (taken_by == "broken link")
+
+
+def test_a_run_leaves_no_emptied_folder_and_tries_none_it_left_a_note_in(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.generate_vault import REFERENCE_TIME
+    from vaultmem.services.lifecycle import emptied_folders
+
+    tried: list[Path] = []
+    real_rmdir = os.rmdir
+
+    def recording_rmdir(path: str | Path) -> None:
+        tried.append(Path(path))
+        real_rmdir(path)
+
+    monkeypatch.setattr(emptied_folders.os, "rmdir", recording_rmdir)
+    vault = Vault.open(generated_vault)
+    vault.sync()
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    written = {vault.root / m.destination for r in run.results for m in r.applied if m.destination}
+    full = {p.parent for p in written if p.exists()}
+    assert len(full) > 50  # the seal's box folders among them
+    assert [p for p in tried if p in full] == []  # not one rmdir refused by a note put there
+    memory_folders = [vault.root / f for f in ("STM", "LTM", "Boxes", "Archive")]
+    assert [
+        d for top in memory_folders for d in top.rglob("*") if d.is_dir() and not any(d.iterdir())
+    ] == []
+    vault.close()
+
+
+def test_folders_a_run_emptied_go_and_those_it_left_a_note_in_stay(tmp_path: Path) -> None:
+    from vaultmem.core.lifecycle.lifecycle_plan import Move
+    from vaultmem.services.lifecycle.emptied_folders import places_left, remove_emptied_folders
+
+    for folder in ("Boxes/d/box-a", "Boxes/d/box-b", "STM", "Archive"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "Boxes/d/box-b/m.md").write_text("sealed\n", encoding="utf-8")
+    (tmp_path / "Archive/n.md").write_text("sealed, then archived\n", encoding="utf-8")
+    moves = [
+        Move("STM/m.md", "1", "seal", "Boxes/d/box-b/m.md"),
+        Move("STM/n.md", "2", "seal", "Boxes/d/box-a/n.md"),
+        Move("Boxes/d/box-a/n.md", "2", "archive", "Archive/n.md"),
+    ]
+    kept = places_left(moves)
+    assert kept == {"Boxes/d/box-b/m.md", "Archive/n.md"}
+    touched = [p for m in moves for p in (m.path, m.destination or m.path)]
+    removed = remove_emptied_folders(tmp_path, touched, ["STM", "Boxes", "Archive"], kept)
+    assert removed == ["Boxes/d/box-a"]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.md")) == [
+        "Archive/n.md",
+        "Boxes/d/box-b/m.md",
+    ]
