@@ -4,8 +4,8 @@ A note's bytes are made durable before the note is linked in place
 (:mod:`vaultmem.store.note_files`); a rename or a create is made durable by an fsync of its
 folder. Inside :func:`batched_dir_syncs` (a lifecycle pass, an undo) those folder fsyncs are
 collected and done once each at the end (one ``syncfs`` when there are many), and the last
-descriptors of removed files are closed on a few helper threads. See docs/user-guide.md,
-"Passes and imports in batches".
+descriptors of removed files are closed on a helper thread. See docs/user-guide.md, "Passes and
+imports in batches".
 """
 
 from __future__ import annotations
@@ -23,36 +23,33 @@ from pathlib import Path
 
 
 class _Closer:
-    """Closes the last descriptors of removed files on a few helper threads, fed through a queue.
+    """Closes the last descriptors of removed files on one helper thread, fed through a queue.
 
     Closing the last descriptor of a removed file frees it: on ext4 about 60 µs of file-system
     work (the same as an ``unlink``), more where the journal must be waited on. Done aside, it
     overlaps with the next notes' work instead of stalling each one; handing descriptors over
-    costs the caller a queue put, never a thread start per batch or a wait (a thread started
-    per batch of descriptors once cost a pass of 6,000 moves a quarter of a second in starts
-    and joins). Two threads close about twice as many as one (measured on ext4, 2 cores: 65 µs
-    a close on one thread, 30 on two to four): a big hand-over is split between up to
-    :data:`THREADS` of them, each started once, when first needed. A pass hands descriptors
-    over a batch at a time (:meth:`add_many`): one put per thread woken, not one per descriptor
-    (each wake-up is a hand-over of the interpreter lock). At most :attr:`limit` descriptors
-    wait at a time (:data:`MAX_PENDING`, or half the process's open-file limit if that is
-    less); beyond, the caller closes its own, so a slow file system never runs the process out
-    of descriptors. :meth:`settle` waits for the threads to close what they were given and end
-    (no thread is left running then).
+    costs the caller a queue put, never a thread start or a wait (a thread started per batch of
+    descriptors once cost a pass of 6,000 moves a quarter of a second in starts and joins).
+    A pass hands them over a batch at a time (:meth:`add_many`): one put wakes the thread per
+    batch, not per descriptor (each wake-up is a hand-over of the interpreter lock between the
+    two threads). At most :attr:`limit` descriptors wait at a time (:data:`MAX_PENDING`, or half
+    the process's open-file limit if that is less); beyond, the caller closes its own, so a
+    slow file system never runs the process out of descriptors. With 256 at most, the pass
+    thread closed most of a big pass's old files itself (a second of 4 at 6,000 moves): the
+    thread is often behind for a while, on a machine whose cores are busy. (Two to four
+    closing threads close twice as fast on an idle machine, but did not make a pass faster on a
+    busy one and cost more kernel time: one it is.) :meth:`settle` waits for the thread to close
+    what it was given and end (no thread is left running then).
     """
 
     MAX_PENDING = 4096
-    THREADS = 4
-    SPLIT_FROM = 64
-    """Descriptors per thread below which a hand-over is not split (one wake-up is cheaper)."""
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[list[int] | None] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
+        self._thread: threading.Thread | None = None
         self._handed = 0  # descriptors handed over (written by the caller's thread only)
-        self._count_lock = threading.Lock()
         self.closed = 0
-        """Descriptors the threads have closed (each adds its own under a lock)."""
+        """Descriptors the thread has closed (written by the thread only)."""
         self.limit = min(self.MAX_PENDING, max(1, _open_file_limit() // 2))
         """Descriptors waiting to be closed at most (see the class)."""
 
@@ -61,40 +58,35 @@ class _Closer:
 
     def add_many(self, fds: list[int]) -> None:
         room = max(0, self.limit - (self._handed - self.closed))
-        for fd in fds[room:]:  # the threads are behind: the caller closes these itself
+        for fd in fds[room:]:  # the thread is behind: the caller closes these itself
             with contextlib.suppress(OSError):
                 os.close(fd)
         handed = fds[:room]
         if not handed:
             return
         self._handed += len(handed)
-        parts = max(1, min(self.THREADS, len(handed) // self.SPLIT_FROM))
-        for part in range(parts):
-            self._queue.put(handed[part::parts])
-            if len(self._threads) < self.THREADS:
-                thread = threading.Thread(
-                    target=self._close_queued, name="vaultmem-close", daemon=True
-                )
-                thread.start()
-                self._threads.append(thread)
+        self._queue.put(handed)
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._close_queued, name="vaultmem-close", daemon=True
+            )
+            self._thread.start()
 
     def _close_queued(self) -> None:
-        """A closer thread: close each descriptor of each list taken from the queue until a
+        """The closer thread: close each descriptor of each list taken from the queue until a
         ``None``."""
         while (fds := self._queue.get()) is not None:
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            with self._count_lock:
-                self.closed += len(fds)
+                self.closed += 1
 
     def settle(self) -> None:
-        """Wait until the helper threads have closed every descriptor handed over, and ended."""
-        for _thread in self._threads:
+        """Wait until the helper thread has closed every descriptor handed over, and ended."""
+        if self._thread is not None:
             self._queue.put(None)
-        for thread in self._threads:
-            thread.join()
-        self._threads = []
+            self._thread.join()
+            self._thread = None
 
 
 def _open_file_limit() -> int:
