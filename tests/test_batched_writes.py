@@ -599,3 +599,17 @@ def test_descriptors_handed_over_together_wake_the_closer_once_and_keep_its_limi
     gate.set()
     closer.settle()
     assert not any(_is_open(fd) for fd in fds) and closer.closed == 5
+
+
+@pytest.mark.parametrize(("soft", "limit"), [(256, 128), (1024, 512), (1_048_576, 4096)])
+def test_the_closer_holds_at_most_4096_or_half_the_open_file_limit(
+    monkeypatch: pytest.MonkeyPatch, soft: int, limit: int
+) -> None:
+    """A big pass hands thousands of old files to the closing thread; never more than half
+    of what the process may open, so the pass itself can still open its notes."""
+    import resource
+
+    from vaultmem.store import durability
+
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (soft, resource.RLIM_INFINITY))
+    assert durability._Closer().limit == limit

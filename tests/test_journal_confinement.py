@@ -23,7 +23,7 @@ from vaultmem import Vault
 from vaultmem.cli import main
 from vaultmem.errors import UnsafePathError
 from vaultmem.store.journal_check import KINDS, Operation
-from vaultmem.store.vault_paths import confined
+from vaultmem.store.vault_paths import confined, confined_free
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/ (not installed)
 from benchmarks.generate_vault import REFERENCE_TIME  # noqa: E402
@@ -69,6 +69,25 @@ def test_confined_follows_symlinks(tmp_path: Path) -> None:
     os.symlink(root / ".vaultmem", root / "STM" / "side")
     with pytest.raises(UnsafePathError, match="dot-folder"):
         confined(root, "STM/side/x.md")
+
+
+def test_confined_free_is_the_place_only_when_nothing_is_there(tmp_path: Path) -> None:
+    root, outside = tmp_path / "vault", tmp_path / "outside"
+    (root / "STM").mkdir(parents=True)
+    outside.mkdir()
+    assert confined_free(root, "STM/a.md") == root.resolve() / "STM" / "a.md"
+    assert confined_free(root, "New/folder/a.md") == root.resolve() / "New" / "folder" / "a.md"
+    (root / "STM" / "a.md").write_text(MEMORY, encoding="utf-8")
+    assert confined_free(root, "STM/a.md") is None
+    assert confined_free(root, "STM") is None  # a folder is no free place either
+    os.symlink(outside / "gone.md", root / "STM" / "broken.md")  # a link, even a broken one
+    assert confined_free(root, "STM/broken.md") is None
+    os.symlink(outside, root / "Linked")
+    with pytest.raises(UnsafePathError, match="outside the vault"):
+        confined_free(root, "Linked/a.md")
+    with pytest.raises(UnsafePathError):
+        confined_free(root, "STM/../../outside.md")
+    assert sorted(p.name for p in outside.iterdir()) == []
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import subprocess
 import sys
@@ -28,8 +29,9 @@ def vault(tmp_path: Path) -> Vault:
     Vault.init(tmp_path / "v")[0].close()
     settings = tmp_path / "v" / "vaultmem.toml"
     text = settings.read_text(encoding="utf-8")
-    settings.write_text(text.replace("box_min_members = 2", "box_min_members = 1"),
-                        encoding="utf-8")
+    settings.write_text(
+        text.replace("box_min_members = 2", "box_min_members = 1"), encoding="utf-8"
+    )
     return Vault.open(tmp_path / "v")
 
 
@@ -352,3 +354,83 @@ def test_json_output_of_a_run(vault: Vault) -> None:
     assert data["dry_run"] is True
     assert [p["pass"] for p in data["passes"]] == ["seal", "promote", "expire", "forget", "prune"]
     assert data["passes"][0]["planned"][0]["rule"] == "seal"
+
+
+@pytest.mark.parametrize("taken_by", ["note", "broken link"])
+def test_a_move_onto_a_taken_place_is_skipped_and_both_files_are_kept(
+    vault: Vault, taken_by: str
+) -> None:
+    from vaultmem.core.lifecycle.lifecycle_plan import Move
+    from vaultmem.services.lifecycle.pass_session import PassResult, PassSession
+
+    memory = vault.remember("kept where it is", now=T0)
+    place = vault.root / "LTM" / Path(memory.path).name
+    place.parent.mkdir(exist_ok=True)
+    if taken_by == "note":
+        place.write_text("# A person's note of that name\n", encoding="utf-8")
+    else:
+        place.symlink_to(vault.root / "gone.md")
+    before = snapshot_files(vault.root)
+    move = Move(
+        memory.path, memory.fields.id, "promote", f"LTM/{place.name}", {"layer": "semantic"}
+    )
+    with PassSession(vault, "promote", T0 + DAY, dry_run=False) as session:
+        result = session.run(PassResult("promote", [move], dry_run=False))
+    assert result.applied == []
+    assert [why for _, why in result.skipped] == [
+        f"LTM/{place.name}: already exists; {memory.path} not moved there"
+    ]
+    assert snapshot_files(vault.root) == before
+    assert place.is_symlink() == (taken_by == "broken link")
+
+
+def test_a_run_leaves_no_emptied_folder_and_tries_none_it_left_a_note_in(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.generate_vault import REFERENCE_TIME
+    from vaultmem.services.lifecycle import emptied_folders
+
+    tried: list[Path] = []
+    real_rmdir = os.rmdir
+
+    def recording_rmdir(path: str | Path) -> None:
+        tried.append(Path(path))
+        real_rmdir(path)
+
+    monkeypatch.setattr(emptied_folders.os, "rmdir", recording_rmdir)
+    vault = Vault.open(generated_vault)
+    vault.sync()
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    written = {vault.root / m.destination for r in run.results for m in r.applied if m.destination}
+    full = {p.parent for p in written if p.exists()}
+    assert len(full) > 50  # the seal's box folders among them
+    assert [p for p in tried if p in full] == []  # not one rmdir refused by a note put there
+    memory_folders = [vault.root / f for f in ("STM", "LTM", "Boxes", "Archive")]
+    assert [
+        d for top in memory_folders for d in top.rglob("*") if d.is_dir() and not any(d.iterdir())
+    ] == []
+    vault.close()
+
+
+def test_folders_a_run_emptied_go_and_those_it_left_a_note_in_stay(tmp_path: Path) -> None:
+    from vaultmem.core.lifecycle.lifecycle_plan import Move
+    from vaultmem.services.lifecycle.emptied_folders import places_left, remove_emptied_folders
+
+    for folder in ("Boxes/d/box-a", "Boxes/d/box-b", "STM", "Archive"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "Boxes/d/box-b/m.md").write_text("sealed\n", encoding="utf-8")
+    (tmp_path / "Archive/n.md").write_text("sealed, then archived\n", encoding="utf-8")
+    moves = [
+        Move("STM/m.md", "1", "seal", "Boxes/d/box-b/m.md"),
+        Move("STM/n.md", "2", "seal", "Boxes/d/box-a/n.md"),
+        Move("Boxes/d/box-a/n.md", "2", "archive", "Archive/n.md"),
+    ]
+    kept = places_left(moves)
+    assert kept == {"Boxes/d/box-b/m.md", "Archive/n.md"}
+    touched = [p for m in moves for p in (m.path, m.destination or m.path)]
+    removed = remove_emptied_folders(tmp_path, touched, ["STM", "Boxes", "Archive"], kept)
+    assert removed == ["Boxes/d/box-a"]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.md")) == [
+        "Archive/n.md",
+        "Boxes/d/box-b/m.md",
+    ]

@@ -18,6 +18,7 @@ from vaultmem import Vault
 from vaultmem.services.index import pass_indexer
 from vaultmem.services.index.pass_indexer import PassIndexer
 from vaultmem.services.lifecycle import pass_session
+from vaultmem.store import durability
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # benchmarks/ is not installed; plain `pytest` lacks the repo
@@ -70,8 +71,11 @@ def test_a_big_pass_is_reindexed_by_the_helper_exactly_as_a_rebuild_indexes_it(
         boot = "from vaultmem.services.index.pass_indexer import serve; "
         assert boot in pass_indexer._BOOT
         monkeypatch.setattr(
-            pass_indexer, "_BOOT", pass_indexer._BOOT.replace(
-                boot, f"import vaultmem.services.index.pass_indexer as p; "
+            pass_indexer,
+            "_BOOT",
+            pass_indexer._BOOT.replace(
+                boot,
+                f"import vaultmem.services.index.pass_indexer as p; "
                 f"p.COMMIT_SECONDS = {commit_seconds}; {boot}",
             ),
         )
@@ -87,6 +91,35 @@ def test_a_big_pass_is_reindexed_by_the_helper_exactly_as_a_rebuild_indexes_it(
     after = index_content(vault)
     assert vault.sync().any_change is False
     assert after == _rebuilt(vault)
+    vault.close()
+
+
+def test_the_last_notes_are_handed_to_the_helper_before_the_pass_flushes_the_disk(
+    generated_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass's last notes (fewer than a hand-over) go to the helper before the pass closes
+    its old files and flushes the file system, so it indexes them meanwhile."""
+    started = _started(monkeypatch)
+    events: list[str] = []
+    real_submit = PassIndexer.submit
+    real_syncfs = durability.sync_file_system
+
+    def recording_submit(self: PassIndexer, paths: list[str], written: object = None) -> None:
+        events.append("submit")
+        real_submit(self, paths, written)  # type: ignore[arg-type]
+
+    def recording_syncfs(folder: str | Path) -> bool:
+        events.append("flush")
+        return real_syncfs(folder)
+
+    monkeypatch.setattr(PassIndexer, "submit", recording_submit)
+    monkeypatch.setattr(durability, "sync_file_system", recording_syncfs)
+    vault, refreshed_here = _synced_recording_refreshes(generated_vault, monkeypatch)
+    run = vault.lifecycle(now=REFERENCE_TIME)
+    assert started and refreshed_here == []
+    assert events[-1] == "flush" and "submit" in events  # nothing was left to hand over
+    assert run.reindexed == started[0].indexed
+    assert index_content(vault) == _rebuilt(vault)
     vault.close()
 
 
@@ -345,10 +378,13 @@ def test_a_note_handed_over_with_its_text_is_indexed_from_it_unless_it_changed(
         assert "zzzzzzz" in bodies[first_rel] and "kumquat" not in bodies[first_rel]
         # its stamp is not what the walk finds: someone else's write could hide behind it
         assert vault.sync().changed == 1  # ...so the next sync reads it, and finds the disk's
-        assert "kumquat" in conn.execute(
-            "SELECT f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid WHERE n.path = ?",
-            (first_rel,),
-        ).fetchone()[0]
+        assert (
+            "kumquat"
+            in conn.execute(
+                "SELECT f.body FROM notes n JOIN notes_fts f ON f.rowid = n.nid WHERE n.path = ?",
+                (first_rel,),
+            ).fetchone()[0]
+        )
         assert "quince" in bodies[second_rel]  # another mtime than handed over: read from disk
 
 
@@ -369,7 +405,10 @@ def test_batches_are_committed_together_and_answered_once_committed(
     monkeypatch.setattr(pass_indexer, "COALESCE_PATHS", 1)  # one sync a batch
     statements: list[str] = []
     answers, syncs = _answers_to(
-        generated_vault, [[rels[0]], [rels[1]], "commit", [rels[2]]], monkeypatch, capsys,
+        generated_vault,
+        [[rels[0]], [rels[1]], "commit", [rels[2]]],
+        monkeypatch,
+        capsys,
         statements,
     )
     assert answers == [{"batch": n, "ok": True} for n in (1, 2, 3)]
@@ -388,9 +427,7 @@ def test_a_batch_failing_after_others_in_the_transaction_leaves_them_indexed(
     rels = _edited_notes(generated_vault, 2)
     monkeypatch.setattr(pass_indexer, "COALESCE_PATHS", 1)
     bad: list[str] = [123]  # type: ignore[list-item]  # not a path: a sync of it fails
-    answers, syncs = _answers_to(
-        generated_vault, [[rels[0]], bad, [rels[1]]], monkeypatch, capsys
-    )
+    answers, syncs = _answers_to(generated_vault, [[rels[0]], bad, [rels[1]]], monkeypatch, capsys)
     assert [a.get("ok") for a in answers] == [True, None, True]
     # the failure rolled back the transaction: the batch before it was indexed again, alone
     assert syncs == [1, 1, 1, 1, 1]

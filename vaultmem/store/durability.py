@@ -32,13 +32,17 @@ class _Closer:
     descriptors once cost a pass of 6,000 moves a quarter of a second in starts and joins).
     A pass hands them over a batch at a time (:meth:`add_many`): one put wakes the thread per
     batch, not per descriptor (each wake-up is a hand-over of the interpreter lock between the
-    two threads). At most :data:`MAX_PENDING` descriptors wait at a time; beyond, the caller
-    closes its own, so a slow file system never runs the process out of descriptors.
-    :meth:`settle` waits for the thread to close what it was given and end (no thread is left
-    running then).
+    two threads). At most :attr:`limit` descriptors wait at a time (:data:`MAX_PENDING`, or half
+    the process's open-file limit if that is less); beyond, the caller closes its own, so a
+    slow file system never runs the process out of descriptors. With 256 at most, the pass
+    thread closed most of a big pass's old files itself (a second of 4 at 6,000 moves): the
+    thread is often behind for a while, on a machine whose cores are busy. (Two to four
+    closing threads close twice as fast on an idle machine, but did not make a pass faster on a
+    busy one and cost more kernel time: one it is.) :meth:`settle` waits for the thread to close
+    what it was given and end (no thread is left running then).
     """
 
-    MAX_PENDING = 256
+    MAX_PENDING = 4096
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[list[int] | None] = queue.SimpleQueue()
@@ -46,12 +50,14 @@ class _Closer:
         self._handed = 0  # descriptors handed over (written by the caller's thread only)
         self.closed = 0
         """Descriptors the thread has closed (written by the thread only)."""
+        self.limit = min(self.MAX_PENDING, max(1, _open_file_limit() // 2))
+        """Descriptors waiting to be closed at most (see the class)."""
 
     def add(self, fd: int) -> None:
         self.add_many([fd])
 
     def add_many(self, fds: list[int]) -> None:
-        room = max(0, self.MAX_PENDING - (self._handed - self.closed))
+        room = max(0, self.limit - (self._handed - self.closed))
         for fd in fds[room:]:  # the thread is behind: the caller closes these itself
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -81,6 +87,17 @@ class _Closer:
             self._queue.put(None)
             self._thread.join()
             self._thread = None
+
+
+def _open_file_limit() -> int:
+    """The process's soft limit of open files (a large number where there is none to read)."""
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # no such limit to read (Windows)
+        return 1 << 16
+    return 1 << 16 if soft == resource.RLIM_INFINITY else int(soft)
 
 
 def settle_closes() -> None:

@@ -29,11 +29,41 @@ def confined(root: Path, relative: str) -> Path:
     if not isinstance(relative, str):
         raise UnsafePathError(repr(relative), "not a vault-relative path")
     base = _resolved(str(root)) if root.is_absolute() else root.resolve()
+    # the folders as _confined_folders checks them; the note itself, if a symlink, must point
+    # inside too
+    path, target = _confined_folders(base, relative)
+    if os.path.islink(target):
+        _inside(relative, base, os.path.realpath(target))
+    return path
+
+
+def confined_free(root: Path, relative: str) -> Path | None:
+    """:func:`confined` for a place a note is to be moved to: ``root / relative`` if nothing
+    is there (no file, folder or link, not even a broken one), ``None`` if something is.
+
+    One ``lstat`` of the place answers both what :func:`confined` asks of it (is it a link?)
+    and whether it is free. Raises :class:`~vaultmem.errors.UnsafePathError` as
+    :func:`confined` does for the path's folders.
+    """
+    if not isinstance(relative, str):
+        raise UnsafePathError(repr(relative), "not a vault-relative path")
+    base = _resolved(str(root)) if root.is_absolute() else root.resolve()
+    path, target = _confined_folders(base, relative)
+    try:
+        os.lstat(target)
+    except OSError:  # nothing there (or nothing that can be looked at: the move says why)
+        return path
+    return None
+
+
+def _confined_folders(base: Path, relative: str) -> tuple[Path, str]:
+    """``base / relative`` (as a path and a string) after checking its name and that the
+    folder holding it resolves inside the vault ``base`` (resolved)."""
     # the folder holding the note must resolve inside the vault (a symlinked folder could
-    # point anywhere); the note itself, if a symlink, must point inside too. ``base`` is
-    # resolved, so a folder none of whose parts below it is a link is inside as it stands.
-    # The links are looked for at every call (a folder may have become one since the last);
-    # only the names, which depend on nothing on disk, are worked out once (_layout).
+    # point anywhere). ``base`` is resolved, so a folder none of whose parts below it is a
+    # link is inside as it stands. The links are looked for at every call (a folder may have
+    # become one since the last); only the names, which depend on nothing on disk, are worked
+    # out once (_layout).
     path, folders, target = _layout(base, relative)
     for folder in folders:
         try:
@@ -43,9 +73,7 @@ def confined(root: Path, relative: str) -> Path:
         if linked:
             _inside(relative, base, os.path.realpath(os.path.dirname(target)))
             break
-    if os.path.islink(target):
-        _inside(relative, base, os.path.realpath(target))
-    return path
+    return path, target
 
 
 def confined_in(folder: Path, relative: str) -> Path:

@@ -104,6 +104,8 @@ class TraceRecord:
     topics: tuple[str, ...]
     boxes: tuple[str, ...]
     last_box_added: float
+    id: str = ""
+    """Its ``id`` (empty when it has none): an update of the trace is written for that id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +156,8 @@ class TracePlan:
     topics: tuple[str, ...]
     boxes: tuple[str, ...]
     id: str = ""
-    """For a new trace: derived from its first two boxes (:func:`derived_id`)."""
+    """For a new trace: derived from its first two boxes (:func:`derived_id`); for an existing
+    one: its own (:attr:`TraceRecord.id`)."""
     updated: float = 0.0
     """End of its latest box (epoch seconds): the trace's ``updated`` (and a new one's
     ``created``), so that both machines write the same note."""
@@ -412,6 +415,7 @@ class _Trace:
     topics: set[str]
     boxes: list[str]
     last: float
+    id: str
 
 
 @dataclass(slots=True)
@@ -464,7 +468,10 @@ def _weave(
     """Trace of each new ``(title, topics, end)`` box in order, and the traces to write."""
     lc = settings.lifecycle
     state = [
-        _Trace(t.title, t.path, False, set(_topic_set(t.topics)), list(t.boxes), t.last_box_added)
+        _Trace(
+            t.title, t.path, False, set(_topic_set(t.topics)), list(t.boxes), t.last_box_added,
+            t.id,
+        )
         for t in sorted(traces, key=lambda t: (t.title, t.path))
     ]
     in_trace = {fold_path(b) for t in state for b in t.boxes}
@@ -475,7 +482,6 @@ def _weave(
     ]
     assigned: list[str | None] = []
     touched: dict[str, _Trace] = {}
-    ids: dict[str, str] = {}
     for title, topics, end in new_boxes:
         trace = _best(state, topics, end, lc)
         if trace is not None:  # join: union of topics, the box appended
@@ -488,11 +494,11 @@ def _weave(
             slug = topic_slug(ranked_topics([partner.topics, topics]))
             suffix = trace_id[-HASH_CHARS:].lower()
             name = unique_name(f"trace-{slug}-{suffix}" if slug else f"trace-{suffix}", taken)
-            ids[name] = trace_id
             pair = sorted([(partner.last, partner.title), (end, title)])
             trace = _Trace(
                 name, f"{settings.folders.boxes.strip('/')}/{TRACES_FOLDER}/{name}.md", True,
                 set(partner.topics | topics), [t for _, t in pair], max(end, partner.last),
+                trace_id,
             )
             state.append(trace)
             if partner.index is not None:
@@ -506,7 +512,7 @@ def _weave(
     plans = tuple(
         TracePlan(
             t.title, t.path, t.new, tuple(sorted(t.topics)), tuple(t.boxes),
-            ids.get(t.title, ""), t.last,
+            t.id, t.last,
         )
         for t in sorted(touched.values(), key=lambda t: t.title)
     )  # fmt: skip

@@ -151,6 +151,7 @@ def read_seal_inputs(vault: VaultContext, now: dt.datetime) -> SealInputs:
                 tuple(str(t) for t in fm.get("topics") or []),
                 boxes,
                 _epoch(fm.get("updated") or fm.get("created"), 0.0),
+                str(fm.get("id") or ""),
             )
         )
     lone: list[SealedBox] = []
@@ -287,7 +288,7 @@ def seal_boxes(
         result.planned.append(
             Move(
                 trace.path,
-                None,
+                None if trace.new or not trace.id else trace.id,  # an edit is of this id
                 "create" if trace.new else "edit",
                 None,
                 {
@@ -345,6 +346,8 @@ def _apply_seal(
             text = box_note(replace(box, members=tuple(moved)), now)
         _try(partial(_create, session, text), box_move, result)
     report_progress("seal", len(boxes), len(boxes))
+    session.index_ahead(1)  # the last boxes, re-indexed while the traces are written
+    writes: list[tuple[Move, str | None]] = []  # each trace's move, and a new one's text
     for trace in traces:
         titles = [b for b in trace.boxes if b not in unwritten]
         move = planned[("create" if trace.new else "edit", trace.path)]
@@ -356,8 +359,15 @@ def _apply_seal(
         else:
             kept_trace = replace(trace, boxes=tuple(titles))
             move = replace(move, changes={**move.changes, "boxes": [_link(b) for b in titles]})
-        if trace.new:
-            _try(partial(_create, session, trace_note(kept_trace, now)), move, result)
+        writes.append((move, trace_note(kept_trace, now) if trace.new else None))
+    # every trace written ahead together: one flush to disk, not one per trace
+    session.prepare(
+        [move for move, text in writes if text is None],
+        [(move.path, text) for move, text in writes if text is not None],
+    )
+    for move, text in writes:
+        if text is not None:
+            _try(partial(_create, session, text), move, result)
         else:
             _try(session.apply, move, result)
     position = {id(m): i for i, m in enumerate(result.planned)}

@@ -149,7 +149,7 @@ def run_lifecycle(
     changes (a dry run too: it shows what the real run would do).
     """
     from vaultmem.core.lifecycle.lifecycle_plan import PASS_ORDER
-    from vaultmem.services.lifecycle.emptied_folders import remove_emptied_folders
+    from vaultmem.services.lifecycle.emptied_folders import places_left, remove_emptied_folders
     from vaultmem.services.lifecycle.lifecycle import run_passes
     from vaultmem.services.sync.git_commit import commit_run, require_work_tree
 
@@ -170,7 +170,8 @@ def run_lifecycle(
         command=command,
     )
     if not dry_run and run.touched:
-        remove_emptied_folders(vault.root, run.touched, vault.folders())
+        kept = places_left(move for result in run.results for move in result.applied)
+        remove_emptied_folders(vault.root, run.touched, vault.folders(), kept)
     if commit and not dry_run and run.touched:
         try:
             run.commit = commit_run(vault.root, run)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from vaultmem.store.journal_check import MANAGED_TYPES
 from vaultmem.store.late_writes import LateSave, check_late_writes, watch_late_writes
 from vaultmem.store.note_files import NoteSnapshot, read_note
 from vaultmem.store.vault_lock import vault_lock
-from vaultmem.store.vault_paths import confined
+from vaultmem.store.vault_paths import confined, confined_free
 
 if TYPE_CHECKING:
     from vaultmem.services.vault_context import VaultContext
@@ -49,6 +48,7 @@ INDEX_AHEAD_FROM = 1000
 while it goes on (:meth:`PassSession.expect`); below, it re-indexes them at its end."""
 HANDOVER_PATHS = 256
 """Paths written that are handed to the helper together (:meth:`PassSession.index_ahead`)."""
+
 
 @dataclass(slots=True)
 class PassResult:
@@ -157,6 +157,8 @@ class PassSession:
         if self.dry_run:
             return
         try:
+            if kind is None:  # the last notes, re-indexed while the old files and folders settle
+                self.index_ahead(1)
             late_error: OSError | None = None
             try:  # the old files still held are checked once more, the saves found kept
                 self._late_writes.__exit__(None, None, None)
@@ -226,12 +228,13 @@ class PassSession:
         self._indexer_tried = True
         self._indexer = PassIndexer.start(self.vault.root, self.vault.sidecar)
 
-    def index_ahead(self) -> None:
+    def index_ahead(self, least: int = HANDOVER_PATHS) -> None:
         """Hand the notes written since the last hand-over to the helper process, to be
         re-indexed while the pass goes on (:mod:`~vaultmem.services.index.pass_indexer`), once there
-        are :data:`HANDOVER_PATHS` of them. Without a helper (a small pass, or one where it
-        cannot start; see :meth:`expect`) they are re-indexed at :meth:`refresh`."""
-        if self._indexer is None or len(self.touched) - self._refreshed < HANDOVER_PATHS:
+        are ``least`` of them (:data:`HANDOVER_PATHS`; ``1``: the last few, before the pass
+        waits for something else). Without a helper (a small pass, or one where it cannot
+        start; see :meth:`expect`) they are re-indexed at :meth:`refresh`."""
+        if self._indexer is None or len(self.touched) - self._refreshed < max(1, least):
             return
         fresh = list(dict.fromkeys(self.touched[self._refreshed :]))
         self._refreshed = len(self.touched)
@@ -271,8 +274,8 @@ class PassSession:
             return
         destination = move.destination or move.path
         if destination != move.path:
-            target = confined(self.vault.root, destination)
-            if os.access(target, os.F_OK):  # checked before journaled (no exception raised)
+            target = confined_free(self.vault.root, destination)
+            if target is None:  # checked before journaled (no exception raised)
                 raise NoteError(destination, f"already exists; {move.path} not moved there")
             self._writer().move(
                 move.path, destination, snapshot.text, after, at=(source, target), before_sha=known
