@@ -36,6 +36,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from vaultmem.errors import VaultmemError
+from vaultmem.services.index.folder_moves import FolderMoves
 from vaultmem.services.index.index_sync import sync_index, sync_paths
 from vaultmem.services.index.live_index import Heartbeat
 from vaultmem.services.index.sync_types import SyncReport
@@ -59,9 +60,6 @@ PROBE_SECONDS = 3.0
 longer delivers events although its threads run: it is restarted and the vault synced."""
 STOP_DURING_START_SECONDS = 10.0
 """Ctrl-C during the first sync waits at most this long for it to stop (see stop())."""
-NEW_FOLDER_SECONDS = 5.0
-"""A folder moved into a folder whose creation event arrived at most this many seconds earlier
-makes the watcher re-watch the vault (see :meth:`VaultWatcher._check_folder_move`)."""
 LONGEST_NAP_SECONDS = 0.25
 """The longest sleep between two looks at a flag in :func:`wait_for_flag` (Ctrl-C ends a
 sleep at once; this bounds how late a worker's end is noticed, at four wake-ups a second)."""
@@ -179,7 +177,7 @@ class VaultWatcher:
         self._restart_at = 0.0  # monotonic time before which no restart is tried
         self._restart_delay = HEALTH_CHECK_SECONDS
         self._probe: tuple[str, float] | None = None  # worker only: fence written, when
-        self._new_folders: dict[str, float] = {}  # observer thread only: folder → created at
+        self._folder_moves = FolderMoves()  # observer thread only
         # --- owned by start/stop and the worker
         self._worker: threading.Thread | None = None
         self._alarm = _OverflowAlarm(
@@ -363,46 +361,17 @@ class VaultWatcher:
             self._request_full_sync("an event could not be handled")
 
     def _check_folder_event(self, event: FileSystemEvent) -> None:
-        """Observer thread: ask the worker to re-watch the vault when watchdog's watches may
-        have gone wrong; remember folders created or moved in from outside.
-
-        watchdog (7.1) walks a new folder when its creation event arrives. A folder moved in
-        before that walk gets a second entry for its kernel watch, and the move's event then
-        removes that watch through the stale entry: the moved folder's later edits send no
-        events at all. The move shows up either as a move into a folder created moments
-        before, or, when the destination was not watched yet, as a folder moved away with no
-        destination. Either asks for a new observer and a full sync; real vaults rarely do
-        this, so the cost is rare too.
-        """
+        """Observer thread: a folder event after which watchdog's watches may be wrong (see
+        :class:`FolderMoves`) has the worker replace the observer once the burst settles."""
         src = self._relative(event.src_path) if event.src_path else None
         dest = self._relative(event.dest_path) if getattr(event, "dest_path", "") else None
-        now = time.monotonic()
-        folders = self._new_folders
-        if event.event_type == "created" or (event.event_type == "moved" and src is None):
-            if dest is None and src is None:
-                return
-            if len(folders) > 1000:  # forget creations too old to matter
-                for old in [f for f, at in folders.items() if now - at > NEW_FOLDER_SECONDS]:
-                    del folders[old]
-            folders[dest if dest is not None else str(src)] = now
+        if src is not None and src.startswith(self._fence_dir):
             return
-        if event.event_type != "moved" or src is None or src.startswith(self._fence_dir):
-            return
-        if dest is None:
-            reason = f"the folder {src or '(the vault)'} moved where no watch sees it"
-        else:
-            parent = dest.rpartition("/")[0]
-            while parent:
-                created = folders.get(parent)
-                if created is not None and now - created <= NEW_FOLDER_SECONDS:
-                    break
-                parent = parent.rpartition("/")[0]
-            else:
-                return
-            reason = f"{src} was moved into {parent}, a folder created moments before"
-        with self._cond:
-            self._rewatch_reason = reason
-        self._add([], full=True)  # a batch, when the burst settles, replaces the observer
+        reason = self._folder_moves.check(event.event_type, src, dest, time.monotonic())
+        if reason:
+            with self._cond:
+                self._rewatch_reason = reason
+            self._add([], full=True)  # a batch, when the burst settles, replaces the observer
 
     def _note_fence(self, rel: str, event: FileSystemEvent) -> None:
         name = rel[len(self._fence_dir) :]
