@@ -606,13 +606,13 @@ class VaultWatcher:
             return
         self._restart_observer("the file-system observer stopped; restarting it")
 
-    def _restart_observer(self, reason: str, *, level: int = logging.ERROR) -> bool:
+    def _restart_observer(self, reason: str, *, level: int = logging.ERROR) -> None:
         """Replace the observer (``reason`` is logged at ``level``), then sync the whole vault
-        (events may have been lost meanwhile); True when it was replaced."""
+        (events may have been lost meanwhile)."""
         with self._observer_lock:
             observer = self._observer
             if observer is None or self._closing or time.monotonic() < self._restart_at:
-                return False
+                return
             logger.log(level, "watch: %s", reason)
             observer.stop()
             observer.join(timeout=5.0)
@@ -624,11 +624,10 @@ class VaultWatcher:
                 )
                 self._restart_at = time.monotonic() + self._restart_delay
                 self._restart_delay = min(self._restart_delay * 2, 60.0)
-                return False
+                return
             self._restart_delay = HEALTH_CHECK_SECONDS
         self._request_full_sync("the observer was restarted")  # before the fences are touched:
         self._touch_fences()  # a waiter that sees one then waits for that sync
-        return True
 
     def _touch_fences(self) -> None:
         """Touch the fence files still awaited, so the new observer reports them: the old one
@@ -636,6 +635,6 @@ class VaultWatcher:
         just before covers whatever changed meanwhile."""
         with self._cond:
             names = list(self._fences)
-        for name in names:
-            with contextlib.suppress(OSError):  # gone: its waiter gave up
-                os.utime(self.vault.sidecar / name)
+        for name in names:  # opened for writing and closed: a "closed" event on every platform
+            with contextlib.suppress(OSError):  # gone (no O_CREAT): its waiter gave up
+                os.close(os.open(self.vault.sidecar / name, os.O_WRONLY))
