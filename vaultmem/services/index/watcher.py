@@ -21,7 +21,6 @@ While the worker runs with a live observer it keeps a heartbeat in the sidecar
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 import os
 import secrets
@@ -30,9 +29,7 @@ import time
 from collections.abc import Callable
 from itertools import count
 
-from watchdog import events as wd_events
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
+from watchdog.events import FileSystemEvent
 from watchdog.observers.api import BaseObserver
 
 from vaultmem.errors import VaultmemError
@@ -41,8 +38,10 @@ from vaultmem.services.index.index_sync import sync_index, sync_paths
 from vaultmem.services.index.live_index import Heartbeat
 from vaultmem.services.index.sync_types import SyncReport
 from vaultmem.services.index.vault_walk import is_ignored, is_tracked_attachment
+from vaultmem.services.index.watch_observer import start_observer
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.index_db import IndexDB
+from vaultmem.store.interrupts import wait_for_flag
 from vaultmem.store.sidecar import SIDECAR_DIR
 
 logger = logging.getLogger(__name__)
@@ -60,62 +59,12 @@ PROBE_SECONDS = 3.0
 longer delivers events although its threads run: it is restarted and the vault synced."""
 STOP_DURING_START_SECONDS = 10.0
 """Ctrl-C during the first sync waits at most this long for it to stop (see stop())."""
-LONGEST_NAP_SECONDS = 0.25
-"""The longest sleep between two looks at a flag in :func:`wait_for_flag` (Ctrl-C ends a
-sleep at once; this bounds how late a worker's end is noticed, at four wake-ups a second)."""
-
 _FILE_EVENTS = frozenset({"created", "modified", "closed", "attrib", "deleted", "moved"})
 _FOLDER_EVENTS = frozenset({"created", "deleted", "moved"})
-_EVENT_NAMES = (
-    "FileCreatedEvent FileModifiedEvent FileClosedEvent FileAttribEvent FileDeletedEvent "
-    "FileMovedEvent DirCreatedEvent DirDeletedEvent DirMovedEvent"
-)
-_EVENT_FILTER: list[type[FileSystemEvent]] = [
-    cls for name in _EVENT_NAMES.split() if (cls := getattr(wd_events, name, None)) is not None
-]
-"""What the OS is asked for (no FileAttribEvent before watchdog 5). Never opens or closes without
-a write (the worker's own reads would wake it), nor folder modifications (a folder's mtime says
-nothing about its notes)."""
-_FULL_EVENTS = "generate_full_events" in inspect.signature(Observer).parameters
-"""Whether this platform's observer reports moves in and out of the watch as moves (inotify)."""
-
-
-def wait_for_flag(flag: threading.Event, timeout: float | None = None) -> bool:
-    """Wait until ``flag`` is set, or ``timeout`` seconds pass; True when it is set.
-
-    For the main thread, where Ctrl-C may strike at any instruction. ``Event.wait`` takes the
-    event's internal lock; a ``KeyboardInterrupt`` raised just after the lock is taken, before
-    the ``with`` block that releases it begins, leaves it held (CPython gh-74174), and the thread
-    that later sets the event then blocks forever (``watch`` hung on Ctrl-C that way). Here
-    only ``time.sleep`` is interrupted and nothing is ever held: naps of 1 ms doubling up to
-    :data:`LONGEST_NAP_SECONDS` between looks at ``flag.is_set()``, which takes no lock.
-    """
-    deadline = None if timeout is None else time.monotonic() + timeout
-    nap = 0.001
-    while not flag.is_set():
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            nap = min(nap, left)
-        time.sleep(nap)
-        nap = min(nap * 2, LONGEST_NAP_SECONDS)
-    return True
 
 
 class _Stopping(Exception):
     """Raised in the initial sync's progress callback once :meth:`VaultWatcher.stop` is called."""
-
-
-class _Handler(FileSystemEventHandler):
-    """Runs on watchdog's observer thread; only forwards to :meth:`VaultWatcher._on_event`."""
-
-    def __init__(self, on_event: Callable[[FileSystemEvent], None]) -> None:
-        super().__init__()
-        self._on_event = on_event
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        self._on_event(event)
 
 
 class _OverflowAlarm(logging.Handler):
@@ -303,15 +252,7 @@ class VaultWatcher:
 
     # ------------------------------------------------------------------ observer side
     def _new_observer(self) -> BaseObserver:
-        # full events: a folder moved where no watch sees it arrives as a move without a
-        # destination, not as a deletion (see _check_folder_event)
-        make: Callable[..., BaseObserver] = Observer
-        observer = make(generate_full_events=True) if _FULL_EVENTS else make()
-        observer.schedule(
-            _Handler(self._on_event), self._root, recursive=True, event_filter=_EVENT_FILTER
-        )
-        observer.start()
-        return observer
+        return start_observer(self._root, self._on_event)
 
     def _relative(self, raw: bytes | str) -> str | None:
         """Vault-relative POSIX path of an event path; "" for the root; None if outside it."""
