@@ -273,7 +273,11 @@ def test_errors_are_one_line_tool_errors_and_the_server_keeps_serving(served: Cl
     assert "2 notes are named 'Twin'" in message and "use the id" in message
     made = served.ok("remember", content="A memory with a merge conflict", title="Conflicted")
     path = root / str(made["path"])
-    path.write_text(path.read_text() + "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> b\n")
+    # saved as git and editors do (a new file renamed over the note): the server's watcher
+    # never reads it half written (emptied, without its id, just before ``touch`` asks)
+    temp = path.with_name(".Conflicted.md.tmp")
+    temp.write_text(path.read_text() + "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> b\n")
+    os.replace(temp, path)
     conflicted = path.read_bytes()
     message = served.error("touch", id_or_title=str(made["id"]))
     assert "conflict markers" in message and "Conflicted.md" in message
