@@ -412,6 +412,24 @@ def test_a_run_leaves_no_emptied_folder_and_tries_none_it_left_a_note_in(
     vault.close()
 
 
+def test_a_folder_swapped_for_a_link_after_the_run_leads_no_rmdir_through_it(
+    tmp_path: Path,
+) -> None:
+    from vaultmem.services.lifecycle.emptied_folders import remove_emptied_folders
+
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    (outside / "d" / "box-a").mkdir(parents=True)  # empty folders of someone else's
+    (vault / "Projects" / "d" / "box-a").mkdir(parents=True)  # an empty folder of the person's
+    (vault / "Boxes").mkdir(parents=True)
+    (vault / "Boxes" / "d").symlink_to(outside / "d")  # the box's day folder, now a link out
+    (vault / "Boxes" / "e").symlink_to(vault / "Projects" / "d")  # and one to another folder
+    touched = ["Boxes/d/box-a/n.md", "Boxes/e/box-a/m.md"]
+    assert remove_emptied_folders(vault, touched, ["Boxes"]) == []
+    assert (outside / "d" / "box-a").is_dir()
+    assert (vault / "Projects" / "d" / "box-a").is_dir()
+    assert (vault / "Boxes" / "d").is_symlink() and (vault / "Boxes" / "e").is_symlink()
+
+
 def test_folders_a_run_emptied_go_and_those_it_left_a_note_in_stay(tmp_path: Path) -> None:
     from vaultmem.core.lifecycle.lifecycle_plan import Move
     from vaultmem.services.lifecycle.emptied_folders import places_left, remove_emptied_folders

@@ -1,6 +1,8 @@
 """Folders a pass (or an undo) empties are removed: a promoted box member leaves no empty
 ``Boxes/YYYY-MM-DD/<box>/`` behind. Only folders strictly inside the memory folders, and only
-when empty (``os.rmdir`` refuses otherwise, so a file that appears meanwhile is never lost)."""
+when empty (``os.rmdir`` refuses otherwise, so a file that appears meanwhile is never lost), and
+only where no symbolic link lies on the way: a folder swapped for a link after the pass moved
+its notes never leads ``rmdir`` to an empty folder elsewhere, in the vault or outside it."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ def remove_emptied_folders(
     about as much as one that removes it: a pass that sealed 1,000 boxes tried each box's).
     """
     top_set = {t.strip("/") for t in tops if t.strip("/")}
+    base = os.path.realpath(root)
     full: set[str] = set()
     for path in kept:
         folder = path.rpartition("/")[0]
@@ -38,10 +41,13 @@ def remove_emptied_folders(
             here = "/".join(parts)
             if here in full:  # a note is there (and so in each folder above)
                 break
+            named = os.path.join(base, here)
+            if os.path.realpath(named) != named:  # a link on the way: not this folder
+                break
             try:
-                os.rmdir(root / here)
+                os.rmdir(named)
             except OSError:  # not empty, gone already, or not ours to remove
-                if (root / here).exists():
+                if os.path.exists(named):
                     break
             else:
                 removed.append(here)
