@@ -274,3 +274,25 @@ def test_index_identity_digests_the_same_index_alike_and_sees_a_changed_note(
     assert changed["notes"][1] != first["notes"][1]
     assert changed["fts_vocab_instance"][1] != first["fts_vocab_instance"][1]
     assert changed["schema"] == first["schema"] and changed["links"] == first["links"]
+
+
+def test_cold_floor_measures_each_part_without_writing_the_vault(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.cold_floor import floor, main
+
+    source = REPO / "tests" / "vaults" / "kepano-obsidian"
+    before = sorted(p.relative_to(source).as_posix() for p in source.rglob("*"))
+    result = floor(source, repeat=1, cores=2)
+    assert result["notes"] == 103
+    assert result["raw_read_s"] > 0 and result["parse_s"] > 0 and result["fts_s"] > 0
+    assert result["floor_s"] == max(
+        result["writer_s"], (result["parse_s"] + result["writer_s"]) / 2
+    )
+    assert result["floor_ratio"] == result["floor_s"] / result["raw_read_s"]
+    assert sorted(p.relative_to(source).as_posix() for p in source.rglob("*")) == before
+    assert main([str(source), "--repeat", "1", "--cores", "1"]) == 0
+    assert "kepano-obsidian: 103 notes | raw read" in capsys.readouterr().out
+    (tmp_path / "empty").mkdir()
+    assert main([str(tmp_path / "empty"), "--repeat", "1"]) == 1
+    assert "no notes" in capsys.readouterr().err
