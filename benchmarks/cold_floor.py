@@ -35,7 +35,6 @@ from typing import Any
 
 from benchmarks.fts_floor import raw_read_seconds
 
-
 _FTS_SQL = "INSERT INTO notes_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)"
 
 
