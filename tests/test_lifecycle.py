@@ -177,6 +177,27 @@ def test_undo_restores_files_and_lines_byte_for_byte(vault: Vault) -> None:
     assert not any((vault.root / "Boxes").rglob("*.md"))
 
 
+def test_an_undo_removes_no_folder_reached_through_a_link(vault: Vault) -> None:
+    for i in range(3):
+        vault.remember(f"memo {i}", tags=["t"], now=T0 + i * dt.timedelta(minutes=2))
+    run = vault.lifecycle(("seal",), now=T0 + DAY)
+    boxed = [m.destination for m in run.applied if m.destination and "/" in m.destination]
+    day = vault.root / Path(boxed[0]).parents[-3]  # Boxes/<date>
+    assert day.parent.name == "Boxes" and day.is_dir()
+    # the person moves the day's folder to Projects/ and leaves a link in its place
+    (vault.root / "Projects").mkdir()
+    moved = vault.root / "Projects" / day.name
+    day.rename(moved)
+    day.symlink_to(moved)
+    boxes_there = sorted(p.name for p in moved.iterdir() if p.is_dir())
+    assert boxes_there
+    vault.undo()
+    assert sorted((vault.root / "STM").glob("memo *.md"))  # the memories are back
+    # the box folders the undo emptied are the person's now: not removed through the link
+    assert sorted(p.name for p in moved.iterdir() if p.is_dir()) == boxes_there
+    assert day.is_symlink()
+
+
 def test_undo_refuses_naming_the_changed_note(vault: Vault) -> None:
     vault.remember("will move", now=T0)
     run = vault.lifecycle(now=T0 + 80 * DAY)

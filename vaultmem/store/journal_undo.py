@@ -11,10 +11,12 @@ and never mistakes its own earlier steps for a person's change; once done the jo
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 from vaultmem.errors import NoteChangedError, NoteError
+from vaultmem.store.confinement import is_symlinked
 from vaultmem.store.interrupts import stop_if_requested
 from vaultmem.store.journal import (
     StagedSlot,
@@ -223,12 +225,16 @@ def _revert(
 def _remove_empty_folders(folders: set[Path], root: Path) -> None:
     """Remove those of ``folders`` that are empty (``Boxes/<date>/<box>/`` a pass created) and
     then their parents, up to a top folder: each folder tried once, deepest first (so after
-    every folder below it was)."""
+    every folder below it was), and only where no symbolic link lies on the way (a folder
+    swapped for a link since the pass never leads ``rmdir`` to an empty folder elsewhere)."""
+    base = Path(os.path.realpath(root))  # where confined() put ``folders``
     tried: set[Path] = set()
     for folder in folders:
-        while folder != root and folder.parent != root and folder not in tried:
+        while folder != base and folder.parent != base and folder not in tried:
             tried.add(folder)
             folder = folder.parent
     for folder in sorted(tried, key=lambda f: len(f.parts), reverse=True):
+        if is_symlinked(base, os.path.relpath(folder, base)):
+            continue
         with contextlib.suppress(OSError):  # not empty (or gone): left as it is
             folder.rmdir()

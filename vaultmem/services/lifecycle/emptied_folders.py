@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from vaultmem.core.lifecycle.lifecycle_plan import Move
+from vaultmem.store.confinement import is_symlinked
 
 
 def remove_emptied_folders(
@@ -24,7 +25,7 @@ def remove_emptied_folders(
     about as much as one that removes it: a pass that sealed 1,000 boxes tried each box's).
     """
     top_set = {t.strip("/") for t in tops if t.strip("/")}
-    base = os.path.realpath(root)
+    base = Path(os.path.realpath(root))
     full: set[str] = set()
     for path in kept:
         folder = path.rpartition("/")[0]
@@ -41,13 +42,13 @@ def remove_emptied_folders(
             here = "/".join(parts)
             if here in full:  # a note is there (and so in each folder above)
                 break
-            named = os.path.join(base, here)
-            if os.path.realpath(named) != named:  # a link on the way: not this folder
+            if is_symlinked(base, here):  # a link on the way: not this folder
                 break
+            named = base / here
             try:
                 os.rmdir(named)
             except OSError:  # not empty, gone already, or not ours to remove
-                if os.path.exists(named):
+                if named.exists():
                     break
             else:
                 removed.append(here)
