@@ -348,7 +348,9 @@ class Vault:
         :func:`vaultmem.services.recall.recall.recall`.
 
         A hit whose note holds git conflict markers is marked ``conflicted``; a memory sealed in
-        a box carries the box note's path as its ``episode``."""
+        a box carries the box note's path as its ``episode``. Raises
+        :class:`~vaultmem.errors.InputError` for an empty query and the values ``recall_notes``
+        refuses, before anything is read or written."""
         hits = recall_notes(self, query, k=k, now=now or utc_now(), **options)
         conflicted = conflicted_paths(self.index, [h.path for h in hits])
         episodes = box_notes_of(self.index, [h.path for h in hits])
@@ -425,8 +427,11 @@ class Vault:
         limit: int | None = None,
         now: dt.datetime | None = None,
     ) -> list[MemoryRow]:
-        """Memories matching every given filter, ordered by ``sort`` (see
-        :func:`~vaultmem.services.memories.memory_listing.filtered_memories`)."""
+        """Memories matching every given filter, ordered by ``sort``, at most ``limit`` (see
+        :func:`~vaultmem.services.memories.memory_listing.filtered_memories`): ``tag`` also
+        finds the tags nested in it, as recall's does. Raises :class:`InputError` for a status,
+        layer or sort not among the choices, an empty tag or folder, a folder the vault does
+        not have, or a ``limit`` below 1."""
         return filtered_memories(
             self,
             status=status,

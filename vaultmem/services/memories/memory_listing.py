@@ -13,8 +13,17 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from vaultmem.core.notes.fields import LAYERS, STATUSES
 from vaultmem.core.notes.timestamps import utc_now
+from vaultmem.errors import InputError
 from vaultmem.services.index.index_lookups import conflicted_paths
+from vaultmem.services.index.note_filters import (
+    checked_choice,
+    checked_tag,
+    folder_condition,
+    tag_condition,
+    vault_folder,
+)
 
 if TYPE_CHECKING:
     from vaultmem.services.index.sync_types import SyncReport
@@ -80,24 +89,33 @@ def filtered_memories(
     now: dt.datetime | None = None,
 ) -> list[MemoryRow]:
     """Memories matching every given filter, ordered by ``sort`` (see
-    :data:`~vaultmem.services.memories.memory_view.SORT_KEYS`)."""
+    :data:`~vaultmem.services.memories.memory_view.SORT_KEYS`), at most ``limit`` of them.
+
+    ``tag`` matches the tag or one nested in it (``project`` finds ``project/alpha``) and
+    ``folder`` a folder of the vault, as recall's filters do
+    (:mod:`~vaultmem.services.index.note_filters`); ``None`` means not asked for. Raises
+    :class:`~vaultmem.errors.InputError` before reading anything for a status, layer or sort
+    not among the choices, an empty tag or folder, a folder the vault does not have, or a
+    ``limit`` that is not a whole number ≥ 1."""
+    from vaultmem.services.memories.memory_view import SORT_KEYS, order_rows, rows_of
+
     clauses: list[str] = ["n.type = 'memory'"]
     params: list[object] = []
-    if status:
-        clauses.append("n.status = ?")
-        params.append(status)
-    if layer:
-        clauses.append("n.layer = ?")
-        params.append(layer)
-    if tag:
-        clauses.append("n.nid IN (SELECT nid FROM tags WHERE tag = ? COLLATE NOCASE)")
-        params.append(tag.lstrip("#"))
-    if folder:
-        prefix = folder.strip("/") + "/"
-        clauses.append("substr(n.path, 1, ?) = ?")
-        params += [len(prefix), prefix]
-    from vaultmem.services.memories.memory_view import order_rows, rows_of
-
+    for column, value, choices in (("status", status, STATUSES), ("layer", layer, LAYERS)):
+        if checked_choice(column, value, choices) is not None:
+            clauses.append(f"n.{column} = ?")
+            params.append(value)
+    checked_choice("sort", sort, SORT_KEYS)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise InputError(f"limit must be a whole number ≥ 1, not {limit!r}")
+    conditions = []
+    if tag is not None:
+        conditions.append(tag_condition(checked_tag(tag)))
+    if folder is not None:
+        conditions.append(folder_condition(vault_folder(vault.root, folder)))
+    for clause, more in conditions:
+        clauses.append(clause)
+        params += more
     table = vault.table(now=now, where=" AND ".join(clauses), params=tuple(params))
     order = order_rows(table, sort)
     if limit is not None:

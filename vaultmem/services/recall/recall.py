@@ -93,9 +93,14 @@ def recall_notes(
     (reinforce the returned memories, "Scores"); ``sync`` (default True: bring the index up to
     date first unless a live watcher keeps it fresh — ``vault.catch_up()``; False: use the index
     as it is). ``k`` defaults to ``[recall] k`` (10). Each hit carries its note's body as
-    ``text``. A query with no words returns ``[]`` (without embeddings). Raises
-    :class:`InputError` for unknown options or bad values.
+    ``text``. A query with no words (only punctuation) returns ``[]`` (without embeddings).
+    Raises :class:`InputError`, before anything is read, for a query that is not text or is
+    empty or blank, unknown options and bad values (:meth:`RecallFilters.from_options`).
     """
+    if not isinstance(query, str):
+        raise InputError(f"the query must be text, not {query!r}")
+    if not query.strip():
+        raise InputError(f"empty query {query!r}: give a few words to look for")
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise InputError(f"unknown recall option {unknown[0]!r}; known: {', '.join(_OPTIONS)}")
@@ -103,7 +108,8 @@ def recall_notes(
     weights = recall_weights(vault, options.get("weights"))
     terms = query_terms(query)
     filters = RecallFilters.from_options(
-        options, template_folders(vault.root), asks_for_scaffolding=_asks_for_scaffolding(terms)
+        options, template_folders(vault.root), asks_for_scaffolding=_asks_for_scaffolding(terms),
+        root=vault.root,
     )
     if options.get("sync", True):
         vault.catch_up()

@@ -9,11 +9,20 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from vaultmem.core.notes.fields import LAYERS, MANAGED_TYPES, STATUSES
 from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.errors import InputError
+from vaultmem.services.index.note_filters import (
+    checked_choice,
+    checked_tag,
+    folder_condition,
+    folder_parts,
+    tag_condition,
+    vault_folder,
+)
 from vaultmem.services.index.template_folders import OWN_TEMPLATES
 
 __all__ = ["DASHBOARD", "DEFAULT_TEMPLATES", "KINDS", "SCAFFOLDING_WORDS", "RecallFilters"]
@@ -33,13 +42,14 @@ class RecallFilters:
     """Which notes recall may return ("Recall"). ``status``/``layer`` select managed notes only.
 
     ``tag`` matches the tag or a nested one (``project`` matches ``project/alpha``), case-
-    insensitively; ``folder`` a vault folder prefix; ``since`` notes used or created at or after
-    it. Archived memories are left out unless ``include_archived`` (or ``status="archived"``),
-    superseded ones unless ``include_superseded`` (or ``status="superseded"``). Scaffolding —
-    box and trace notes, templates (``templates`` folders) and the dashboard — never takes a
-    slot unless ``include_notes`` or a ``kind`` (one of :data:`KINDS`) asks for it; templates
-    and the dashboard also compete when the query names them (``asks_for_scaffolding``: a word
-    of :data:`SCAFFOLDING_WORDS`). A person's own notes are always searchable.
+    insensitively; ``folder`` a folder of the vault (its notes at any depth); ``since`` notes
+    used or created at or after it. Archived memories are left out unless ``include_archived``
+    (or ``status="archived"``), superseded ones unless ``include_superseded`` (or
+    ``status="superseded"``). Scaffolding — box and trace notes, templates (``templates``
+    folders) and the dashboard — never takes a slot unless ``include_notes`` or a ``kind`` (one
+    of :data:`KINDS`) asks for it; templates and the dashboard also compete when the query names
+    them (``asks_for_scaffolding``: a word of :data:`SCAFFOLDING_WORDS`). A person's own notes
+    are always searchable.
     """
 
     status: str | None = None
@@ -57,31 +67,41 @@ class RecallFilters:
     @classmethod
     def from_options(
         cls, options: Mapping[str, Any], templates: tuple[str, ...] = (DEFAULT_TEMPLATES,),
-        *, asks_for_scaffolding: bool = False,
+        *, asks_for_scaffolding: bool = False, root: Path | None = None,
     ) -> RecallFilters:
-        """Validate ``recall``'s filter options; raises :class:`InputError`."""
-        status, layer = options.get("status"), options.get("layer")
-        if status is not None and status not in STATUSES:
-            raise InputError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
-        if layer is not None and layer not in LAYERS:
-            raise InputError(f"layer must be one of {', '.join(LAYERS)}, not {layer!r}")
-        kind = options.get("kind")
-        if kind is not None and kind not in KINDS:
-            raise InputError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        """Validate ``recall``'s filter options; raises :class:`InputError` for a value it cannot
+        honour: a status, layer or kind not among the choices, a ``since`` that is not a
+        datetime, an empty tag or folder, a folder not in the vault at ``root`` (see
+        :func:`~vaultmem.services.index.note_filters.vault_folder`; without ``root`` only its
+        form is checked), ``include_notes`` with a ``kind`` (which already chooses the notes).
+        A filter given as ``None`` is not asked for."""
+        status = checked_choice("status", options.get("status"), STATUSES)
+        layer = checked_choice("layer", options.get("layer"), LAYERS)
+        kind = checked_choice("kind", options.get("kind"), KINDS)
+        include_notes = bool(options.get("include_notes", False))
+        if kind is not None and include_notes:
+            raise InputError(
+                f"include_notes has no effect with kind {kind!r}: the kind already chooses the "
+                "notes; give one of them"
+            )
         since = options.get("since")
+        if isinstance(since, str) and not since.strip():
+            raise InputError(f"since {since!r} is empty: give an ISO 8601 date, e.g. 2026-11-01")
         if since is not None:
             try:
                 since = parse_datetime(since)
-            except ValueError:
+            except (TypeError, ValueError):
                 raise InputError(f"since is not a datetime: {since!r}") from None
         tag = options.get("tag")
-        tag = str(tag).strip().lstrip("#") or None if tag is not None else None
+        tag = None if tag is None else checked_tag(tag)
         folder = options.get("folder")
-        folder = str(folder).strip().strip("/") or None if folder is not None else None
+        if folder is not None:
+            folder = (vault_folder(root, folder) if root is not None
+                      else "/".join(folder_parts(folder)))
         return cls(status=status, layer=layer, tag=tag, folder=folder, since=since,
                    include_archived=bool(options.get("include_archived", False)),
                    include_superseded=bool(options.get("include_superseded", False)),
-                   include_notes=bool(options.get("include_notes", False)), kind=kind,
+                   include_notes=include_notes, kind=kind,
                    templates=templates, asks_for_scaffolding=asks_for_scaffolding)
 
     @property
@@ -127,16 +147,11 @@ class RecallFilters:
             if value is not None:
                 clauses.append(f"{_MANAGED_SQL} AND n.{column} = ?")
                 params.append(value)
-        if self.tag:
-            clauses.append(
-                "EXISTS (SELECT 1 FROM tags t WHERE t.nid = n.nid AND (t.tag = ? COLLATE NOCASE "
-                "OR (t.tag >= ? COLLATE NOCASE AND t.tag < ? COLLATE NOCASE)))"
-            )
-            params += [self.tag, self.tag + "/", self.tag + "0"]
-        if self.folder:
-            prefix = self.folder + "/"
-            clauses.append("substr(n.path, 1, ?) = ?")
-            params += [len(prefix), prefix]
+        for value, condition in ((self.tag, tag_condition), (self.folder, folder_condition)):
+            if value is not None:
+                clause, more = condition(value)
+                clauses.append(clause)
+                params += more
         if self.since is not None:
             clauses.append("(n.last_used >= ? OR n.created >= ?)")
             params += [self.since.timestamp()] * 2
