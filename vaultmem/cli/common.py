@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from vaultmem.core.notes.timestamps import parse_datetime, utc_now
 from vaultmem.core.user_paths import expand_user_path
-from vaultmem.errors import VaultmemError
+from vaultmem.errors import InputError, VaultmemError
 from vaultmem.services.vault import Vault
 from vaultmem.services.vault_setup import require_vault
 
@@ -23,14 +24,41 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _parse_now(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.datetime:
-    if value is None or not value.strip():
+    """``--now`` as a datetime; not given, or a blank ``VAULTMEM_NOW``, is the current time.
+    A blank ``--now ""`` typed on the command line is refused (exit 2)."""
+    if value is None:
         return utc_now()
+    if not value.strip():
+        if ctx.get_parameter_source(param.name or "") is ParameterSource.ENVIRONMENT:
+            return utc_now()
+        raise click.BadParameter(
+            f"{value!r} is empty: give a datetime (ISO 8601, e.g. 2026-11-20T09:00:00) "
+            "or leave --now out"
+        )
     try:
         return parse_datetime(value)
     except ValueError:
         raise click.BadParameter(
             f"{value!r} is not a datetime (use ISO 8601, e.g. 2026-11-20T09:00:00)"
         ) from None
+
+
+def refused_by(
+    check: Callable[[str], object],
+) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    """A click callback that passes an option's value on unchanged unless ``check`` (the
+    library's own check of that value, e.g. ``checked_tag``) raises :class:`InputError`, which
+    becomes ``click.BadParameter`` (exit 2): an empty ``--tag ""`` is refused, never dropped."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                check(value)
+            except InputError as err:
+                raise click.BadParameter(str(err)) from None
+        return value
+
+    return callback
 
 
 class UserPath(click.Path):

@@ -15,12 +15,14 @@ from vaultmem.cli.common import (
     json_option,
     now_option,
     print_json,
+    refused_by,
     vault_command,
 )
 from vaultmem.core.notes.excerpts import excerpt
 from vaultmem.core.notes.fields import LAYERS, STATUSES
 from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.core.recall.recall_fusion import UNRANKED_BM25, FusionWeights, review_period
+from vaultmem.services.index.note_filters import checked_tag, folder_parts
 from vaultmem.services.recall.recall import Hit, recall_weights, touched_hits
 from vaultmem.services.recall.recall_filters import KINDS
 from vaultmem.services.vault import Vault
@@ -29,8 +31,12 @@ from vaultmem.services.vault import Vault
 def _parse_since(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> dt.datetime | None:
-    if value is None or not value.strip():
+    if value is None:
         return None
+    if not value.strip():
+        raise click.BadParameter(
+            f"{value!r} is empty: give a datetime (ISO 8601, e.g. 2026-11-01) or leave --since out"
+        )
     try:
         return parse_datetime(value)
     except ValueError:
@@ -39,28 +45,38 @@ def _parse_since(
         ) from None
 
 
+def _words(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    if value and not " ".join(value).strip():
+        raise click.BadParameter(f"empty query {' '.join(value)!r}: give a few words to look for")
+    return value
+
+
 @click.command()
-@click.argument("query", nargs=-1, required=True)
+@click.argument("query", nargs=-1, required=True, callback=_words)
 @click.option("--k", "k", type=click.IntRange(min=1),
               help="How many results (default: [recall] k, 10).")
 @click.option("--status", type=click.Choice(STATUSES), help="Only memories with this status.")
 @click.option("--layer", type=click.Choice(LAYERS), help="Only memories in this layer.")
-@click.option("--tag", help="Only notes with this tag or one nested in it (project: project/a).")
-@click.option("--folder", help="Only notes under this vault folder, e.g. LTM.")
+@click.option("--tag", callback=refused_by(checked_tag),
+              help="Only notes with this tag or one nested in it (project: project/a).")
+@click.option("--folder", callback=refused_by(folder_parts),
+              help="Only notes under this vault folder, e.g. LTM.")
 @click.option("--since", callback=_parse_since, metavar="DATETIME",
               help="Only notes used or created at or after DATETIME.")
 @click.option("--include-archived", is_flag=True, help="Also search archived memories.")
 @click.option("--include-superseded", is_flag=True,
               help="Also show memories a correction superseded (ranked below their successor).")
 @click.option("--include-notes", is_flag=True,
-              help="Also let box, trace, template and dashboard notes take slots.")
+              help="Also let box, trace, template and dashboard notes take slots (not with "
+              "--kind).")
 @click.option("--kind", type=click.Choice(KINDS),
               help="Only this kind of note: memory, note (a person's own), box, trace, template.")
 @click.option("--explain", is_flag=True, help="Show each signal's contribution to every score.")
 @click.option("--touch", is_flag=True,
               help="Reinforce the first memory returned (use_count + 1), the one you used.")
 @click.option("--touch-hit", "touch_hit", multiple=True, metavar="RANK_OR_ID",
-              help="Reinforce this hit (its rank, id or title) instead. Repeatable.")
+              help="Reinforce this hit (its rank, id or title) instead of the first (not with "
+              "--touch). Repeatable.")
 @json_option
 @now_option
 @vault_command
@@ -74,6 +90,15 @@ def recall(vault: Vault, query: tuple[str, ...], k: int | None, explain: bool, t
     blends in memories due for review (every third result). Superseded memories, boxes, traces,
     templates and the dashboard are left out unless asked for (docs/user-guide.md, "Recall").
     """
+    if touch and touch_hit:
+        raise click.UsageError(
+            "--touch reinforces the first memory and --touch-hit the hits named: give one of them"
+        )
+    if filters.get("kind") is not None and filters.get("include_notes"):
+        raise click.UsageError(
+            f"--include-notes has no effect with --kind {filters['kind']}: the kind already "
+            "chooses the notes; give one of them"
+        )
     text = " ".join(query)
     chosen: object = list(touch_hit) if touch_hit else touch
     hits = vault.recall(text, k=k, now=now, touch=chosen, **filters)

@@ -15,9 +15,11 @@ from vaultmem.cli.common import (
     library_errors,
     now_option,
     print_json,
+    refused_by,
     vault_command,
 )
 from vaultmem.core.notes.fields import LAYERS, STATUSES
+from vaultmem.services.index.note_filters import checked_tag, folder_parts
 from vaultmem.services.memories.memory_view import SORT_KEYS
 from vaultmem.services.sync.git_setup import setup_git
 from vaultmem.services.vault import Vault
@@ -68,8 +70,10 @@ def init(path: Path, use_git: bool, as_json: bool) -> None:
 @click.command("list")
 @click.option("--status", type=click.Choice(STATUSES), help="Only memories with this status.")
 @click.option("--layer", type=click.Choice(LAYERS), help="Only memories in this layer.")
-@click.option("--tag", help="Only memories with this tag.")
-@click.option("--folder", help="Only memories under this vault folder, e.g. STM.")
+@click.option("--tag", callback=refused_by(checked_tag),
+              help="Only memories with this tag or one nested in it (project: project/a).")
+@click.option("--folder", callback=refused_by(folder_parts),
+              help="Only memories under this vault folder, e.g. STM.")
 @click.option(
     "--sort",
     type=click.Choice(SORT_KEYS),

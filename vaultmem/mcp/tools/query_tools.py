@@ -25,7 +25,8 @@ TagFilter = Annotated[
     Field(description="Only notes with this tag or one nested in it (project: project/alpha)."),
 ]
 FolderFilter = Annotated[
-    str | None, Field(description="Only notes under this vault folder, e.g. LTM.")
+    str | None,
+    Field(description="Only notes under this vault folder, e.g. LTM (it must exist, case too)."),
 ]
 Limit = Annotated[int, Field(description="How many memories at most.", ge=1, le=500)]
 
@@ -108,7 +109,7 @@ def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one 
                 layer=layer,
                 tag=tag,
                 folder=folder,
-                since=since or None,
+                since=since,
                 include_archived=include_archived,
             )
             rows = []
