@@ -429,9 +429,9 @@ class Vault:
     ) -> list[MemoryRow]:
         """Memories matching every given filter, ordered by ``sort``, at most ``limit`` (see
         :func:`~vaultmem.services.memories.memory_listing.filtered_memories`): ``tag`` also
-        finds the tags nested in it, as recall's does. Raises :class:`InputError` for a status,
-        layer or sort not among the choices, an empty tag or folder, a folder the vault does
-        not have, or a ``limit`` below 1."""
+        finds the tags nested in it, as recall's does. Raises
+        :class:`~vaultmem.errors.InputError` for a status, layer or sort not among the choices,
+        an empty tag or folder, a folder the vault does not have, or a ``limit`` below 1."""
         return filtered_memories(
             self,
             status=status,
