@@ -16,7 +16,9 @@ from vaultmem.cli.common import (
     with_error,
 )
 from vaultmem.core.lifecycle.lifecycle_plan import PASS_ORDER, Move
+from vaultmem.errors import InputError
 from vaultmem.services.lifecycle.lifecycle import LifecycleRun
+from vaultmem.services.lifecycle.pass_commands import check_threshold
 from vaultmem.services.lifecycle.pass_session import PassResult
 from vaultmem.services.vault import Vault
 
@@ -88,11 +90,10 @@ def print_run(run: LifecycleRun, as_json: bool, *, commit: bool = False) -> None
         raise click.ClickException(run.commit_error)
 
 
-def _confirm_hard(
-    vault: Vault, passes: tuple[str, ...], now: dt.datetime, **options: object
-) -> None:
-    preview = vault.lifecycle(passes, dry_run=True, now=now, hard=True, **options)  # type: ignore[arg-type]
-    doomed = [m for m in (m for r in preview.results for m in r.planned) if m.action == "delete"]
+def _confirm_hard(planned: list[Move]) -> None:
+    """Ask before a ``--hard`` run deletes: ``planned`` is its dry run (the same options, so it
+    lists exactly the notes the run deletes); nothing to delete, nothing asked."""
+    doomed = [m for m in planned if m.action == "delete"]
     if not doomed:
         return
     for move in doomed:
@@ -100,6 +101,24 @@ def _confirm_hard(
     these = "this note" if len(doomed) == 1 else f"these {len(doomed)} notes"
     if not click.confirm(f"Delete {these} for good?", err=True):
         raise click.ClickException("nothing deleted")
+
+
+def _yes_needs_hard(yes: bool, hard: bool) -> None:
+    """``--yes`` only answers the question ``--hard`` asks: alone it would do nothing."""
+    if yes and not hard:
+        raise click.UsageError("--yes goes with --hard (it skips the question before deleting)")
+
+
+def _parse_threshold(
+    ctx: click.Context, param: click.Parameter, value: float | None
+) -> float | None:
+    try:
+        check_threshold(value)
+    except InputError:
+        raise click.BadParameter(
+            f"{value!r} is not a decay score (a finite number ≥ 0, such as 0.05)"
+        ) from None
+    return value
 
 
 commit_option = click.option(
@@ -112,7 +131,9 @@ commit_option = click.option(
 
 @click.command()
 @click.option("--hard", is_flag=True, help="Forget by deleting instead of archiving.")
-@click.option("--yes", is_flag=True, help="Do not ask before --hard deletes.")
+@click.option(
+    "--yes", is_flag=True, help="Do not ask before --hard deletes (refused without --hard)."
+)
 @commit_option
 @dry_run_option
 @json_option
@@ -132,8 +153,10 @@ def lifecycle(
     Each pass is planned from the index, printed with a reason per note, then applied (unless
     --dry-run) as one journaled step that `vaultmem undo` reverses. Only one pass runs at a time.
     """
+    _yes_needs_hard(yes, hard)
     if hard and not dry_run and not yes:
-        _confirm_hard(vault, PASS_ORDER, now)
+        preview = vault.lifecycle(PASS_ORDER, dry_run=True, now=now, hard=True)
+        _confirm_hard([m for r in preview.results for m in r.planned])
     with progress_shown(as_json):
         run = vault.lifecycle(
             PASS_ORDER, dry_run=dry_run, now=now, hard=hard, commit=commit, command="lifecycle"
@@ -187,7 +210,10 @@ batch; never pinned or immune memories, never one younger than 24 hours.""",
 
 @click.command()
 @click.option(
-    "--threshold", type=float, help="Forget below this score (default [thresholds] forget, 0.05)."
+    "--threshold",
+    type=float,
+    callback=_parse_threshold,
+    help="Forget below this score, a number ≥ 0 (default [thresholds] forget, 0.05).",
 )
 @click.option(
     "--keep",
@@ -197,7 +223,9 @@ batch; never pinned or immune memories, never one younger than 24 hours.""",
 )
 @dry_run_option
 @click.option("--hard", is_flag=True, help="Delete the notes instead of moving them to Archive/.")
-@click.option("--yes", is_flag=True, help="Do not ask before --hard deletes.")
+@click.option(
+    "--yes", is_flag=True, help="Do not ask before --hard deletes (refused without --hard)."
+)
 @json_option
 @now_option
 @vault_command
@@ -216,8 +244,10 @@ def gc(
     Pinned memories, importance level ≥ 4, access_count ≥ 3 and semantic/procedural memories are
     immune. Archived notes keep their name and id in Archive/; --hard deletes them.
     """
+    _yes_needs_hard(yes, hard)
     if hard and not dry_run and not yes:
-        _confirm_hard(vault, ("forget",), now, threshold=threshold)
+        preview = vault.gc(threshold=threshold, keep=keep, dry_run=True, hard=True, now=now)
+        _confirm_hard(preview.planned)
     with progress_shown(as_json):
         result = vault.gc(threshold=threshold, keep=keep, dry_run=dry_run, hard=hard, now=now)
     print_pass(result, as_json, "delete" if hard else "archive")
@@ -233,7 +263,9 @@ def promote(vault: Vault, ref: str | None, dry_run: bool, as_json: bool, now: dt
     """Move memories used on several days to LTM/ (docs/user-guide.md, Promotion) — or just ID.
 
     A candidate scores ≥ 0.65 and is at least 3 days old, or was used 5 times within 14 days of
-    its creation, or is episodic with importance ≥ 0.7 and 5 accesses.
+    its creation, or is episodic with importance ≥ 0.7 and 5 accesses. ID is promoted even when it
+    is not a candidate; refused for box and trace notes and for memories already promoted,
+    archived or superseded.
     """
     with progress_shown(as_json):
         result = vault.promote(ref, dry_run=dry_run, now=now)
@@ -274,7 +306,11 @@ def _print_journal(rows: list[dict[str, object]], as_json: bool) -> None:
 @click.command()
 @click.argument("entry", required=False, metavar="[ENTRY]")
 @click.option(
-    "--list", "list_only", is_flag=True, help="List the journal's entries (newest first) instead."
+    "--list",
+    "list_only",
+    is_flag=True,
+    help="List the journal's entries (newest first) instead; refused with ENTRY, --commit or "
+    "--no-commit.",
 )
 @click.option(
     "--commit/--no-commit",
@@ -296,6 +332,11 @@ def undo(
     be any unique start of a name.
     """
     if list_only:
+        if entry is not None:
+            raise click.UsageError("--list lists every entry: give ENTRY or --list, not both")
+        if commit is not None:
+            option = "--commit" if commit else "--no-commit"
+            raise click.UsageError(f"--list changes nothing to commit: drop {option}")
         _print_journal(vault.journal(), as_json)
         return
     with progress_shown(as_json):

@@ -48,7 +48,12 @@ from vaultmem.services.memories.memory_listing import (
     filtered_memories,
     synced_table,
 )
-from vaultmem.services.memories.memory_lookup import load_memory, managed_path, resolve_ref
+from vaultmem.services.memories.memory_lookup import (
+    load_memory,
+    managed_path,
+    memory_path,
+    resolve_ref,
+)
 from vaultmem.services.recall.recall import Hit, recall_notes, review_queue
 from vaultmem.services.vault_setup import discover_vault, install_template
 from vaultmem.store.index_connection import discard_index, is_busy
@@ -278,11 +283,14 @@ class Vault:
         return edit_note(self, path, compute, now=now)
 
     def touch(self, ref: str, *, boost: bool = False, now: dt.datetime | None = None) -> Memory:
-        """Reinforce (3.4): ``last_used = now``, ``use_count += 1``; ``boost`` +0.1 strength."""
+        """Reinforce (3.4): ``last_used = now``, ``use_count += 1``; ``boost`` +0.1 strength.
+
+        Raises :class:`~vaultmem.errors.InputError`, writing nothing, when ``ref`` is not a
+        memory (a box or trace note, a person's own note) or is archived (see
+        :func:`~vaultmem.services.memories.memory_lookup.memory_path`)."""
         when = now or utc_now()
-        return self.edit(
-            managed_path(self, ref), lambda f: touch_changes(f, when, boost=boost), now=when
-        )
+        path = memory_path(self, ref, "not touched")
+        return self.edit(path, lambda f: touch_changes(f, when, boost=boost), now=when)
 
     def observe(
         self, refs: Sequence[str], context_tags: Iterable[str], *, now: dt.datetime | None = None
@@ -300,8 +308,14 @@ class Vault:
         return self.edit(managed_path(self, ref), keep_changes, now=now)
 
     def pin(self, ref: str, pinned: bool = True, *, now: dt.datetime | None = None) -> Memory:
-        """Set ``pinned`` (immune to forgetting and pruning)."""
-        return self.edit(managed_path(self, ref), lambda f: {"pinned": pinned}, now=now)
+        """Set ``pinned`` (immune to forgetting and pruning).
+
+        Raises :class:`~vaultmem.errors.InputError`, writing nothing, when ``ref`` is not a
+        memory (a box or trace note, a person's own note), or when pinning an archived memory
+        (pinning does not bring it back; unpinning one is done)."""
+        refused = "not pinned" if pinned else "not unpinned"
+        path = memory_path(self, ref, refused, archived=not pinned)
+        return self.edit(path, lambda f: {"pinned": pinned}, now=now)
 
     # ------------------------------------------------------------------ remembering
     def remember(

@@ -48,7 +48,9 @@ def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one 
         apply: Apply = False,
     ) -> CallToolResult:
         """Move memories to long-term memory (LTM/, layer semantic): the one named, or every
-        well-used candidate. A dry run unless apply is true; `undo` reverts it."""
+        well-used candidate. A dry run unless apply is true; `undo` reverts it. Refuses notes
+        that are not memories (boxes, traces) and memories already promoted, archived or
+        superseded."""
         return tools.call(
             lambda: vault.promote(id_or_title, dry_run=not apply, now=utc_now()).as_dict(),
             lambda data: rendering.moves_text([data], not apply),
@@ -59,13 +61,16 @@ def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one 
         apply: Apply = False,
         passes: Annotated[
             list[Literal["seal", "promote", "expire", "forget", "prune"]] | None,
-            Field(description="Which passes (default all, in order)."),
+            Field(
+                description="Which passes, run in the order seal, promote, expire, forget, "
+                "prune (default: all of them; an empty list is refused).",
+            ),
         ] = None,
     ) -> CallToolResult:
         """Run the memory lifecycle: seal boxes of related memories, promote well-used ones to
         long-term memory, expire speculative ones, archive faded ones, prune the excess.
         A dry run unless apply is true; an applied run is undone by `undo`."""
-        chosen = tuple(passes) if passes else PASS_ORDER
+        chosen = PASS_ORDER if passes is None else tuple(passes)  # []: refused, not "all"
         return tools.call(
             lambda: vault.lifecycle(chosen, dry_run=not apply, now=utc_now()).as_dict(),
             lambda data: rendering.moves_text(data["passes"], bool(data["dry_run"])),

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import math
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.errors import InputError, VaultmemError
-from vaultmem.services.memories.memory_lookup import managed_path
+from vaultmem.services.memories.memory_lookup import managed_path, memory_path
 from vaultmem.store.confinement import left_in_place_warning
 from vaultmem.store.vault_lock import vault_lock
 
@@ -38,7 +39,10 @@ def promote_memories(
     """Promote ("Lifecycle"): move promotion candidates to LTM/ — or the one memory ``ref``.
 
     A named memory that is not a candidate is promoted anyway (the person asked), with the
-    reason "promoted on request".
+    reason "promoted on request". Raises :class:`NoteNotFoundError`,
+    :class:`AmbiguousNoteError`, or :class:`InputError` when ``ref`` is not a memory (a box or
+    trace note, a person's own note), is promoted already, archived or superseded, or is a
+    symbolic link; nothing is changed then (a dry run refuses the same).
     """
     from vaultmem.services.lifecycle.lifecycle import on_request_promotion, plan_pass
     from vaultmem.services.lifecycle.pass_session import PassSession
@@ -47,10 +51,12 @@ def promote_memories(
     when = now or utc_now()
     if ref is None:
         return run_lifecycle(vault, ("promote",), dry_run=dry_run, now=when).results[0]
-    path = managed_path(vault, ref)
+    path = memory_path(vault, ref, "not promoted")
     if os.path.islink(vault.root / path):
         raise InputError(left_in_place_warning(path))
     row = vault.index.note_row(path) or {}
+    if row.get("status") == "promoted":
+        raise InputError(f"{path} is promoted already (status promoted); nothing to promote")
     if row.get("status") == "superseded":
         raise InputError(
             f"{path} is superseded by {row.get('superseded_by') or 'a correction'}"
@@ -97,6 +103,23 @@ def forget_memory(
     return result
 
 
+def check_threshold(threshold: object) -> None:
+    """Refuse a forget ``threshold`` that is not a decay score: ``None`` (the default,
+    ``[thresholds] forget``) or a finite number ≥ 0 ("Scores": a score is never negative, and a
+    fresh memory used once scores 1.0). Raises :class:`InputError` naming the value."""
+    if threshold is None:
+        return
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int | float)
+        or not math.isfinite(threshold)
+        or threshold < 0
+    ):
+        raise InputError(
+            f"threshold must be a decay score, a finite number ≥ 0 such as 0.05, not {threshold!r}"
+        )
+
+
 def collect_garbage(
     vault: VaultContext,
     *,
@@ -109,9 +132,11 @@ def collect_garbage(
     """Forget ("Lifecycle"): archive memories scoring below ``threshold``; ``hard`` deletes.
 
     ``keep`` ids/titles are reinforced first (``use_count += 3``, as Mnemon does) and left
-    alone.
+    alone. Raises :class:`InputError`, before anything changes, for a ``threshold`` that is not
+    a finite number ≥ 0 and for a ``keep`` that is not a memory or is archived.
     """
-    kept = tuple(managed_path(vault, ref) for ref in keep)
+    check_threshold(threshold)
+    kept = tuple(memory_path(vault, ref, "not kept") for ref in keep)
     run = run_lifecycle(
         vault,
         ("forget",),
@@ -141,7 +166,9 @@ def run_lifecycle(
 ) -> LifecycleRun:
     """Run lifecycle passes (seal, promote, expire, forget, prune) as one undoable step.
 
-    ``passes``: which, in order (default: every pass, ``PASS_ORDER``).
+    ``passes``: which, run in ``PASS_ORDER`` (default ``None``: every pass); one name alone may
+    be a string. An empty sequence or an unknown name raises :class:`InputError`, and so does a
+    ``threshold`` that is not a finite number ≥ 0 (:func:`check_threshold`); nothing changes.
 
     Raises :class:`LockedError` when another pass is running. With ``commit`` in a git
     repository, the pass's changes (and only those) are committed with a message that counts
@@ -153,10 +180,19 @@ def run_lifecycle(
     from vaultmem.services.lifecycle.lifecycle import run_passes
     from vaultmem.services.sync.git_commit import commit_run, require_work_tree
 
-    passes = PASS_ORDER if passes is None else passes
+    if passes is None:
+        passes = PASS_ORDER
+    elif isinstance(passes, str):  # lifecycle("forget"): one pass, not the letters of its name
+        passes = (passes,)
+    names = ", ".join(PASS_ORDER)
+    if not passes:
+        raise InputError(
+            f"no passes given: name one or more of {names}, or leave them out to run all"
+        )
     unknown = [p for p in passes if p not in PASS_ORDER]
     if unknown:
-        raise InputError(f"unknown pass {unknown[0]!r}; passes: {', '.join(PASS_ORDER)}")
+        raise InputError(f"unknown pass {unknown[0]!r}; passes: {names}")
+    check_threshold(threshold)
     if commit:
         require_work_tree(vault.root)
     run = run_passes(
@@ -234,6 +270,7 @@ def undo_last_run(
 
 
 __all__ = [
+    "check_threshold",
     "collect_garbage",
     "forget_memory",
     "promote_memories",

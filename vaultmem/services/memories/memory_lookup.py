@@ -87,6 +87,28 @@ def managed_path(vault: VaultContext, ref: str) -> str:
     return path
 
 
+def memory_path(vault: VaultContext, ref: str, refused: str, *, archived: bool = False) -> str:
+    """Path of the memory ``ref`` names, for a command that acts on memories only (``touch``,
+    ``pin``, ``promote``, ``gc --keep``); ``refused`` ends the message when it refuses ("not
+    touched").
+
+    Raises what :func:`managed_path` raises, or :class:`InputError` for a box or trace note
+    (vaultmem's own notes, not memories: as ``forget`` refuses them) and, unless ``archived``,
+    for an archived memory (no command brings one back but ``vaultmem undo`` of the change that
+    archived it). Nothing is written.
+    """
+    path = managed_path(vault, ref)
+    row = vault.index.note_row(path) or {}
+    if row.get("type") != "memory":
+        raise InputError(f"{path} is a {row.get('type')} note, not a memory; {refused}")
+    if not archived and row.get("status") == "archived":
+        raise InputError(
+            f"{path} is archived; {refused} (`vaultmem undo` of the change that archived it "
+            "puts it back: see `vaultmem undo --list`)"
+        )
+    return path
+
+
 def load_memory(vault: VaultContext, path: str, now: dt.datetime) -> Memory:
     """The note at ``path`` read from its file, with its fields and scores at ``now``.
 
@@ -116,4 +138,4 @@ def load_memory(vault: VaultContext, path: str, now: dt.datetime) -> Memory:
     )
 
 
-__all__ = ["load_memory", "managed_path", "resolve_ref"]
+__all__ = ["load_memory", "managed_path", "memory_path", "resolve_ref"]
