@@ -159,7 +159,7 @@ def test_show_unknown_and_ambiguous_refs(vault: Path) -> None:
     (vault / "Dup.md").write_text("two")
     code, _, err = run("show", "dup", vault=vault)
     assert code == 1
-    assert "2 notes are named 'dup'" in err and "use the id" in err
+    assert "2 notes are named 'dup'" in err and "use the path" in err  # they have no id
 
 
 def test_observe_cross_domain_boosts_strength(vault: Path) -> None:

@@ -25,6 +25,7 @@ from mcp.types import CallToolResult
 
 from vaultmem import Vault
 from vaultmem.cli import main
+from vaultmem.core.notes.naming import safe_title
 from vaultmem.services.index.live_index import index_is_live
 from vaultmem.store.vault_lock import vault_lock
 
@@ -340,10 +341,14 @@ def test_ids_and_titles_never_reach_outside_the_vault(served: Client, ref: str) 
         ), message
         assert "secret outside" not in message
     assert served.error("observe", ids=[ref])
-    made = served.ok("remember", content=f"Title test for {ref!r}", title=ref)
-    path = root / str(made["path"])
-    assert path.resolve().parent == (root / "STM").resolve()
-    assert made["path"].count("/") == 1
+    if safe_title(ref):
+        made = served.ok("remember", content=f"Title test for {ref!r}", title=ref)
+        path = root / str(made["path"])
+        assert path.resolve().parent == (root / "STM").resolve()
+        assert made["path"].count("/") == 1
+    else:  # nothing of it makes a name: refused, not saved as "Memory <id>"
+        message = served.error("remember", content=f"Title test for {ref!r}", title=ref)
+        assert "is empty once cleaned into a file name" in message
     refused = served.error("recall", query="secret outside", folder="..", include_archived=True)
     assert "folder '..' leads out of the vault" in refused and "secret outside" not in refused
     assert sorted(p.name for p in outside.iterdir()) == before_outside

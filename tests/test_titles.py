@@ -66,6 +66,10 @@ def test_every_title_gives_a_visible_findable_note(vault: Path, title: str) -> N
     code, out, err = run(
         "remember", "Hostile titles are tamed", "--title", title, "--json", vault=vault
     )
+    if not safe_title(title):  # nothing left of it: refused, not saved as "Memory <id>"
+        assert code == 1 and "is empty once cleaned into a file name" in out + err, out
+        assert not any((vault / "STM").glob("*.md"))
+        return
     assert code == 0, err
     data = json.loads(out)
     path = vault / data["path"]

@@ -64,25 +64,32 @@ class FrontmatterError(VaultmemError, ValueError):
 
 
 class NoteNotFoundError(VaultmemError):
-    """No note matches the given id or title."""
+    """No note matches the given id or title; ``what`` names what was looked for (``read_note``,
+    which reads any note: ``"note with id, title or path"``)."""
 
-    def __init__(self, ref: str, suggestions: Sequence[str] = ()) -> None:
+    def __init__(
+        self, ref: str, suggestions: Sequence[str] = (), *, what: str = "memory with id or title"
+    ) -> None:
         self.ref = ref
         self.suggestions = tuple(suggestions)
         hint = ""
         if self.suggestions:
             hint = "; did you mean " + " or ".join(repr(s) for s in self.suggestions) + "?"
-        super().__init__(f"no memory with id or title {ref!r}{hint}")
+        super().__init__(f"no {what} {ref!r}{hint}")
 
 
 class AmbiguousNoteError(VaultmemError):
-    """More than one note matches a title; ``candidates`` lists their vault-relative paths."""
+    """More than one note matches a title; ``candidates`` lists their vault-relative paths.
 
-    def __init__(self, ref: str, candidates: Sequence[str]) -> None:
+    The remedy named is the path (it always works), and the id too when every candidate has one
+    (``with_ids``; a person's own notes have none)."""
+
+    def __init__(self, ref: str, candidates: Sequence[str], *, with_ids: bool = True) -> None:
         self.ref = ref
         self.candidates = list(candidates)
         listed = ", ".join(self.candidates)
-        super().__init__(f"{len(self.candidates)} notes are named {ref!r}: {listed} — use the id")
+        remedy = "use the id or the path" if with_ids else "use the path"
+        super().__init__(f"{len(self.candidates)} notes are named {ref!r}: {listed} — {remedy}")
 
 
 class DuplicateNameError(VaultmemError):

@@ -98,7 +98,7 @@ def _dot_quote(text: str) -> str:
     show_default=True,
     help="json: one object per edge; dot: Graphviz.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json (not with dot).")
 @vault_command
 def graph(vault: Vault, fmt: str, as_json: bool) -> None:
     """Every link of the vault as an edge.
@@ -109,6 +109,8 @@ def graph(vault: Vault, fmt: str, as_json: bool) -> None:
     link as written without #heading and |alias, kind is wikilink, embed, markdown or
     frontmatter.
     """
+    if as_json and fmt == "dot":
+        raise click.UsageError("give --format dot or --json, not both")
     vault.catch_up()
     rows = vault.index.all_links()
     if fmt == "json" or as_json:

@@ -105,13 +105,16 @@ def import_(vault: Vault, file: BinaryIO, as_json: bool, now: dt.datetime) -> No
     not JSON, a nested object, a bad date…) is reported by its number and skipped; the others
     are imported. A line whose "id" — or, without one, whose content (compared ignoring case,
     punctuation and spacing) — is already in the vault is not imported again, so running the
-    same file twice adds nothing. Exit 1 only when no line could be imported or was there.
+    same file twice adds nothing. Exit 1 only when no line could be imported or was there (a
+    file without a memory — empty, or only blank lines — included).
     """
     lines = file.readlines()
     with progress_bar(len(lines), "importing", as_json=as_json) as bar:
         report = vault.import_jsonl(lines, now=now, progress=lambda n: bar.update(1))
     failed = bool(report.errors) and not report.imported and not report.duplicates
     error = f"no line of {file.name} could be imported" if failed else None
+    if not (report.errors or report.imported or report.duplicates):
+        error = f"no memories in {file.name}: it is empty or holds only blank lines"
     if as_json:
         print_json(with_error(report.as_dict(), error))
     else:

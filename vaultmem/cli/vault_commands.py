@@ -21,12 +21,12 @@ from vaultmem.cli.common import (
 from vaultmem.core.notes.fields import LAYERS, STATUSES
 from vaultmem.services.index.note_filters import checked_tag, folder_parts
 from vaultmem.services.memories.memory_view import SORT_KEYS
-from vaultmem.services.sync.git_setup import setup_git
+from vaultmem.services.sync.git_setup import in_git_repository, setup_git
 from vaultmem.services.vault import Vault
 
 
 @click.command()
-@click.argument("path", default=".", type=UserPath(file_okay=False, path_type=Path))
+@click.argument("path", default=".", type=UserPath(file_okay=False, path_type=str))
 @click.option(
     "--git",
     "use_git",
@@ -35,14 +35,22 @@ from vaultmem.services.vault import Vault
     "the merge driver registered in this clone's git config (run it again in every new clone).",
 )
 @json_option
-def init(path: Path, use_git: bool, as_json: bool) -> None:
+def init(path: str, use_git: bool, as_json: bool) -> None:
     """Make PATH (default: here) a vaultmem vault.
 
     An empty or new folder gets the whole template (folders, vaultmem.toml, .gitignore,
     .obsidian/types.json, a note template, a dashboard). In an existing Obsidian vault only the
     missing files are added, and vaultmem's property types missing from .obsidian/types.json;
     a type the vault declares otherwise is kept and named in a warning. No note is changed.
+    With --git, PATH must lie in a git repository: outside one nothing is created.
     """
+    if not path.strip():
+        raise click.BadParameter("is empty; give a folder (. for this one)", param_hint="PATH")
+    if use_git and not in_git_repository(_nearest_folder(Path(path))):
+        raise click.ClickException(
+            f"{path} is not in a git repository, so --git cannot set it up: run `git init` (or "
+            "clone the vault) first, or drop --git (nothing was created)"
+        )
     git_done: list[str] = []
     with library_errors():
         vault, created = Vault.init(path)
@@ -65,6 +73,14 @@ def init(path: Path, use_git: bool, as_json: bool) -> None:
         click.echo(f"  git: {line}")
     if use_git and not git_done:
         click.echo("  git: already set up (attributes and merge driver in place)")
+
+
+def _nearest_folder(path: Path) -> Path:
+    """``path``, or its nearest parent that exists (``init`` may make the folder)."""
+    path = path.absolute()
+    while not path.is_dir() and path != path.parent:
+        path = path.parent
+    return path
 
 
 @click.command("list")

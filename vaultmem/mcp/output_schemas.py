@@ -101,6 +101,7 @@ OUTPUT_SCHEMAS: dict[str, Schema] = {
             "supersedes": _MAYBE_TEXT,
             "superseded": _MAYBE_TEXT,
             "title_clash": {"type": ["object", "null"]},
+            "options": {"type": ["object", "null"], "additionalProperties": _TEXT},
         },
     ),
     "recall": _object(

@@ -28,7 +28,7 @@ from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.core.scoring.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.settings import Settings
 from vaultmem.core.user_paths import expand_user_path
-from vaultmem.errors import IndexDamagedError, VaultNotFoundError
+from vaultmem.errors import IndexDamagedError, InputError, VaultNotFoundError
 from vaultmem.services.index.index_lookups import box_notes_of, conflicted_paths
 from vaultmem.services.index.index_reads import WrittenNote
 from vaultmem.services.index.index_sync import sync_index, sync_paths
@@ -295,10 +295,25 @@ class Vault:
     def observe(
         self, refs: Sequence[str], context_tags: Iterable[str], *, now: dt.datetime | None = None
     ) -> list[Memory]:
-        """Mnemex's observed use of each memory in a context ("Scores", reinforcement)."""
+        """Mnemex's observed use of each memory in a context ("Scores", reinforcement).
+
+        Each memory is counted once, however many of ``refs`` name it (an id and its title
+        alike; a line in :attr:`warnings` says so); the memories come back in the order first
+        named. Raises :class:`InputError` for
+        no ``refs``, and what :func:`managed_path` raises for one that names no memory (nothing is
+        written then).
+        """
+        if isinstance(refs, str) or not refs:
+            raise InputError("no memories given to observe; name at least one (id or title)")
         when = now or utc_now()
         tags = normalise_tags(list(context_tags))
-        paths = [managed_path(self, ref) for ref in refs]  # every ref found before any write
+        named = [managed_path(self, ref) for ref in refs]  # every ref found before any write
+        paths = list(dict.fromkeys(named))  # a memory named twice is one use
+        for path in paths:
+            if named.count(path) > 1:
+                self.warnings.append(
+                    f"{path} was named {named.count(path)} times: observed once (one use)"
+                )
         return [
             self.edit(path, lambda f: observe_changes(f, when, tags), now=when) for path in paths
         ]
@@ -322,7 +337,8 @@ class Vault:
         self, content: str, *, now: dt.datetime | None = None, link: bool = True, **options: Any
     ) -> Memory:
         """Save a new memory in STM ("The memory note") and return it; ``options``, dedup and
-        errors: see :func:`~vaultmem.services.memories.memory_saving.remember`."""
+        errors: see :func:`~vaultmem.services.memories.memory_saving.save_memory` (an unknown
+        option or a bad value raises :class:`InputError` naming it)."""
         from vaultmem.services.memories.memory_saving import remember
 
         return remember(self, content, now=now, link=link, **options)
@@ -362,9 +378,21 @@ class Vault:
         :func:`vaultmem.services.recall.recall.recall`.
 
         A hit whose note holds git conflict markers is marked ``conflicted``; a memory sealed in
-        a box carries the box note's path as its ``episode``. Raises
-        :class:`~vaultmem.errors.InputError` for an empty query and the values ``recall_notes``
-        refuses, before anything is read or written."""
+        a box carries the box note's path as its ``episode``. ``touch``: ``True`` (the first
+        memory), a rank from 1, an id, title or path, or a non-empty list of them; ``False`` or
+        ``None``: none. Raises :class:`~vaultmem.errors.InputError` for any other ``touch``
+        (``0``, ``[]``, ``""``), an empty query and the values ``recall_notes`` refuses, before
+        anything is read or written."""
+        touch = options.get("touch")
+        if touch is not None and not isinstance(touch, bool):  # nothing touched silently
+            items = touch if isinstance(touch, list | tuple) else [touch]
+            if not items:
+                raise InputError("touch: an empty list names no hit; give ranks, ids or titles")
+            for item in items:
+                if isinstance(item, bool) or not isinstance(item, int | str):
+                    raise InputError(f"touch: {item!r} is not a rank, id or title")
+                if (item < 1) if isinstance(item, int) else not item.strip():
+                    raise InputError(f"touch: {item!r} names no hit (ranks start at 1)")
         hits = recall_notes(self, query, k=k, now=now or utc_now(), **options)
         conflicted = conflicted_paths(self.index, [h.path for h in hits])
         episodes = box_notes_of(self.index, [h.path for h in hits])

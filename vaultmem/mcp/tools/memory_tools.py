@@ -96,6 +96,8 @@ def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one 
         """Save a new memory (a note in STM/) and say what happened: written, reinforced
         instead (an active memory already says the same), or corrected (it supersedes another).
 
+        When reinforced instead, pinned true, new tags and a higher importance are applied to
+        that memory; other options are not, and `options` says what became of each.
         Related memories are linked automatically. Use one memory per fact; prefer the
         person's own words. Returns the outcome, the memory's id, title, path and fields.
         """
@@ -174,8 +176,9 @@ def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one 
             Field(description='Tags of the context they were used in, e.g. ["travel"].'),
         ] = None,
     ) -> CallToolResult:
-        """Record that memories were used together in a context: a touch of each, plus the
-        bookkeeping that tells cross-domain use and review apart."""
+        """Record that memories were used together in a context: a touch of each (a memory
+        named twice counts once), plus the bookkeeping that tells cross-domain use and review
+        apart."""
         return tools.call(
             lambda: {
                 "memories": [m.as_dict() for m in vault.observe(ids, context or [], now=utc_now())]
@@ -214,10 +217,13 @@ def register(server: MCPServer, tools: VaultTools) -> None:  # noqa: C901  (one 
         """Correct a memory's text: append a paragraph, or replace one line (give replace and
         by). Only those lines change; journaled, so `undo` reverts it. For a fact that is
         now wrong as a whole, remember the new one with supersedes instead."""
+        # (the SDK puts "Error executing tool edit: " before these lines)
         if (append is None) == (replace is None):
-            raise ToolError("edit: give append, or replace with by (not both)")
+            raise ToolError("give append, or replace with by (not both)")
         if replace is not None and by is None:
-            raise ToolError("edit: replace needs by (the new line; '' removes the line)")
+            raise ToolError("replace needs by (the new line; '' removes the line)")
+        if by is not None and replace is None:
+            raise ToolError("by goes with replace (the line it replaces); append takes no by")
         return tools.call(
             lambda: edit_memory(
                 vault, id_or_title, append=append, replace=replace, with_text=by, now=utc_now()

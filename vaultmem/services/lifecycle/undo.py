@@ -122,10 +122,12 @@ def _describe(summary: dict[str, Any]) -> str:
     )
 
 
-def _find(vault: VaultContext, ref: str) -> dict[str, Any]:
+def _find(vault: VaultContext, ref: str, session: str | None = None) -> dict[str, Any]:
+    # an MCP server (``session``) lists the entries with its `journal` tool
+    lists = "the `journal` tool lists them" if session else "`vaultmem undo --list` shows them"
     ref = ref.strip()
     if not ref or "/" in ref or "\\" in ref:
-        raise InputError(f"no journal entry {ref!r}; `vaultmem undo --list` shows them")
+        raise InputError(f"no journal entry {ref!r}; {lists}")
     paths = journals(vault.sidecar)
     exact = [p for p in paths if ref in (entry_name(p.name), p.name)]
     found = [
@@ -133,7 +135,7 @@ def _find(vault: VaultContext, ref: str) -> dict[str, Any]:
         for path in exact or [p for p in paths if entry_name(p.name).startswith(ref)]
     ]
     if not found:
-        raise InputError(f"no journal entry {ref!r}; `vaultmem undo --list` shows them")
+        raise InputError(f"no journal entry {ref!r}; {lists}")
     if len(found) > 1:
         names = ", ".join(entry_name(s["name"]) for s in found[:5])
         raise InputError(f"{ref!r} names {len(found)} journal entries ({names}); give more of it")
@@ -143,7 +145,7 @@ def _find(vault: VaultContext, ref: str) -> dict[str, Any]:
 def _choose(vault: VaultContext, ref: str | None, session: str | None) -> dict[str, Any]:
     """The journal entry to revert (its summary); raises :class:`InputError` saying why none."""
     if ref is not None:
-        summary = _find(vault, ref)
+        summary = _find(vault, ref, session)
         if summary["undone"]:
             raise InputError(f"{_describe(summary)} is already undone")
         if session is not None and summary.get("session") != session:

@@ -61,7 +61,8 @@ def resolve_ref(vault: VaultContext, ref: str) -> str:
             ),
         )
     if len(paths) > 1:
-        raise AmbiguousNoteError(ref, paths)
+        rows = [vault.index.note_row(path) for path in paths]
+        raise AmbiguousNoteError(ref, paths, with_ids=all(r is not None and r["id"] for r in rows))
     return paths[0]
 
 

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from vaultmem.core.notes.fields import MemoryFields
+from vaultmem.core.notes.properties import PROPERTIES, Merge
 from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.errors import InputError
 from vaultmem.services.memories.corrections import CorrectionWriter
@@ -58,18 +60,21 @@ instead, or wrote a correction that superseded another memory."""
 @dataclass(frozen=True, slots=True)
 class Remembered:
     """The result of ``remember``: the memory written (or reinforced), what was done, the memory
-    a correction superseded (path) and the title clash met, if any."""
+    a correction superseded (path), the title clash met, if any, and — when a repeat reinforced
+    a memory — what became of each option given (:func:`repeat_changes`)."""
 
     memory: Memory
     outcome: str
     superseded: str | None = None
     title_clash: dict[str, str] | None = None
+    options: dict[str, str] | None = None
 
     def as_dict(self) -> dict[str, object]:
         """``outcome``, the memory's ``id``, ``path``, ``title``, ``related`` links,
         ``supersedes`` (its link to the memory it corrects), ``superseded`` (that memory's path),
-        ``title_clash`` and the whole ``memory`` (as ``show`` gives it): the shape of
-        ``remember --json`` and of the MCP tool ``remember``."""
+        ``title_clash``, ``options`` (outcome ``reinforced``: each option given → ``applied…``,
+        ``already so`` or ``not applied…``; else ``null``) and the whole ``memory`` (as ``show``
+        gives it): the shape of ``remember --json`` and of the MCP tool ``remember``."""
         fields = self.memory.fields
         return {
             "outcome": self.outcome,
@@ -80,8 +85,17 @@ class Remembered:
             "supersedes": fields.supersedes,
             "superseded": self.superseded,
             "title_clash": self.title_clash,
+            "options": self.options,
             "memory": self.memory.as_dict(),
         }
+
+
+SAVE_OPTIONS = (
+    "title", "tags", "category", "importance", "imp", "confidence", "source", "layer", "pinned",
+    "strength", "use_count", "created", "last_used", "id", "episode", "extra", "supersedes",
+    "dedup",
+)  # fmt: skip
+"""The options of :func:`save_memory` (another name is refused, naming it)."""
 
 
 def remember(
@@ -111,7 +125,9 @@ def save_memory(
     properties), supersedes (id or title of the memory this one corrects: see
     :mod:`vaultmem.services.memories.corrections`). Raises :class:`InputError`. With ``dedup=True``
     (default), content equal to an active memory's after normalisation reinforces that memory
-    instead (outcome ``reinforced``, with a line in ``warnings``). With embeddings, surprise
+    instead (outcome ``reinforced``, with a line in ``warnings``); the options given are then
+    merged into it where they only add to it (pinned true, new tags, a higher importance) and
+    the others are not applied, each said (:func:`repeat_changes`). With embeddings, surprise
     adjusts the importance (unless one was given) and close memories are linked
     (:mod:`vaultmem.services.memories.memory_novelty`).
     """
@@ -119,10 +135,15 @@ def save_memory(
     from vaultmem.services.memories.memory_novelty import Novelty, assess, duplicate_of
     from vaultmem.services.memories.remembering import make_draft
 
+    unknown = sorted(set(options) - set(SAVE_OPTIONS))
+    if unknown:
+        known = ", ".join(SAVE_OPTIONS)
+        raise InputError(f"unknown remember option {unknown[0]!r}; known: {known}")
     when = now or utc_now()
     dedup = bool(options.pop("dedup", True))
     supersedes = options.pop("supersedes", None)
     _add_episode(options, options.pop("episode", None))
+    given = _given(options)
     clashes = len(vault.title_clashes)
     old = vault.resolve(str(supersedes)) if supersedes is not None else None
     category_given = options.get("category") is not None
@@ -137,10 +158,7 @@ def save_memory(
         else:  # 2. novelty
             existing = duplicate_of(vault, draft.content) if dedup else None
             if existing is not None:
-                vault.warnings.append(
-                    f"same content as {existing}: reinforced it instead of writing a copy"
-                )
-                return Remembered(vault.touch(existing, now=when), "reinforced")
+                return _reinforce(vault, existing, draft, given, when)
             if link:
                 novelty = assess(vault, draft.content, draft.title)
             draft = with_novelty(draft, novelty, importance_given=_importance_given(options))
@@ -164,6 +182,120 @@ def _add_episode(options: dict[str, Any], episode: object) -> None:
     if not isinstance(episode, str) or not episode.strip():
         raise InputError(f"episode must be a non-empty text, not {episode!r}")
     options["extra"] = {**(options.get("extra") or {}), "episode": episode.strip()}
+
+
+MERGED_ON_REPEAT = frozenset({Merge.ANY_TRUE, Merge.SET, Merge.LARGER})
+"""The merge rules (:data:`~vaultmem.core.notes.properties.PROPERTIES`) of the options a repeat
+applies to the memory it reinforces, as git's merge driver merges two sides: those that only
+add to it (``pinned`` true, new ``tags``, a higher ``importance``). Every other option is not
+applied (the memory keeps its own value) and said so."""
+
+
+def _given(options: dict[str, Any]) -> list[str]:
+    """The names of the options given (not ``None``): ``imp`` as ``importance``, each key of
+    ``extra`` (``episode`` included) as itself."""
+    names: list[str] = []
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key == "extra":
+            names += [str(k) for k in value or {}]
+        else:
+            names.append("importance" if key == "imp" else key)
+    return list(dict.fromkeys(names))
+
+
+def _rule(key: str) -> Merge | None:
+    """The merge rule of the property ``key`` (``None``: not a property, e.g. ``title``)."""
+    found = PROPERTIES.get(key)
+    return found.merge if found is not None else None
+
+
+def repeat_changes(
+    fields: MemoryFields, title: str, draft: MemoryDraft, given: Sequence[str]
+) -> tuple[dict[str, object], dict[str, str]]:
+    """What a repeat (``remember`` of content an active memory holds) does with each option
+    ``given``: the changes to write to that memory (its ``fields``, its ``title``) and, per
+    option, ``"applied"`` (with what changed), ``"already so"`` or ``"not applied"`` (with why).
+
+    An option whose property merges by a rule of :data:`MERGED_ON_REPEAT` is merged by that
+    rule; any other option (``title``, ``category``, ``layer``, ``confidence``…) is not applied
+    unless the memory already has that value.
+    """
+    from vaultmem.core.notes.naming import safe_title
+
+    changes: dict[str, object] = {}
+    said: dict[str, str] = {}
+    for key in given:
+        wanted: Any = draft.extra.get(key) if key in draft.extra else getattr(draft, key, None)
+        current: Any = getattr(fields, key) if key in MemoryFields._fields else None
+        if key == "title":
+            wanted, current = safe_title(str(wanted)), title
+        rule = _rule(key)
+        if rule not in MERGED_ON_REPEAT:
+            kept = "" if current is None else f": it keeps {current!r}"
+            said[key] = "already so" if current == wanted else "not applied" + kept
+        elif rule is Merge.SET:  # tags: the new ones are added
+            have = {str(t).lower() for t in current or ()}
+            new = [t for t in wanted if str(t).lower() not in have]
+            if new:
+                changes[key] = [*(current or ()), *new]
+            said[key] = "applied: added " + ", ".join(new) if new else "already so"
+        elif rule is Merge.ANY_TRUE:  # pinned
+            if wanted and not current:
+                changes[key] = True
+            said[key] = (
+                "applied" if wanted and not current
+                else "already so" if bool(wanted) == bool(current)
+                else "not applied: it stays pinned; unpin unpins it"
+            )
+        elif current is None or wanted > current:  # importance: the higher
+            changes[key] = wanted
+            said[key] = f"applied: {current:g} → {wanted:g}" if current is not None else "applied"
+        else:
+            said[key] = "already so" if wanted == current else f"not applied: it keeps {current:g}"
+    return changes, said
+
+
+def _reinforce(
+    vault: MemorySaver, path: str, draft: MemoryDraft, given: Sequence[str], when: dt.datetime
+) -> Remembered:
+    """Reinforce the memory at ``path``, which already says ``draft``'s content, merging the
+    options ``given`` into it (:func:`repeat_changes`, one write with the touch); a warning
+    line says what became of the options."""
+    from vaultmem.core.notes.note_parse import title_of
+    from vaultmem.core.scoring.reinforcement import touch_changes
+    from vaultmem.services.memories.memory_edits import edit_note
+
+    said: dict[str, str] = {}
+
+    def compute(fields: MemoryFields) -> dict[str, object]:
+        changes, outcome = repeat_changes(fields, title_of(path), draft, given)
+        said.clear()  # (computed again when the note changed meanwhile)
+        said.update(outcome)
+        return {**touch_changes(fields, when), **changes}
+
+    memory = edit_note(vault, path, compute, now=when)
+    line = f"same content as {path}: reinforced it instead of writing a copy"
+    applied = [
+        f"{key} ({how.removeprefix('applied: ')})" if how != "applied" else key
+        for key, how in said.items()
+        if how.startswith("applied")
+    ]
+    dropped = [
+        f"{key} ({how.removeprefix('not applied: ')})" if how != "not applied" else key
+        for key, how in said.items()
+        if how.startswith("not applied")
+    ]
+    if applied:
+        line += "; applied: " + ", ".join(applied)
+    if dropped:
+        line += "; not applied: " + ", ".join(dropped)
+    if any(how.startswith("not applied") and _rule(key) not in MERGED_ON_REPEAT
+           for key, how in said.items()):
+        line += " — to have those, remember it again with supersedes naming that memory"
+    vault.warnings.append(line)
+    return Remembered(memory, "reinforced", options=said)
 
 
 def _importance_given(options: dict[str, Any]) -> bool:
@@ -232,6 +364,6 @@ def draft_links(
 
 
 __all__ = [
-    "OUTCOMES", "MemorySaver", "Remembered", "draft_links", "remember", "save_memory",
-    "with_novelty", "write_draft",
+    "MERGED_ON_REPEAT", "OUTCOMES", "MemorySaver", "Remembered", "draft_links", "remember",
+    "repeat_changes", "save_memory", "with_novelty", "write_draft",
 ]  # fmt: skip

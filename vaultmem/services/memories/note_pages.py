@@ -31,14 +31,15 @@ MAX_PAGE_CHARS = 200_000
 def _path_of(vault: VaultContext, ref: str) -> str:
     try:
         return resolve_ref(vault, ref)
-    except NoteNotFoundError:
+    except NoteNotFoundError as err:  # any note is read: the error names notes, not memories
+        missing = NoteNotFoundError(ref, err.suggestions, what="note with id, title or path")
         rel = ref.strip().replace("\\", "/")
         if "/" not in rel and not rel.lower().endswith(".md"):
-            raise
+            raise missing from None
         rel = rel if rel.lower().endswith(".md") else rel + ".md"
         path = confined(vault.root, rel)  # UnsafePathError: outside, .., dot-folders
         if not path.is_file():
-            raise
+            raise missing from None
         return rel
 
 

@@ -25,7 +25,7 @@ from vaultmem.core.notes.fields import (
     normalise_tags,
     read_fields,
 )
-from vaultmem.core.notes.naming import new_id
+from vaultmem.core.notes.naming import new_id, safe_title
 from vaultmem.core.notes.note_parse import title_of
 from vaultmem.core.notes.timestamps import parse_datetime
 from vaultmem.errors import InputError, VaultmemError
@@ -100,9 +100,18 @@ def _number(name: str, value: object, low: float, high: float) -> float:
 def make_draft(content: str, **options: Any) -> MemoryDraft:
     """Validate ``remember``'s options into a :class:`MemoryDraft`; raises :class:`InputError`.
 
-    ``imp`` (Mnemon's 1..5) sets ``importance`` = (imp − 1) / 4; it conflicts with
-    ``importance``. Unknown ``layer``/``source`` values are refused with the allowed list.
+    ``options``: :data:`DRAFT_KEYS`, ``imp`` and ``extra`` (other properties); another name is
+    refused, naming it. ``imp`` (Mnemon's 1..5) sets ``importance`` = (imp − 1) / 4; it
+    conflicts with ``importance``. Unknown ``layer``/``source`` values are refused with the
+    allowed list; so are a ``title`` given but empty once cleaned into a file name (``"???"``)
+    and an empty ``category`` (``None`` = not given: the first words, ``fact``).
     """
+    unknown = sorted(set(options) - {*DRAFT_KEYS, "imp", "extra"})
+    if unknown:
+        raise InputError(
+            f"unknown remember option {unknown[0]!r}; known: "
+            + ", ".join((*DRAFT_KEYS, "imp", "extra"))
+        )
     if not content or not content.strip():
         raise InputError("nothing to remember: the content is empty")
     if "\0" in content:  # (a title loses its control characters: safe_title)
@@ -110,8 +119,17 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
     for name, text in (("content", content), ("title", options.get("title"))):
         if isinstance(text, str) and not text.isascii() and _SURROGATE.search(text):
             raise InputError(f"{name} holds a lone surrogate (bytes that are not UTF-8)")
-    if options.get("title") is not None and not isinstance(options["title"], str):
-        raise InputError(f"title must be a string, not {options['title']!r}")
+    title = options.get("title")
+    if title is not None:
+        if not isinstance(title, str):
+            raise InputError(f"title must be a string, not {title!r}")
+        if not safe_title(title):
+            raise InputError(
+                f"the title {title!r} is empty once cleaned into a file name; give one with "
+                "letters or digits, or none for the first words of the text"
+            )
+    if options.get("pinned") is not None and not isinstance(options["pinned"], bool):
+        raise InputError(f"pinned must be true or false, not {options['pinned']!r}")
     imp = options.pop("imp", None)
     if imp is not None:
         if options.get("importance") is not None:
@@ -147,7 +165,9 @@ def make_draft(content: str, **options: Any) -> MemoryDraft:
             except (ValueError, OverflowError, OSError):
                 raise InputError(f"{key} is not a datetime: {values[key]!r}") from None
     if "category" in values:
-        values["category"] = str(values["category"]).strip() or "fact"
+        values["category"] = str(values["category"]).strip()
+        if not values["category"]:
+            raise InputError("the category is empty; give one (fact, preference, …) or none")
     return MemoryDraft(content=content, **values)
 
 
@@ -197,8 +217,6 @@ def draft_from_json(record: object) -> MemoryDraft:
                 raise InputError(f"{key} is not a datetime: {value!r}") from None
         else:
             extra[key] = _property_value(key, value)
-    if options.get("pinned") is not None and not isinstance(options["pinned"], bool):
-        raise InputError(f"pinned must be true or false, not {options['pinned']!r}")
     options.setdefault("source", "import")
     return make_draft(content, extra=extra, **options)
 
