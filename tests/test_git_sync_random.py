@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import re
 import shutil
 from collections import Counter
 from collections.abc import Iterator
@@ -174,14 +175,14 @@ def operate(world: World, side: str, vault: Vault) -> None:
     if path is None:
         return
     if choice < 0.58:
-        if rng.random() < 0.7:
-            try:
+        try:
+            if rng.random() < 0.7:
                 vault.touch(note_id, now=now)
-            except InputError as err:  # archived: a touch is refused, nothing written
-                assert " is archived; not touched" in str(err)
-                return
-        else:
-            vault.observe([note_id], [rng.choice(TAGS)], now=now)
+            else:
+                vault.observe([note_id], [rng.choice(TAGS)], now=now)
+        except InputError as err:  # archived: a use is refused, nothing written
+            assert re.search(r" is archived; (not touched|nothing observed)", str(err)), err
+            return
         world.used(side, note_id, now)
     elif choice < 0.74:  # a person's edit in Obsidian: a line under this side's heading
         line = f"- {side} edit {world.counts['edit']} at {now:%H:%M}"

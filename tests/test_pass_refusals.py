@@ -163,6 +163,29 @@ def test_touch_and_pin_refuse_box_and_trace_notes_and_archived_memories(root: Pa
     assert code == 0, err
 
 
+def test_observe_keep_and_recall_touch_refuse_box_notes_and_archived_memories(
+    root: Path,
+) -> None:
+    before = snapshot_files(root)
+    box = box_note(root)
+    with Vault.open(root) as vault:
+        for ref, refused in ((box, "is a box note, not a memory"), ("Standup time", "archived")):
+            with pytest.raises(InputError, match=refused):
+                vault.observe(["Coffee order", ref], ["kitchen"])  # none observed, not even one
+            with pytest.raises(InputError, match=refused):
+                vault.keep(ref)
+        hits = vault.recall("standup", include_archived=True)
+        archived = [h for h in hits if h.path.startswith("Archive/")]
+        assert archived, [h.path for h in hits]
+        with pytest.raises(InputError, match="is archived; nothing touched"):
+            vault.recall("standup", include_archived=True, touch=archived[0].path)
+    assert snapshot_files(root) == before
+    code, _, err = cli(root, "recall", "standup", "--include-archived", "--touch-hit",
+                       archived[0].path)
+    assert code == 1 and "is archived; nothing touched" in one_line(err), err
+    assert snapshot_files(root) == before
+
+
 # ------------------------------------------------------------------ gc
 
 

@@ -50,7 +50,6 @@ from vaultmem.services.memories.memory_listing import (
 )
 from vaultmem.services.memories.memory_lookup import (
     load_memory,
-    managed_path,
     memory_path,
     resolve_ref,
 )
@@ -299,15 +298,15 @@ class Vault:
 
         Each memory is counted once, however many of ``refs`` name it (an id and its title
         alike; a line in :attr:`warnings` says so); the memories come back in the order first
-        named. Raises :class:`InputError` for
-        no ``refs``, and what :func:`managed_path` raises for one that names no memory (nothing is
-        written then).
+        named. Raises :class:`InputError` for no ``refs``, and what
+        :func:`~vaultmem.services.memories.memory_lookup.memory_path` raises for one that names
+        no memory, a box or trace note or an archived memory (nothing is written then).
         """
         if isinstance(refs, str) or not refs:
             raise InputError("no memories given to observe; name at least one (id or title)")
         when = now or utc_now()
         tags = normalise_tags(list(context_tags))
-        named = [managed_path(self, ref) for ref in refs]  # every ref found before any write
+        named = [memory_path(self, ref, "nothing observed") for ref in refs]  # before any write
         paths = list(dict.fromkeys(named))  # a memory named twice is one use
         for path in paths:
             if named.count(path) > 1:
@@ -319,8 +318,10 @@ class Vault:
         ]
 
     def keep(self, ref: str, *, now: dt.datetime | None = None) -> Memory:
-        """``gc --keep`` (Mnemon): ``use_count += 3``."""
-        return self.edit(managed_path(self, ref), keep_changes, now=now)
+        """``gc --keep`` (Mnemon): ``use_count += 3``. Raises what
+        :func:`~vaultmem.services.memories.memory_lookup.memory_path` raises (a box or trace
+        note, an archived memory: not kept), writing nothing."""
+        return self.edit(memory_path(self, ref, "not kept"), keep_changes, now=now)
 
     def pin(self, ref: str, pinned: bool = True, *, now: dt.datetime | None = None) -> Memory:
         """Set ``pinned`` (immune to forgetting and pruning).

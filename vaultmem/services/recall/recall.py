@@ -125,7 +125,15 @@ def recall_notes(
     _warn_wrong_types(vault, [hit.path for hit in hits])
     touch = options.get("touch")
     if touch:
-        _touch(vault, touched_hits(hits, touch), now)
+        chosen = touched_hits(hits, touch)
+        for hit in chosen:  # as Vault.touch refuses one: it would stay in the archive
+            row = vault.index.note_row(hit.path) or {}
+            if row.get("status") == "archived":
+                raise InputError(
+                    f"--touch: {hit.path} is archived; nothing touched (name another hit "
+                    "with --touch-hit)"
+                )
+        _touch(vault, chosen, now)
     return hits
 
 
