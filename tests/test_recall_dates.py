@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vaultmem.cli import main
 from vaultmem.core.recall.recall_dates import DATE_LIFT, dates_asked
@@ -138,3 +140,25 @@ def test_notes_in_the_window_matching_no_word_join_by_closeness_else_oldest_firs
         assert len(matched) == 2 and all(s < 0 for s in scores)  # word matches come first
     finally:
         vault.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["in", "of", "since", "during", "mid", "-", " ", ",", ".", "3", "07", "2023", "1999",
+             "May", "mAr", "sept", "ſeptember", "Jan.", "July", "12th", "coffee", "İ", "K", "\n"]
+        )
+        | st.text(max_size=4),
+        max_size=12,
+    ).map("".join)
+)
+def test_a_query_the_quick_check_passes_over_names_no_date(query: str) -> None:
+    """dates_asked skips its patterns for a query without a digit or a month's first letters;
+    running every pattern over such a query finds nothing either."""
+    from vaultmem.core.recall import recall_dates
+
+    now = dt.datetime(2026, 12, 4, tzinfo=dt.UTC)
+    if recall_dates._MAY_NAME_A_DATE.search(query) is None:
+        assert not any(p.search(query) for _, p in recall_dates._patterns()), query
+        assert dates_asked(query, now) == ()

@@ -26,6 +26,7 @@ Relative words ("yesterday", "last week") are not dates here:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from typing import NamedTuple
 
@@ -44,19 +45,30 @@ _MONTH = (r"(?P<m>january|february|march|april|may|june|july|august|september|oc
           r"|december|jan|feb|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?")
 _DAY = r"(?P<d>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<y>(?:19|20)\d\d)"
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in (
-        ("day", rf"\b{_YEAR}-(?P<mo>0[1-9]|1[0-2])-(?P<d>0[1-9]|[12]\d|3[01])\b"),
-        ("day", rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b"),
-        ("day", rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),
-        ("month", rf"\b{_MONTH},?\s+{_YEAR}\b"),
-        ("day", rf"\b{_DAY}\s+of\s+{_MONTH}(?!\w)"),
-        ("day", rf"\b{_DAY}\s+{_MONTH}(?!\w)"),
-        ("day", rf"\b{_MONTH}\s+{_DAY}\b(?!:)"),
-        ("month", rf"\b(?:in|during|of|since|early|late|mid)[\s-]+{_MONTH}(?!\w)"),
-        ("year", rf"\b(?:in|during|since)\s+{_YEAR}\b"),
-    )
+_MAY_NAME_A_DATE = re.compile(
+    r"\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", re.IGNORECASE
 )
+"""What every pattern of :func:`_patterns` needs (a digit, or a month's first letters), under
+the same case rules: a query without it names no date, and the patterns are not compiled."""
+
+
+@functools.cache
+def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The date patterns, most precise first, compiled when a query first may name a date
+    (2 ms: most recalls name none, and a command's start-up does not pay for them)."""
+    return tuple(
+        (kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in (
+            ("day", rf"\b{_YEAR}-(?P<mo>0[1-9]|1[0-2])-(?P<d>0[1-9]|[12]\d|3[01])\b"),
+            ("day", rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b"),
+            ("day", rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),
+            ("month", rf"\b{_MONTH},?\s+{_YEAR}\b"),
+            ("day", rf"\b{_DAY}\s+of\s+{_MONTH}(?!\w)"),
+            ("day", rf"\b{_DAY}\s+{_MONTH}(?!\w)"),
+            ("day", rf"\b{_MONTH}\s+{_DAY}\b(?!:)"),
+            ("month", rf"\b(?:in|during|of|since|early|late|mid)[\s-]+{_MONTH}(?!\w)"),
+            ("year", rf"\b(?:in|during|since)\s+{_YEAR}\b"),
+        )
+    )
 
 
 class Window(NamedTuple):
@@ -124,9 +136,11 @@ def dates_asked(query: str, now: dt.datetime) -> tuple[Window, ...]:
     an impossible day ("31 February 2023") is read as its month, or left out. ``()`` when the
     query names no date.
     """
+    if _MAY_NAME_A_DATE.search(query) is None:
+        return ()
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, Window]] = []
-    for kind, pattern in _PATTERNS:
+    for kind, pattern in _patterns():
         for match in pattern.finditer(query):
             lo, hi = match.span()
             if any(lo < b and a < hi for a, b in taken):
