@@ -3,7 +3,9 @@
 Only the changed frontmatter lines are rewritten; the note is re-read just before the write and
 owned while it is replaced, so a save that lands in between is never lost (docs/user-guide.md,
 "Many writers"). A note vaultmem cannot write safely (unparsable YAML, conflict markers,
-non-UTF-8 bytes) is refused and left as it is.
+non-UTF-8 bytes) or holding a value it cannot read (``use_count: "3"``, ``strength: high``:
+whatever key the edit writes) is refused and left as it is, as the passes leave it
+(docs/user-guide.md, "The memory note").
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from vaultmem.core.notes.fields import MemoryFields
-from vaultmem.core.notes.note_parse import parse_note
+from vaultmem.core.notes.note_parse import ParsedNote, parse_note
 from vaultmem.core.notes.timestamps import utc_now
 from vaultmem.errors import NoteChangedError, UnsafeNoteError
 from vaultmem.services.memories.memory_lookup import load_memory
@@ -38,6 +40,41 @@ class NoteEditor(VaultContext, Protocol):
         ...
 
 
+def refuse_unwritable(note: ParsedNote, refused: str) -> None:
+    """Raise :class:`UnsafeNoteError` when vaultmem must not write ``note``: it has problems
+    (unparsable YAML, conflict markers, non-UTF-8 bytes) or a value that could not be read
+    (a field warning: ``use_count: "3"``). Whatever key an edit would write, such a note is
+    left as it is (a default stands in for the value when scoring; writing from it would
+    overwrite or contradict what the person wrote). ``refused`` ends the message ("not
+    touched"); the message names the key, the value and what to do.
+    """
+    if note.problems:
+        raise UnsafeNoteError(note.path, f"{note.problems[0]}; {refused}")
+    if note.warnings:
+        warning = note.warnings[0]
+        raise UnsafeNoteError(
+            note.path,
+            f"{warning.key}: {warning.value!r} {warning.problem}; {refused} (vaultmem writes no "
+            f"note with a value it cannot read: correct {warning.key} in the note; "
+            "`vaultmem doctor` lists every such value)",
+        )
+
+
+def check_writable(vault: VaultContext, path: str, refused: str) -> None:
+    """Read the note at ``path`` now and refuse it as :func:`refuse_unwritable` does (a
+    command's check before it changes anything). Raises :class:`UnsafeNoteError` (also for
+    bytes that are not UTF-8) or :class:`NoteError` when it cannot be read.
+    """
+    from vaultmem.store.note_files import read_note
+
+    try:
+        snapshot = read_note(confined_path(vault.root, path))
+    except UnsafeNoteError as err:  # not UTF-8, too big: named by its vault path
+        problem = err.problem.removesuffix("; not written")
+        raise UnsafeNoteError(path, f"{problem}; {refused}") from None
+    refuse_unwritable(parse_note(path, snapshot.text), refused)
+
+
 def edit_note(
     vault: NoteEditor, path: str, compute: ChangeFunction, *, now: dt.datetime | None = None
 ) -> Memory:
@@ -45,7 +82,8 @@ def edit_note(
 
     The note is re-read just before writing; if it changed in between, the changes are
     computed again from the fresh text once. Raises :class:`UnsafeNoteError` for notes with
-    unparsable YAML, conflict markers or non-UTF-8 bytes (they are never written).
+    unparsable YAML, conflict markers or non-UTF-8 bytes, or with a value that could not be
+    read (:func:`refuse_unwritable`; they are never written).
     """
     from vaultmem.core.notes.note_text import FrontmatterError, set_fields
     from vaultmem.store.note_files import read_note, write_note
@@ -59,8 +97,7 @@ def edit_note(
         for attempt in (1, 2):
             snapshot = read_note(target)
             note = parse_note(path, snapshot.text)
-            if note.problems:
-                raise UnsafeNoteError(path, f"{note.problems[0]}; not written")
+            refuse_unwritable(note, "not written")
             try:
                 text = set_fields(snapshot.text, compute(note.fields))
             except FrontmatterError as err:
@@ -75,4 +112,4 @@ def edit_note(
     return load_memory(vault, path, now or utc_now())
 
 
-__all__ = ["ChangeFunction", "NoteEditor", "edit_note"]
+__all__ = ["ChangeFunction", "NoteEditor", "check_writable", "edit_note", "refuse_unwritable"]

@@ -9,13 +9,14 @@ a warning line for each field that could not be read (docs/user-guide.md, "Score
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultmem.core.notes.naming import close_titles, safe_title
 from vaultmem.core.notes.note_parse import CONFLICT_PROBLEM, parse_note
-from vaultmem.errors import AmbiguousNoteError, InputError, NoteNotFoundError
+from vaultmem.errors import AmbiguousNoteError, InputError, NoteNotFoundError, UnsafeNoteError
 from vaultmem.store.confinement import confined_path, is_symlinked
 
 if TYPE_CHECKING:
@@ -66,12 +67,14 @@ def resolve_ref(vault: VaultContext, ref: str) -> str:
     return paths[0]
 
 
-def managed_path(vault: VaultContext, ref: str) -> str:
+def managed_path(vault: VaultContext, ref: str, refused: str = "left as it is") -> str:
     """Path of the note ``ref`` names, which must be one vaultmem manages (memory, box, trace).
 
     A symbolic link to a memory is one note with it: its target is acted on (a warning says so),
-    never the link. Raises what :func:`resolve_ref` raises, or :class:`InputError` for a
-    person's own note.
+    never the link. Raises what :func:`resolve_ref` raises, :class:`InputError` for a person's
+    own note, or :class:`UnsafeNoteError` naming the problem (the YAML error) for a note whose
+    frontmatter does not parse, so its type is unknown; ``refused`` ends that message ("not
+    touched").
     """
     path = resolve_ref(vault, ref)
     row = vault.index.note_row(path)
@@ -81,6 +84,15 @@ def managed_path(vault: VaultContext, ref: str) -> str:
         if target_row is not None and target_row["type"] in ("memory", "box", "trace"):
             vault.warnings.append(f"{path} is a link to {target}: {target} is the memory")
             return Path(target).as_posix()
+    problems = json.loads(str(row["problems"] or "[]")) if row is not None else []
+    if row is not None and row["type"] is None and problems:
+        # its frontmatter did not parse (or its bytes did not read): whether it says
+        # `type: memory` is unknown, so the real problem is named, not "not a memory"
+        raise UnsafeNoteError(
+            path,
+            f"{problems[0]}; {refused} (its properties cannot be read, so vaultmem writes "
+            "nothing to it; `vaultmem doctor` lists such notes)",
+        )
     if row is None or row["type"] not in ("memory", "box", "trace"):
         raise InputError(
             f"{path} is not a note vaultmem manages (no `type: memory` in its frontmatter)"
@@ -98,7 +110,7 @@ def memory_path(vault: VaultContext, ref: str, refused: str, *, archived: bool =
     for an archived memory (no command brings one back but ``vaultmem undo`` of the change that
     archived it). Nothing is written.
     """
-    path = managed_path(vault, ref)
+    path = managed_path(vault, ref, refused)
     row = vault.index.note_row(path) or {}
     if row.get("type") != "memory":
         raise InputError(f"{path} is a {row.get('type')} note, not a memory; {refused}")
