@@ -264,8 +264,9 @@ def promote(vault: Vault, ref: str | None, dry_run: bool, as_json: bool, now: dt
 
     A candidate scores ≥ 0.65 and is at least 3 days old, or was used 5 times within 14 days of
     its creation, or is episodic with importance ≥ 0.7 and 5 accesses. ID is promoted even when it
-    is not a candidate; refused for box and trace notes and for memories already promoted,
-    archived or superseded.
+    is not a candidate; refused (exit 1, a dry run too) for box and trace notes, memories already
+    promoted, archived or superseded, and a note it cannot move: a value it cannot read, YAML
+    that does not parse, conflict markers, its name taken in LTM/.
     """
     with progress_shown(as_json):
         result = vault.promote(ref, dry_run=dry_run, now=now)
@@ -281,9 +282,9 @@ def promote(vault: Vault, ref: str | None, dry_run: bool, as_json: bool, now: dt
 def forget(vault: Vault, ref: str, dry_run: bool, as_json: bool, now: dt.datetime) -> None:
     """Archive one memory now: to Archive/, status archived, archived_at set.
 
-    Journaled like a pass: `vaultmem undo` puts it back exactly. Refuses pinned and already
-    archived memories, notes that are not memories, and notes with conflict markers or YAML that
-    does not parse. Waits up to 10 s for a running pass.
+    Journaled like a pass: `vaultmem undo` puts it back exactly. Refuses (a dry run too) pinned
+    and already archived memories, notes that are not memories, and notes with conflict markers,
+    YAML that does not parse or a value it cannot read. Waits up to 10 s for a running pass.
     """
     print_pass(vault.forget(ref, dry_run=dry_run, now=now), as_json, "forget")
 

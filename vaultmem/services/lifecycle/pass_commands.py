@@ -15,11 +15,13 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from vaultmem.core.notes.timestamps import utc_now
-from vaultmem.errors import InputError, VaultmemError
+from vaultmem.core.notes.timestamps import given_now
+from vaultmem.errors import InputError, NoteError, VaultmemError
+from vaultmem.services.memories.memory_edits import check_writable
 from vaultmem.services.memories.memory_lookup import managed_path, memory_path
 from vaultmem.store.confinement import left_in_place_warning
 from vaultmem.store.vault_lock import vault_lock
+from vaultmem.store.vault_paths import confined_free
 
 if TYPE_CHECKING:
     from vaultmem.services.lifecycle.lifecycle import LifecycleRun
@@ -42,13 +44,17 @@ def promote_memories(
     reason "promoted on request". Raises :class:`NoteNotFoundError`,
     :class:`AmbiguousNoteError`, or :class:`InputError` when ``ref`` is not a memory (a box or
     trace note, a person's own note), is promoted already, archived or superseded, or is a
-    symbolic link; nothing is changed then (a dry run refuses the same).
+    symbolic link; :class:`UnsafeNoteError` when its note must not be written (conflict
+    markers, unparsable YAML, non-UTF-8 bytes, a value that cannot be read); :class:`NoteError`
+    when its name is taken in LTM/; and :class:`VaultmemError` naming the reason when the run
+    skipped it (it shares its id with another note, or changed meanwhile). Nothing is changed
+    then (a dry run refuses the same, but for a change made meanwhile).
     """
     from vaultmem.services.lifecycle.lifecycle import on_request_promotion, plan_pass
     from vaultmem.services.lifecycle.pass_session import PassSession
     from vaultmem.services.sync.shared_ids import hold_shared, shared_id_paths
 
-    when = now or utc_now()
+    when = given_now(now)
     if ref is None:
         return run_lifecycle(vault, ("promote",), dry_run=dry_run, now=when).results[0]
     path = memory_path(vault, ref, "not promoted")
@@ -62,6 +68,11 @@ def promote_memories(
             f"{path} is superseded by {row.get('superseded_by') or 'a correction'}"
             "; a superseded memory is never promoted (promote its successor)"
         )
+    # a dry run refuses what the run would skip: a note it must not write, a name taken
+    check_writable(vault, path, "not promoted")
+    destination = on_request_promotion(vault, path, when).destination or path
+    if confined_free(vault.root, destination) is None:
+        raise NoteError(destination, f"already exists; {path} not promoted (rename one of them)")
     with PassSession(vault, "promote", when, dry_run=dry_run) as session:
         result = plan_pass(vault, "promote", when)
         result.planned = [m for m in result.planned if m.path == path]
@@ -70,6 +81,8 @@ def promote_memories(
         hold_shared(result.planned, result.skipped, shared_id_paths(vault.index))
         session.run(result)
     result.late_saves = session.late_save_lines()
+    if result.skipped:  # the note asked for was not promoted: say why, exit 1
+        raise VaultmemError(result.skipped[0][1])  # "<path>: <why>"; nothing was changed
     return result
 
 
@@ -81,15 +94,16 @@ def forget_memory(
     Journaled like a pass, so ``vaultmem undo`` puts it back exactly. Waits up to
     ``vault.lock_wait_seconds`` for a running pass. Raises :class:`NoteNotFoundError`,
     :class:`AmbiguousNoteError`, :class:`InputError` (not a memory, already archived,
-    pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML) or
-    :class:`LockedError`; nothing is changed then.
+    pinned), :class:`UnsafeNoteError` (conflict markers, unparsable YAML, non-UTF-8 bytes, a
+    value that cannot be read; a dry run too) or :class:`LockedError`; nothing is changed then.
     """
     from vaultmem.services.lifecycle.lifecycle import on_request_archival
     from vaultmem.services.lifecycle.pass_session import PassResult, PassSession
 
-    when = now or utc_now()
-    path = managed_path(vault, ref)
+    when = given_now(now)
+    path = managed_path(vault, ref, "not archived")
     move = on_request_archival(vault, path, when)
+    check_writable(vault, path, "not archived")  # a dry run refuses what the run refuses
     waiting = (
         contextlib.nullcontext()
         if dry_run
@@ -132,11 +146,17 @@ def collect_garbage(
     """Forget ("Lifecycle"): archive memories scoring below ``threshold``; ``hard`` deletes.
 
     ``keep`` ids/titles are reinforced first (``use_count += 3``, as Mnemon does) and left
-    alone. Raises :class:`InputError`, before anything changes, for a ``threshold`` that is not
-    a finite number ≥ 0 and for a ``keep`` that is not a memory or is archived.
+    alone. Raises, before anything changes (a dry run too): :class:`InputError` for a
+    ``threshold`` that is not a finite number ≥ 0 and for a ``keep`` that is not a memory or is
+    archived; :class:`UnsafeNoteError` for a ``keep`` whose note must not be written (conflict
+    markers, unparsable YAML, non-UTF-8 bytes, a value that cannot be read). Every ``keep`` is
+    checked before any is written.
     """
     check_threshold(threshold)
+    now = given_now(now)
     kept = tuple(memory_path(vault, ref, "not kept") for ref in keep)
+    for path in dict.fromkeys(kept):
+        check_writable(vault, path, "not kept; nothing was changed")
     run = run_lifecycle(
         vault,
         ("forget",),
@@ -167,8 +187,9 @@ def run_lifecycle(
     """Run lifecycle passes (seal, promote, expire, forget, prune) as one undoable step.
 
     ``passes``: which, run in ``PASS_ORDER`` (default ``None``: every pass); one name alone may
-    be a string. An empty sequence or an unknown name raises :class:`InputError`, and so does a
-    ``threshold`` that is not a finite number ≥ 0 (:func:`check_threshold`); nothing changes.
+    be a string. An empty sequence or an unknown name raises :class:`InputError`, and so do a
+    ``threshold`` that is not a finite number ≥ 0 (:func:`check_threshold`) and a ``now`` that
+    is not a datetime (one without a time zone is UTC: ``given_now``); nothing changes.
 
     Raises :class:`LockedError` when another pass is running. With ``commit`` in a git
     repository, the pass's changes (and only those) are committed with a message that counts
@@ -193,12 +214,13 @@ def run_lifecycle(
     if unknown:
         raise InputError(f"unknown pass {unknown[0]!r}; passes: {names}")
     check_threshold(threshold)
+    when = given_now(now)
     if commit:
         require_work_tree(vault.root)
     run = run_passes(
         vault,
         tuple(passes),
-        now or utc_now(),
+        when,
         dry_run=dry_run,
         threshold=threshold,
         hard=hard,
