@@ -1,8 +1,9 @@
 """The Python API: :class:`Vault` — open a vault, remember, reinforce, list, score, run passes.
 
-Every CLI command is a thin layer over one method here. Methods take ``now`` (an aware datetime;
-default: the current time) so passes can be simulated; they raise :class:`~vaultmem.errors.
-VaultmemError` subclasses with messages fit to show a person.
+Every CLI command is a thin layer over one method here. Methods take ``now`` (a datetime, one
+without a time zone read as UTC as ``--now`` reads it: :func:`~vaultmem.core.notes.timestamps.
+given_now`; default: the current time) so passes can be simulated; they raise
+:class:`~vaultmem.errors.VaultmemError` subclasses with messages fit to show a person.
 
 Opening, closing and the index (sync, catch-up, refresh) are here; the commands live in the
 services its methods delegate to: :mod:`~vaultmem.services.memories.memory_lookup` (finding and
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.notes.fields import normalise_tags
-from vaultmem.core.notes.timestamps import utc_now
+from vaultmem.core.notes.timestamps import given_now, utc_now
 from vaultmem.core.scoring.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.settings import Settings
 from vaultmem.core.user_paths import expand_user_path
@@ -42,7 +43,7 @@ from vaultmem.services.lifecycle.pass_commands import (
     undo_last_run,
 )
 from vaultmem.services.lifecycle.progress import progress_of
-from vaultmem.services.memories.memory_edits import ChangeFunction, edit_note
+from vaultmem.services.memories.memory_edits import ChangeFunction, check_writable, edit_note
 from vaultmem.services.memories.memory_listing import (
     current_status,
     filtered_memories,
@@ -250,8 +251,8 @@ class Vault:
 
     def memory(self, ref: str, *, now: dt.datetime | None = None) -> Memory:
         """One note with its fields and derived values (score, factors, EI, review priority)."""
-        path = self.resolve(ref)
-        return load_memory(self, path, now or utc_now())
+        when = given_now(now)
+        return load_memory(self, self.resolve(ref), when)
 
     def links(self, ref: str) -> NoteLinks:
         """The note's outgoing links, backlinks and unresolved links (its graph neighbours)."""
@@ -286,8 +287,12 @@ class Vault:
 
         Raises :class:`~vaultmem.errors.InputError`, writing nothing, when ``ref`` is not a
         memory (a box or trace note, a person's own note) or is archived (see
-        :func:`~vaultmem.services.memories.memory_lookup.memory_path`)."""
-        when = now or utc_now()
+        :func:`~vaultmem.services.memories.memory_lookup.memory_path`), or for a ``now`` that is
+        not a datetime (:func:`~vaultmem.core.notes.timestamps.given_now`); and
+        :class:`~vaultmem.errors.UnsafeNoteError` for a note it must not write (a value it
+        cannot read, unparsable YAML, conflict markers: see
+        :func:`~vaultmem.services.memories.memory_edits.refuse_unwritable`)."""
+        when = given_now(now)
         path = memory_path(self, ref, "not touched")
         return self.edit(path, lambda f: touch_changes(f, when, boost=boost), now=when)
 
@@ -298,16 +303,21 @@ class Vault:
 
         Each memory is counted once, however many of ``refs`` name it (an id and its title
         alike; a line in :attr:`warnings` says so); the memories come back in the order first
-        named. Raises :class:`InputError` for no ``refs``, and what
+        named. Raises :class:`InputError` for no ``refs``, what
         :func:`~vaultmem.services.memories.memory_lookup.memory_path` raises for one that names
-        no memory, a box or trace note or an archived memory (nothing is written then).
+        no memory, a box or trace note or an archived memory, and
+        :class:`~vaultmem.errors.UnsafeNoteError` for one whose note must not be written (a
+        value it cannot read, unparsable YAML, conflict markers): every one is checked before
+        any is written, so nothing is written then.
         """
         if isinstance(refs, str) or not refs:
             raise InputError("no memories given to observe; name at least one (id or title)")
-        when = now or utc_now()
+        when = given_now(now)
         tags = normalise_tags(list(context_tags))
         named = [memory_path(self, ref, "nothing observed") for ref in refs]  # before any write
         paths = list(dict.fromkeys(named))  # a memory named twice is one use
+        for path in paths:  # every note checked before any is written
+            check_writable(self, path, "nothing observed")
         for path in paths:
             if named.count(path) > 1:
                 self.warnings.append(
@@ -320,8 +330,9 @@ class Vault:
     def keep(self, ref: str, *, now: dt.datetime | None = None) -> Memory:
         """``gc --keep`` (Mnemon): ``use_count += 3``. Raises what
         :func:`~vaultmem.services.memories.memory_lookup.memory_path` raises (a box or trace
-        note, an archived memory: not kept), writing nothing."""
-        return self.edit(memory_path(self, ref, "not kept"), keep_changes, now=now)
+        note, an archived memory: not kept) or :meth:`edit` raises, writing nothing."""
+        when = given_now(now)
+        return self.edit(memory_path(self, ref, "not kept"), keep_changes, now=when)
 
     def pin(self, ref: str, pinned: bool = True, *, now: dt.datetime | None = None) -> Memory:
         """Set ``pinned`` (immune to forgetting and pruning).
@@ -329,9 +340,10 @@ class Vault:
         Raises :class:`~vaultmem.errors.InputError`, writing nothing, when ``ref`` is not a
         memory (a box or trace note, a person's own note), or when pinning an archived memory
         (pinning does not bring it back; unpinning one is done)."""
+        when = given_now(now)
         refused = "not pinned" if pinned else "not unpinned"
         path = memory_path(self, ref, refused, archived=not pinned)
-        return self.edit(path, lambda f: {"pinned": pinned}, now=now)
+        return self.edit(path, lambda f: {"pinned": pinned}, now=when)
 
     # ------------------------------------------------------------------ remembering
     def remember(
@@ -342,7 +354,7 @@ class Vault:
         option or a bad value raises :class:`InputError` naming it)."""
         from vaultmem.services.memories.memory_saving import remember
 
-        return remember(self, content, now=now, link=link, **options)
+        return remember(self, content, now=given_now(now), link=link, **options)
 
     def save(
         self, content: str, *, now: dt.datetime | None = None, link: bool = True, **options: Any
@@ -352,7 +364,7 @@ class Vault:
         :func:`~vaultmem.services.memories.memory_saving.save_memory`."""
         from vaultmem.services.memories.memory_saving import save_memory
 
-        return save_memory(self, content, now=now, link=link, **options)
+        return save_memory(self, content, now=given_now(now), link=link, **options)
 
     def write_draft(
         self,
@@ -384,6 +396,7 @@ class Vault:
         ``None``: none. Raises :class:`~vaultmem.errors.InputError` for any other ``touch``
         (``0``, ``[]``, ``""``), an empty query and the values ``recall_notes`` refuses, before
         anything is read or written."""
+        when = given_now(now)
         touch = options.get("touch")
         if touch is not None and not isinstance(touch, bool):  # nothing touched silently
             items = touch if isinstance(touch, list | tuple) else [touch]
@@ -394,7 +407,7 @@ class Vault:
                     raise InputError(f"touch: {item!r} is not a rank, id or title")
                 if (item < 1) if isinstance(item, int) else not item.strip():
                     raise InputError(f"touch: {item!r} names no hit (ranks start at 1)")
-        hits = recall_notes(self, query, k=k, now=now or utc_now(), **options)
+        hits = recall_notes(self, query, k=k, now=when, **options)
         conflicted = conflicted_paths(self.index, [h.path for h in hits])
         episodes = box_notes_of(self.index, [h.path for h in hits])
         return [

@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 
+from vaultmem.errors import InputError
+
 UTC = dt.UTC
 _DATETIME = dt.datetime
 
@@ -84,6 +86,24 @@ def to_epoch(value: dt.datetime) -> float:
 def from_epoch(seconds: float) -> dt.datetime:
     """Aware UTC datetime of epoch ``seconds``."""
     return dt.datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def given_now(now: object) -> dt.datetime:
+    """The ``now`` a Python API method was given, as an aware UTC datetime: ``None`` is the
+    current time (:func:`utc_now`), a datetime without a time zone is UTC — as ``--now`` reads
+    one ("UTC if no offset") — and an aware one is converted to UTC.
+
+    Raises :class:`~vaultmem.errors.InputError` naming the value for anything else (a date, a
+    string, a number): nothing is read or written then.
+    """
+    if now is None:
+        return utc_now()
+    if not isinstance(now, dt.datetime):
+        raise InputError(
+            f"now: {now!r} is not a datetime (give a datetime.datetime; one without a time "
+            "zone is read as UTC)"
+        )
+    return parse_datetime(now)
 
 
 def utc_now() -> dt.datetime:
