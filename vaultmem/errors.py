@@ -38,7 +38,8 @@ class NoteError(VaultmemError):
 
 
 class UnsafeNoteError(NoteError):
-    """The note has unparsable YAML, conflict markers or non-UTF-8 bytes: it is never written."""
+    """The note has unparsable YAML, conflict markers, non-UTF-8 bytes or a value vaultmem cannot
+    read (``use_count: "3"``): it is never written."""
 
 
 class NoteChangedError(NoteError):
