@@ -239,6 +239,19 @@ def test_gc_keep_refuses_box_notes_and_archived_memories(root: Path) -> None:
     assert snapshot_files(root) == before
 
 
+def test_a_memory_kept_twice_is_kept_once(root: Path) -> None:
+    def use_count() -> int:
+        text = next(root.rglob("Coffee order.md")).read_text(encoding="utf-8")
+        return int(text.split("use_count: ", 1)[1].split()[0])
+
+    before = use_count()
+    with Vault.open(root) as vault:
+        memory_id = str(vault.memory("Coffee order").fields.id)
+        vault.gc(keep=["Coffee order", memory_id], now=LATER_AT)
+        assert any("named 2 times: kept once" in w for w in vault.warnings), vault.warnings
+    assert use_count() == before + 3  # not + 6
+
+
 # ------------------------------------------------------------------ --yes, undo --list
 
 

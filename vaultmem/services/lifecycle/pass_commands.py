@@ -154,9 +154,12 @@ def collect_garbage(
     """
     check_threshold(threshold)
     now = given_now(now)
-    kept = tuple(memory_path(vault, ref, "not kept") for ref in keep)
-    for path in dict.fromkeys(kept):
+    named = [memory_path(vault, ref, "not kept") for ref in keep]
+    kept = tuple(dict.fromkeys(named))  # a memory named twice (id and title) is kept once
+    for path in kept:
         check_writable(vault, path, "not kept; nothing was changed")
+        if named.count(path) > 1:
+            vault.warnings.append(f"{path} was named {named.count(path)} times: kept once")
     run = run_lifecycle(
         vault,
         ("forget",),
