@@ -294,3 +294,27 @@ def test_a_touch_changes_two_lines_and_the_first_of_a_later_day_three(root: Path
     guide = " ".join(GUIDE.read_text(encoding="utf-8").split())
     assert "A `touch` is a two-line diff" not in guide
     assert "changes `use_days` too (three lines)" in guide
+
+
+def test_reading_methods_read_a_now_without_a_time_zone_as_utc_too(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")  # a local time that is not UTC
+    time.tzset()
+    try:
+        naive = dt.datetime(2026, 12, 4, 15, 0, 0)
+        aware = naive.replace(tzinfo=dt.UTC)
+        with Vault.open(root) as vault:
+            assert vault.status(now=naive) == vault.status(now=aware)
+            assert vault.review(now=naive) == vault.review(now=aware)
+            assert vault.memories(now=naive) == vault.memories(now=aware)
+            naive_table, aware_table = vault.table(now=naive), vault.table(now=aware)
+            assert list(naive_table.scores.score) == list(aware_table.scores.score)
+            for call in (vault.status, vault.review, vault.memories, vault.table):
+                with pytest.raises(InputError, match=r"^now: .* is not a datetime"):
+                    call(now="2026-12-04")  # type: ignore[operator]
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.core.notes.fields import normalise_tags
-from vaultmem.core.notes.timestamps import given_now, utc_now
+from vaultmem.core.notes.timestamps import given_now
 from vaultmem.core.scoring.reinforcement import keep_changes, observe_changes, touch_changes
 from vaultmem.core.settings import Settings
 from vaultmem.core.user_paths import expand_user_path
@@ -274,7 +274,7 @@ class Vault:
         """
         from vaultmem.services.sync.shared_ids import fix_vault
 
-        return fix_vault(self, now or utc_now())
+        return fix_vault(self, given_now(now))
 
     # ------------------------------------------------------------------ writing
     def edit(self, path: str, compute: ChangeFunction, *, now: dt.datetime | None = None) -> Memory:
@@ -416,7 +416,7 @@ class Vault:
 
     def review(self, *, k: int | None = None, now: dt.datetime | None = None) -> list[MemoryRow]:
         """Danger-zone memories ranked by review priority (Mnemex; "Scores")."""
-        return review_queue(self, k=k, now=now or utc_now())
+        return review_queue(self, k=k, now=given_now(now))
 
     def import_jsonl(
         self,
@@ -435,7 +435,7 @@ class Vault:
         report (and a line in :attr:`warnings`) says how many the next prune archives."""
         from vaultmem.services.memories.remembering import import_lines
 
-        when = now or utc_now()
+        when = given_now(now)
         report = import_lines(self, lines, now=when, progress=progress)
         if report.imported and self.settings.embeddings.enabled:
             from vaultmem.services.semantic.embeddings import embed_imported
@@ -469,7 +469,7 @@ class Vault:
         """Columns and scores of the memories (after a cheap sync), for listing and planning
         (see :func:`~vaultmem.services.memories.memory_listing.synced_table`)."""
         return synced_table(
-            self, now=now, where=where, params=params, synced=synced, preloaded=preloaded
+            self, now=given_now(now), where=where, params=params, synced=synced, preloaded=preloaded
         )
 
     def memories(
@@ -496,12 +496,12 @@ class Vault:
             folder=folder,
             sort=sort,
             limit=limit,
-            now=now,
+            now=given_now(now),
         )
 
     def status(self, *, now: dt.datetime | None = None) -> VaultStatus:
         """Counts per folder and status, danger zone, and what a pass would do now."""
-        return current_status(self, now=now)
+        return current_status(self, now=given_now(now))
 
     # ------------------------------------------------------------------ passes
     def promote(
