@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["find_comments", "keep_comments", "may_comment"]
+__all__ = ["find_comments", "keep_comments", "may_comment", "one_line_comment"]
 
 BREAKS = "\r\n\x85\u2028\u2029"
 """The characters YAML breaks a line at (``\\r\\n`` counts as one break)."""
@@ -35,6 +35,17 @@ def may_comment(lines: list[str], first: int, last: int) -> bool:
     """Whether lines ``first``..``last`` (inclusive) hold a ``#`` where a comment may start:
     a quick test before :func:`find_comments` scans the YAML."""
     return any("#" in line and _starts(line) for line in lines[first : last + 1])
+
+
+def one_line_comment(line: str) -> int | None:
+    """The column where the comment of ``line`` (a property on one line) starts, when no quote
+    comes before that ``#`` (then no scalar holds it: a plain scalar never holds `` #``);
+    ``None`` when there is no such ``#`` or a quote comes first (:func:`find_comments` decides).
+    About 1 µs, where scanning the YAML costs about 100."""
+    columns = _starts(line)
+    if not columns or "'" in line[: columns[0]] or '"' in line[: columns[0]]:
+        return None
+    return columns[0]
 
 
 def find_comments(yaml_text: str, lines: list[str], *, path: str = "") -> dict[int, int]:

@@ -3,7 +3,8 @@
 docs/user-guide.md, "The memory note". A note is ``---`` / YAML / ``---`` / body. This module is
 pure (no file I/O). It edits frontmatter *surgically*: only the lines of the changed keys change
 (new keys go just before the closing fence); every other byte (body, unknown keys, key order,
-comments, quoting, CRLF, a missing final newline, a BOM) stays identical. Every edit is re-parsed
+comments, quoting, CRLF, a missing final newline, a BOM) stays identical, and the comments of the
+changed lines are kept (:mod:`~vaultmem.core.notes.frontmatter_comments`). Every edit is re-parsed
 and checked before it is returned: a caller gets the new text or a :class:`FrontmatterError`, never
 mangled text.
 
@@ -33,6 +34,7 @@ from vaultmem.core.notes.frontmatter_comments import (
     find_comments,
     keep_comments,
     may_comment,
+    one_line_comment,
 )
 from vaultmem.core.notes.frontmatter_fast_path import (
     PLAIN_INDICATORS,
@@ -316,13 +318,23 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
         else:
             _, first, last, prefix = spans[0]
             head = prefix if prefix is not None else indent + _render_key(key)
+            if not hashes or not may_comment(lines, first, last):  # most edits: one line
+                old = lines[last]  # its own line ending kept (CRLF, LF; another YAML break: nl)
+                eol = "\r\n" if old.endswith("\r\n") else "\n" if old.endswith("\n") else nl
+                edits.append((first, last, _rendered_line(head, rendered[key], eol)))
+                continue
             targets = [(first, last, _rendered_line(head, rendered[key], ""))]
         for first, last, line in targets:
             if hashes and may_comment(lines, first, last):  # keep its comments
-                if comments is None:
-                    comments = find_comments(note.yaml, lines, path=path)
-                edits.append((first, last, keep_comments(line, lines, first, last, comments, nl)))
-            else:  # the last line's ending kept (CRLF, LF; another YAML break -> nl)
+                column = one_line_comment(lines[first]) if first == last else None
+                if column is not None:  # "key: value  # c": no YAML scan needed
+                    found = {first: column}
+                else:  # found once a call
+                    if comments is None:
+                        comments = find_comments(note.yaml, lines, path=path)
+                    found = comments
+                edits.append((first, last, keep_comments(line, lines, first, last, found, nl)))
+            else:
                 edits.append((first, last, "" if line is None else line + ending(lines[last], nl)))
     if not edits and not appended:
         return text
