@@ -380,6 +380,18 @@ def test_merge_note_with_a_base_carries_the_comments_theirs_added_only() -> None
     assert carry_comments(ours, ours, base) is ours  # nothing to carry: the same text back
 
 
+def test_a_key_left_in_conflict_keeps_the_comment_of_ours_and_theirs() -> None:
+    base = "---\nid: A\ntype: memory\nstrength: 1.0 # s\n---\nx\n"
+    ours = base.replace("1.0", "high")  # a value the rule cannot merge: a conflict for the key
+    theirs = base.replace("1.0 # s", "1.1 # t")
+    result = merge_note(base, ours, theirs, git_merge_lines)
+    assert result.conflicts == ("key 'strength'",)
+    assert result.text == (
+        "---\nid: A\ntype: memory\n# t\n<<<<<<< ours\nstrength: high # s\n||||||| base\n"
+        "strength: 1.0\n=======\nstrength: 1.1\n>>>>>>> theirs\n---\nx\n"
+    )
+
+
 def test_a_carried_comment_line_ends_as_the_line_above_it() -> None:
     result = "---\r\nid: A\r\nn: 1\n---\n"
     assert carry_comments(result, "---\nid: A\n# c\nn: 1\n---\n") == (

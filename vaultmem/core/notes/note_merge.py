@@ -238,14 +238,18 @@ def _renderable(keys: list[str], sides: list[dict[str, Any]]) -> bool:
     return True
 
 
-def _conflict_block(key: str, sides: list[tuple[str, object]], newline: str) -> str:
-    """Marker lines around one key's value on each side (an absent side is empty)."""
+def _conflict_block(
+    key: str, sides: list[tuple[str, object]], newline: str, comment: str = ""
+) -> str:
+    """Marker lines around one key's value on each side (an absent side is empty); ``comment``
+    (the spaces and comment that ended ours' line) ends ours' line."""
     out: list[str] = []
     for marker, value in sides:
         out.append(marker + newline)
         if value is not _MISSING:
             rendered = render_value(value)
-            out.append(f"{key}:{' ' + rendered if rendered else ''}{newline}")
+            tail = comment if marker == sides[0][0] else ""
+            out.append(f"{key}:{' ' + rendered if rendered else ''}{tail}{newline}")
     out.append(">>>>>>> theirs" + newline)
     return "".join(out)
 
@@ -316,16 +320,18 @@ def merge_note(
     text = text[: note.body_offset] + body
     for n, key in enumerate(conflicting):
         placeholder = _PLACEHOLDER.format(n)
-        line = re.compile(r"^[^\r\n]*: " + re.escape(placeholder) + r"(\r?\n)", re.MULTILINE)
+        line = re.compile(  # the placeholder, then the comment set_fields kept, if any
+            r"^[^\r\n]*: " + re.escape(placeholder) + r"((?:[ \t][^\r\n]*)?)(\r?\n)", re.MULTILINE
+        )
         found = line.search(text)
         if found is None:  # cannot happen: set_fields wrote it on one line
             continue
-        nl = found.group(1)
+        comment, nl = found.group(1), found.group(2)
         sides = [("<<<<<<< ours", p_ours[0].get(key, _MISSING))]
         if base_fm is not None:
             sides.append(("||||||| base", base_fm.get(key, _MISSING)))
         sides.append(("=======", p_theirs[0].get(key, _MISSING)))
-        block = _conflict_block(key, sides, nl)
+        block = _conflict_block(key, sides, nl, comment)
         text = text[: found.start()] + block + text[found.end() :]
     conflicts = tuple(f"key {key!r}" for key in conflicting) + (() if body_clean else ("body",))
     return MergeResult(text, conflicts)
