@@ -261,7 +261,7 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
       comments the same way, its line's comment on a line of its own at the key's indentation;
     - a key whose value already equals the new one (strictly, after normalising) is left alone;
     - new keys are appended just before the closing fence, in the order given, each line
-      ending as the line before it does (CRLF, else LF: the note's first line's when that line
+      ending as the line above it does (CRLF or LF; :attr:`NoteText.newline` when that line
       ends in another YAML break);
     - a note without frontmatter gets a new block at the top (after a BOM), body untouched.
     Every other byte stays identical; no change at all returns ``text`` itself. ``path`` is only
