@@ -539,9 +539,9 @@ def test_comments_after_an_empty_value_stay() -> None:
     assert set_fields(text, {"t": []}) == "---\nt: []\n  # c\nb: 1\n---\n"
 
 
-def test_comment_between_key_and_value_is_part_of_the_value() -> None:
+def test_comment_between_key_and_value_stays_after_the_new_line() -> None:
     text = "---\nm:\n  # about m\n  value\nn: 1\n---\n"
-    assert set_fields(text, {"m": "new"}) == "---\nm: new\nn: 1\n---\n"
+    assert set_fields(text, {"m": "new"}) == "---\nm: new\n  # about m\nn: 1\n---\n"
 
 
 def test_indented_root_mapping_gets_indented_new_keys() -> None:
@@ -727,24 +727,31 @@ def test_set_fields_keeps_every_other_byte(data: st.DataObject, generated: Any) 
     assert after.body == body
     assert result.startswith("---" + nl) and result.endswith("---" + nl + body)
     # (b) every line of an unchanged key, comment or blank line is identical and in order;
-    #     a changed key is one line (or none when deleted); new keys come last, in order
-    template: list[tuple[str, str | None]] = []  # ("line", text) or ("key", key)
+    #     a changed key is one line (or none when deleted), its line's comment kept at its end
+    #     (on a line of its own when deleted), the comment lines inside its list kept after it;
+    #     new keys come last, in order
+    template: list[tuple[str, str | None, str]] = []  # ("line", text, "") / ("key", key, comment)
     for key, seg in segments:
         unchanged = key not in changes or (
             changes[key] is not DELETE and strict_equal(original[key], read_back(changes[key]))
         )
         if key is None or unchanged:
-            template += [("line", line + nl) for line in seg]
-        elif changes[key] is not DELETE:
-            template.append(("key", key))
-    template += [("key", key) for key in changes if key not in present]
+            template += [("line", line + nl, "") for line in seg]
+            continue
+        comment = next((c for c in ("  # trailing comment", " #c") if seg[0].endswith(c)), "")
+        if changes[key] is not DELETE:
+            template.append(("key", key, comment))
+        elif comment:
+            template.append(("line", comment.lstrip() + nl, ""))
+        template += [("line", line + nl, "") for line in seg[1:] if "comment inside" in line]
+    template += [("key", key, "") for key in changes if key not in present]
     got = lines(after.yaml)
     assert len(got) == len(template)
-    for line, (kind, what) in zip(got, template, strict=True):
+    for line, (kind, what, comment) in zip(got, template, strict=True):
         if kind == "line":
             assert line == what
         else:
-            assert what is not None and line.endswith(nl)
+            assert what is not None and line.endswith(comment + nl)
             assert strict_equal(parse_frontmatter(line), {what: read_back(changes[what])})
 
 

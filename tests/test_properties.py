@@ -76,7 +76,7 @@ def test_a_persons_own_key_merges_like_text_lines() -> None:
         note, note.replace("calm", "happy"), note.replace("calm", "tired"), git_merge_lines
     )
     assert result.clean  # never blocks the merge: both values kept, written on one line
-    assert result.text == "---\nid: A\ntype: memory\nmood: [happy, tired]\n---\nx\n"
+    assert result.text == "---\nid: A\ntype: memory\nmood: [happy, tired] # mine\n---\nx\n"
 
 
 SAMPLES: dict[str, tuple[object, object, object]] = {

@@ -11,20 +11,25 @@ The rules (see "Syncing with git" in ``docs/user-guide.md``):
   keeps theirs apart under a new name (:attr:`MergeResult.apart`);
 - the body is merged by the given line merger (``git merge-file``, diff3 style), which never
   drops or reorders a line;
-- the result is written surgically onto "ours": only the lines of keys that change differ.
+- the result is written surgically onto "ours": only the lines of keys that change differ;
+- a frontmatter comment of "theirs" that the result lacks is carried in (:func:`carry_comments`)
+  — one theirs added, or any without a common version: a side's comment is never dropped.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from vaultmem.core.notes.frontmatter_comments import BREAKS, ending
 from vaultmem.core.notes.note_text import (
     FrontmatterError,
     find_conflict_markers,
+    frontmatter_layout,
     parse_frontmatter,
     render_value,
     set_fields,
@@ -34,8 +39,8 @@ from vaultmem.core.notes.properties import PROPERTIES, Merge
 from vaultmem.core.notes.property_merge import MISSING, merge_frontmatter, stage_of
 
 __all__ = [
-    "BodyMerger", "MergeResult", "conflict_sides", "merge_frontmatter", "merge_note",
-    "note_identity", "stage_of", "union_lines",
+    "BodyMerger", "MergeResult", "carry_comments", "conflict_sides", "merge_frontmatter",
+    "merge_note", "note_identity", "stage_of", "union_lines",
 ]  # fmt: skip
 
 BodyMerger = Callable[[str, str, str], tuple[str, bool]]
@@ -82,6 +87,73 @@ def union_lines(ours: str, theirs: str) -> str:
         else:
             out += a[i1:i2] + b[j1:j2]
     return "".join(out)
+
+
+def carry_comments(result: str, theirs: str, base: str | None = None) -> str:
+    """``result`` (a merge written onto "ours") with the frontmatter comments of ``theirs`` it
+    lacks: those ``base`` does not hold either (a comment ours removed stays removed), all of
+    them when there is no ``base``. Each comment counts as its text (``# ...``), as often as it
+    appears.
+
+    A carried comment goes on a line of its own, at the indentation of the line it was on,
+    just above the line of the property it was in or, between properties, the next one
+    (the first of those the result holds; else last, before the closing fence), each line
+    ending as the line above it. The values are unchanged; ``result`` itself comes back when
+    nothing is carried. Raises :class:`FrontmatterError` when ``result`` or ``theirs`` does not
+    parse, or the comments would change the values read (never met: a comment line between
+    properties is ignored by YAML).
+    """
+    their = split_note(theirs)
+    if not their.has_frontmatter or "#" not in their.yaml:
+        return result
+    t_lines, t_entries, t_comments = frontmatter_layout(their.yaml)
+    if not t_comments:
+        return result
+    note = split_note(result)
+    lines, entries, comments = frontmatter_layout(note.yaml)  # "": none of each
+    held = _comment_texts(lines, comments)
+    try:  # a base that does not parse counts as none: more is carried, nothing lost
+        b_lines, _, b_comments = frontmatter_layout(split_note(base).yaml) if base else ([], [], {})
+    except FrontmatterError:
+        b_lines, b_comments = [], {}
+    for text, count in _comment_texts(b_lines, b_comments).items():
+        held[text] = max(held[text], count)
+    firsts = {key: first for key, first, _, _ in entries}
+    carried: dict[int, list[str]] = {}  # result line -> comment lines to put above it
+    for number, column in sorted(t_comments.items()):
+        line = t_lines[number]
+        text = line[column:].rstrip(BREAKS)
+        if held[text] > 0:
+            held[text] -= 1
+            continue
+        below = [key for key, _, last, _ in t_entries if last >= number]
+        at = next((firsts[key] for key in below if key in firsts), len(lines))
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        carried.setdefault(at, []).append(indent + text)
+    if not carried:
+        return result
+    if not note.has_frontmatter:
+        raise FrontmatterError("the merged note has no frontmatter to carry theirs' comments into")
+    out: list[str] = []
+    for number in range(len(lines) + 1):
+        for comment in carried.get(number, ()):
+            above = out[-1] if out else note.text[: note.yaml_offset]
+            out.append(comment + ending(above, note.newline))
+        if number < len(lines):
+            out.append(lines[number])
+    end = note.yaml_offset + len(note.yaml)
+    merged = note.text[: note.yaml_offset] + "".join(out) + note.text[end:]
+    after = split_note(merged)  # repr: strict (1 is not True) and NaN reads as NaN
+    if after.body != note.body or repr(parse_frontmatter(after.yaml)) != repr(
+        parse_frontmatter(note.yaml)
+    ):
+        raise FrontmatterError("carrying theirs' comments would change the merged values")
+    return merged
+
+
+def _comment_texts(lines: list[str], comments: dict[int, int]) -> Counter[str]:
+    """How often each comment text (from ``#`` to the end of its line) appears."""
+    return Counter(lines[number][column:].rstrip(BREAKS) for number, column in comments.items())
 
 
 def note_identity(text: str) -> tuple[object, ...] | None:
@@ -166,14 +238,18 @@ def _renderable(keys: list[str], sides: list[dict[str, Any]]) -> bool:
     return True
 
 
-def _conflict_block(key: str, sides: list[tuple[str, object]], newline: str) -> str:
-    """Marker lines around one key's value on each side (an absent side is empty)."""
+def _conflict_block(
+    key: str, sides: list[tuple[str, object]], newline: str, comment: str = ""
+) -> str:
+    """Marker lines around one key's value on each side (an absent side is empty); ``comment``
+    (the spaces and comment that ended ours' line) ends ours' line."""
     out: list[str] = []
     for marker, value in sides:
         out.append(marker + newline)
         if value is not _MISSING:
             rendered = render_value(value)
-            out.append(f"{key}:{' ' + rendered if rendered else ''}{newline}")
+            tail = comment if marker == sides[0][0] else ""
+            out.append(f"{key}:{' ' + rendered if rendered else ''}{tail}{newline}")
     out.append(">>>>>>> theirs" + newline)
     return "".join(out)
 
@@ -236,6 +312,7 @@ def merge_note(
         return MergeResult(text, () if clean else ("note",))
     try:
         text = set_fields(ours, changes) if changes else ours
+        text = carry_comments(text, theirs, base)
     except (FrontmatterError, TypeError):
         text, clean = merge_lines(line_base, ours, theirs)
         return MergeResult(text, () if clean else ("note",))
@@ -243,16 +320,18 @@ def merge_note(
     text = text[: note.body_offset] + body
     for n, key in enumerate(conflicting):
         placeholder = _PLACEHOLDER.format(n)
-        line = re.compile(r"^[^\r\n]*: " + re.escape(placeholder) + r"(\r?\n)", re.MULTILINE)
+        line = re.compile(  # the placeholder, then the comment set_fields kept, if any
+            r"^[^\r\n]*: " + re.escape(placeholder) + r"((?:[ \t][^\r\n]*)?)(\r?\n)", re.MULTILINE
+        )
         found = line.search(text)
         if found is None:  # cannot happen: set_fields wrote it on one line
             continue
-        nl = found.group(1)
+        comment, nl = found.group(1), found.group(2)
         sides = [("<<<<<<< ours", p_ours[0].get(key, _MISSING))]
         if base_fm is not None:
             sides.append(("||||||| base", base_fm.get(key, _MISSING)))
         sides.append(("=======", p_theirs[0].get(key, _MISSING)))
-        block = _conflict_block(key, sides, nl)
+        block = _conflict_block(key, sides, nl, comment)
         text = text[: found.start()] + block + text[found.end() :]
     conflicts = tuple(f"key {key!r}" for key in conflicting) + (() if body_clean else ("body",))
     return MergeResult(text, conflicts)

@@ -3,7 +3,8 @@
 docs/user-guide.md, "The memory note". A note is ``---`` / YAML / ``---`` / body. This module is
 pure (no file I/O). It edits frontmatter *surgically*: only the lines of the changed keys change
 (new keys go just before the closing fence); every other byte (body, unknown keys, key order,
-comments, quoting, CRLF, a missing final newline, a BOM) stays identical. Every edit is re-parsed
+comments, quoting, CRLF, a missing final newline, a BOM) stays identical, and the comments of the
+changed lines are kept (:mod:`~vaultmem.core.notes.frontmatter_comments`). Every edit is re-parsed
 and checked before it is returned: a caller gets the new text or a :class:`FrontmatterError`, never
 mangled text.
 
@@ -28,6 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from vaultmem.core.notes.frontmatter_comments import (
+    ending,
+    find_comments,
+    keep_comments,
+    may_comment,
+    one_line_comment,
+)
 from vaultmem.core.notes.frontmatter_fast_path import (
     PLAIN_INDICATORS,
     STR_TAG,
@@ -48,7 +56,8 @@ if TYPE_CHECKING:  # the YAML reader's module: the fast path does not load it
 
 __all__ = [
     "DELETE", "FrontmatterError", "NoteText", "field_changes", "find_conflict_markers",
-    "parse_frontmatter", "render_note", "render_value", "set_fields", "split_note",
+    "frontmatter_layout", "parse_frontmatter", "render_note", "render_value", "set_fields",
+    "split_note",
 ]  # fmt: skip
 
 # Lines as YAML counts them (libyaml and PyYAML alike), so that YAML marks index our lines.
@@ -241,14 +250,23 @@ def _remember_lines(
 def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> str:
     """Return ``text`` with frontmatter keys set, or removed with :data:`DELETE`, surgically.
 
-    - an existing key's lines (its whole extent: block list, block scalar, multi-line flow, a
-      trailing comment) become one ``key: value`` line, the key spelt as before (plain or
-      quoted), the line ending kept; :data:`DELETE` removes those lines;
+    - an existing key's lines (its whole extent: block list, block scalar, multi-line flow)
+      become one ``key: value`` line, the key spelt as before (plain or quoted), the line
+      ending kept; :data:`DELETE` removes those lines;
+    - comments are never removed: a comment at the end of the key's line stays at the end of
+      the new line, its spacing kept (``key: <new value>  # comment``); a comment line inside
+      the extent (between block-list items, between the key and its value) stays as it is,
+      after the new line; a comment at the end of another line of the extent (``  - a  # x``)
+      becomes a comment line of its own at that line's indentation. A deleted key leaves its
+      comments the same way, its line's comment on a line of its own at the key's indentation;
     - a key whose value already equals the new one (strictly, after normalising) is left alone;
-    - new keys are appended just before the closing fence, in the order given;
+    - new keys are appended just before the closing fence, in the order given, each line
+      ending as the line above it does (CRLF or LF; :attr:`NoteText.newline` when that line
+      ends in another YAML break);
     - a note without frontmatter gets a new block at the top (after a BOM), body untouched.
     Every other byte stays identical; no change at all returns ``text`` itself. ``path`` is only
-    used in messages.
+    used in messages. Comments are found only when the edited lines hold a ``#`` after a space
+    or at a line's start: the common note (no comment) pays nothing for them.
 
     Raises :class:`FrontmatterError` when the note holds git conflict markers, the frontmatter
     does not parse or is not a block mapping, a changed key appears twice, or the re-parsed
@@ -275,19 +293,12 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
             return text
         note = split_note(text[: note.body_offset] + "---" + nl + "---" + nl + note.body)
         text = note.text
-    simple = parse_simple_frontmatter(note.yaml)
-    original = simple if simple is not None else parse_frontmatter(note.yaml, path=path)
-    lines = _YAML_LINE.findall(note.yaml)
-    if simple is not None:  # flat lines (most notes): found by a line scan, not YAML events
-        indent, entries = "", _simple_entries(lines)
-    elif original:
-        from vaultmem.core.notes.frontmatter_yaml import yaml_entries
-
-        indent, entries = yaml_entries(note.yaml, lines, path)
-    else:
-        indent, entries = "", []
+    simple, original, lines, indent, entries = _layout(note.yaml, path)
     edits: list[tuple[int, int, str]] = []  # (first line, last line, replacement or "")
-    appended: list[str] = []
+    appended: list[str] = []  # new keys' lines, without their line endings
+    hashes = simple is None and "#" in note.yaml  # the fast path's subset holds no "#"
+    comments: dict[int, int] | None = None  # line -> its comment's column, found when needed
+    targets: list[tuple[int, int, str | None]]  # (first line, last line, new line or None)
     for key, value in changes.items():
         spans = [entry for entry in entries if entry[0] == key]
         if len(spans) > 1:
@@ -298,17 +309,33 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
                 path=path,
             )
         if value is DELETE:
-            edits.extend((first, last, "") for _, first, last, _ in spans)
+            targets = [(first, last, None) for _, first, last, _ in spans]
         elif key in original and _same(original[key], _normalise(value)):
             continue
         elif not spans:
-            appended.append(_rendered_line(indent + _render_key(key), rendered[key], nl))
+            appended.append(_rendered_line(indent + _render_key(key), rendered[key], ""))
+            continue
         else:
             _, first, last, prefix = spans[0]
             head = prefix if prefix is not None else indent + _render_key(key)
-            old = lines[last]  # keep its own line ending (CRLF, LF; another YAML break -> nl)
-            ending = "\r\n" if old.endswith("\r\n") else "\n" if old.endswith("\n") else nl
-            edits.append((first, last, _rendered_line(head, rendered[key], ending)))
+            if not hashes or not may_comment(lines, first, last):  # most edits: one line
+                old = lines[last]  # its own line ending kept (CRLF, LF; another YAML break: nl)
+                eol = "\r\n" if old.endswith("\r\n") else "\n" if old.endswith("\n") else nl
+                edits.append((first, last, _rendered_line(head, rendered[key], eol)))
+                continue
+            targets = [(first, last, _rendered_line(head, rendered[key], ""))]
+        for first, last, line in targets:
+            if hashes and may_comment(lines, first, last):  # keep its comments
+                column = one_line_comment(lines[first]) if first == last else None
+                if column is not None:  # "key: value  # c": no YAML scan needed
+                    found = {first: column}
+                else:  # found once a call
+                    if comments is None:
+                        comments = find_comments(note.yaml, lines, path=path)
+                    found = comments
+                edits.append((first, last, keep_comments(line, lines, first, last, found, nl)))
+            else:
+                edits.append((first, last, "" if line is None else line + ending(lines[last], nl)))
     if not edits and not appended:
         return text
     pieces: list[str] = []
@@ -317,9 +344,13 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
         pieces += lines[done:first]
         pieces.append(replacement)
         done = last + 1
-    pieces += lines[done:] + appended
+    pieces += lines[done:]
+    yaml_text = "".join(pieces)
+    if appended:  # each new line ends as the line before it (the opening fence's, at the top)
+        after = ending(yaml_text or text[: note.yaml_offset], nl)
+        yaml_text += after.join(appended) + after
     end = note.yaml_offset + len(note.yaml)
-    result = text[: note.yaml_offset] + "".join(pieces) + text[end:]
+    result = text[: note.yaml_offset] + yaml_text + text[end:]
     _check(result, original, changes, note.body, path)
     return result
 
@@ -327,6 +358,35 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
 # --- reading ---------------------------------------------------------------------------------
 
 
+
+
+def frontmatter_layout(
+    yaml_text: str, *, path: str = ""
+) -> tuple[list[str], list[FrontmatterEntry], dict[int, int]]:
+    """A frontmatter block's lines (as YAML counts them, endings kept), its top-level entries
+    (key, first and last line, key as written: :func:`~vaultmem.core.notes.frontmatter_yaml.
+    yaml_entries`) and its comments (line → column: :func:`~vaultmem.core.notes.
+    frontmatter_comments.find_comments`). Raises :class:`FrontmatterError` when it does not
+    parse or is not a block mapping."""
+    simple, _, lines, _, entries = _layout(yaml_text, path)
+    return lines, entries, {} if simple is not None else find_comments(yaml_text, lines, path=path)
+
+
+def _layout(
+    yaml_text: str, path: str
+) -> tuple[dict[str, Any] | None, dict[str, Any], list[str], str, list[FrontmatterEntry]]:
+    """(the fast path's mapping or ``None``, the mapping, lines, indentation, entries)."""
+    simple = parse_simple_frontmatter(yaml_text)
+    original = simple if simple is not None else parse_frontmatter(yaml_text, path=path)
+    lines = _YAML_LINE.findall(yaml_text)
+    if simple is not None:  # flat lines (most notes): found by a line scan, not YAML events
+        return simple, original, lines, "", _simple_entries(lines)
+    if not original:
+        return simple, original, lines, "", []
+    from vaultmem.core.notes.frontmatter_yaml import yaml_entries
+
+    indent, entries = yaml_entries(yaml_text, lines, path)
+    return simple, original, lines, indent, entries
 
 
 def field_changes(before: str, after: str) -> dict[str, object]:

@@ -34,7 +34,12 @@ from typing import TYPE_CHECKING, Any
 from vaultmem.core.lifecycle.lifecycle_plan import Move
 from vaultmem.core.links.link_resolution import note_key
 from vaultmem.core.notes.naming import new_id
-from vaultmem.core.notes.note_merge import conflict_sides, merge_frontmatter, merge_note
+from vaultmem.core.notes.note_merge import (
+    carry_comments,
+    conflict_sides,
+    merge_frontmatter,
+    merge_note,
+)
 from vaultmem.core.notes.note_parse import CONFLICT_PROBLEM, title_of
 from vaultmem.core.notes.note_text import (
     DELETE,
@@ -223,7 +228,7 @@ def resolve_markers(text: str, prefer: Any = None) -> tuple[str | None, str]:
             else:
                 changes[key] = DELETE
     try:
-        return set_fields(ours, changes), ""
+        return carry_comments(set_fields(ours, changes), theirs, base), ""
     except (FrontmatterError, TypeError) as err:
         return None, f"could not write the merged properties ({err})"
 
