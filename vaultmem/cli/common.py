@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -59,6 +60,26 @@ def refused_by(
         return value
 
     return callback
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option that refuses ``nan`` and ``inf`` (exit 2), which ``click.FloatRange`` and
+    ``type=float`` let through: a NaN compares false with every bound, so it passes any range
+    and only fails later, deep in the library. ``min``/``max`` bound it as in FloatRange."""
+
+    name = "float"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Any:
+        number = click.types.FloatParamType.convert(self, value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+    def _describe_range(self) -> str:
+        """No ``[x<=None]`` in ``--help`` for an unbounded one."""
+        return "" if self.min is None and self.max is None else super()._describe_range()
 
 
 class UserPath(click.Path):

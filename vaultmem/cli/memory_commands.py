@@ -9,6 +9,7 @@ from typing import BinaryIO
 import click
 
 from vaultmem.cli.common import (
+    FiniteFloat,
     UserFile,
     counted,
     fmt_score,
@@ -35,9 +36,11 @@ def _split_tags(value: str | None) -> list[str] | None:
 @click.option("--title", help="Title and file name (default: the first words of TEXT).")
 @click.option("--tags", help="Comma-separated tags, e.g. editor,ui.")
 @click.option("--category", help="fact, preference, decision, commitment, skill, … (default fact).")
-@click.option("--importance", type=float, help="0.0–1.0 (default 0.5).")
+@click.option("--importance", type=FiniteFloat(), help="0.0–1.0 (default 0.5).")
 @click.option("--imp", type=click.IntRange(1, 5), help="Mnemon's importance level 1–5 instead.")
-@click.option("--confidence", type=float, help="0.0–1.0; below 0.40 the memory is speculative.")
+@click.option(
+    "--confidence", type=FiniteFloat(), help="0.0–1.0; below 0.40 the memory is speculative."
+)
 @click.option("--source", type=click.Choice(SOURCES), help="Who says so (sets decay trust).")
 @click.option("--layer", type=click.Choice(LAYERS), help="Memory layer (default working).")
 @click.option(
