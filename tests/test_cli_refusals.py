@@ -58,3 +58,44 @@ def test_unbounded_float_options_show_no_empty_range_in_help() -> None:
     code, out, _err = run("remember", "--help")
     assert code == 0
     assert "None" not in out
+
+
+# --- 2. --vault: a folder inside a vault, an empty value --------------------------------------
+
+
+def test_vault_option_inside_a_vault_names_the_enclosing_vault(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(vault.parent)
+    code, out, err = run("status", "--vault", "v/LTM")
+    assert code == 1
+    assert err == "Error: v/LTM lies inside the vault v: pass --vault v\n"
+    assert "init" not in err
+    code, _out, err = run("status", "--vault", str(vault / "STM"))
+    assert err == f"Error: {vault / 'STM'} lies inside the vault {vault}: pass --vault {vault}\n"
+    assert not (vault / "LTM" / "vaultmem.toml").exists()
+
+
+def test_vault_option_outside_any_vault_still_says_init(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    code, _out, err = run("status", "--vault", str(tmp_path / "plain"))
+    assert code == 1
+    assert f"run `vaultmem init {tmp_path / 'plain'}` first" in err
+
+
+def test_empty_vault_option_is_refused(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(vault)
+    code, out, err = run("status", "--vault", "")
+    assert code == 2
+    assert "'' is empty: give the vault folder, or leave --vault out" in err
+    assert out == ""
+
+
+def test_empty_vaultmem_vault_variable_means_not_set(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(vault / "LTM")
+    monkeypatch.setenv("VAULTMEM_VAULT", "")
+    code, out, err = run("status")
+    assert code == 0, err
+    assert str(vault) in out

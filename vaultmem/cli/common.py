@@ -104,9 +104,20 @@ class UserFile(click.File):
         return super().convert(value, param, ctx)
 
 
+def _refuse_empty_vault(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> str | None:
+    """An empty ``--vault ""`` is refused (exit 2), never taken as the current folder; an empty
+    ``VAULTMEM_VAULT`` means "not set" (click skips it): the vault is found upward."""
+    if value == "" and ctx.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE:
+        raise click.BadParameter("'' is empty: give the vault folder, or leave --vault out")
+    return value or None
+
+
 vault_option = click.option(
     "--vault",
     "vault_path",
+    callback=_refuse_empty_vault,
     type=UserPath(file_okay=False, path_type=str),
     envvar="VAULTMEM_VAULT",
     show_envvar=True,
