@@ -3,6 +3,8 @@ names the problem (exit 2 for usage errors), never silently ignored or left to a
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,68 @@ def test_empty_vaultmem_vault_variable_means_not_set(
     code, out, err = run("status")
     assert code == 0, err
     assert str(vault) in out
+
+
+# --- 3. merge-driver: bad input is a one-line error, an option never a file -------------------
+
+
+def _merge_driver(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vaultmem merge-driver ARGS`` as git runs it (a new process through the launcher)."""
+    return subprocess.run(
+        [sys.executable, "-m", "vaultmem", "merge-driver", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+
+
+@pytest.fixture
+def sides(tmp_path: Path) -> Path:
+    for name in ("base.md", "ours.md", "theirs.md"):
+        (tmp_path / name).write_text("a line\n", encoding="utf-8")
+    (tmp_path / "folder").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("nonexist.md", "ours.md", "theirs.md"), "'BASE': File 'nonexist.md' does not exist"),
+        (("base.md", "folder", "theirs.md"), "'OURS': File 'folder' is a directory"),
+        (("base.md", "ours.md", "gone.md", "STM/x.md"), "'THEIRS': File 'gone.md' does not"),
+        (("--json", "base.md", "ours.md", "theirs.md"), "No such option '--json'"),
+        (("base.md", "ours.md", "theirs.md", "--bogus"), "No such option '--bogus'"),
+    ],
+)
+def test_merge_driver_refuses_bad_input_in_one_line(
+    sides: Path, args: tuple[str, ...], message: str
+) -> None:
+    done = _merge_driver(sides, *args)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr
+    assert (sides / "ours.md").read_text(encoding="utf-8") == "a line\n"
+    assert not (sides / "--json").exists()
+
+
+def test_merge_driver_still_merges_as_git_calls_it(sides: Path) -> None:
+    (sides / "theirs.md").write_text("a line\nfrom theirs\n", encoding="utf-8")
+    done = _merge_driver(sides, "base.md", "ours.md", "theirs.md", "STM/x.md")
+    assert done.returncode == 0, done.stderr
+    assert (sides / "ours.md").read_text(encoding="utf-8") == "a line\nfrom theirs\n"
+
+
+def test_merge_driver_reports_an_unreadable_file_in_one_line(
+    sides: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vaultmem import launcher
+    from vaultmem.services.sync import merge_driver
+
+    def refused(*_args: object) -> object:
+        raise PermissionError(13, "Permission denied", "ours.md")
+
+    monkeypatch.setattr(merge_driver, "merge_files", refused)
+    monkeypatch.chdir(sides)
+    code = launcher.merge_driver_main(["base.md", "ours.md", "theirs.md", "STM/x.md"])
+    assert code == 2
+    assert capsys.readouterr().err == "vaultmem merge-driver: ours.md: Permission denied\n"
