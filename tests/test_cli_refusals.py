@@ -3,6 +3,7 @@ names the problem (exit 2 for usage errors), never silently ignored or left to a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -166,3 +167,34 @@ def test_merge_driver_reports_an_unreadable_file_in_one_line(
     code = launcher.merge_driver_main(["base.md", "ours.md", "theirs.md", "STM/x.md"])
     assert code == 2
     assert capsys.readouterr().err == "vaultmem merge-driver: ours.md: Permission denied\n"
+
+
+# --- 4. doctor --json: "ok" honours --strict; a failure carries "error" and "exit_code" -------
+
+
+def test_doctor_strict_json_with_a_warning_is_not_ok(vault: Path) -> None:
+    (vault / "Plain.md").write_text("Points at [[Nowhere]].\n", encoding="utf-8")
+    code, out, _err = run("doctor", "--json", vault=vault)
+    assert code == 0
+    data = json.loads(out)
+    assert data["ok"] is True and "error" not in data and len(data["warnings"]) == 1
+    code, out, _err = run("doctor", "--strict", "--json", vault=vault)
+    assert code == 1
+    data = json.loads(out)
+    assert data["ok"] is False
+    assert data["error"] == "1 warning (--strict) needs attention"
+    assert data["exit_code"] == 1
+
+
+def test_doctor_json_with_a_problem_carries_the_error(vault: Path) -> None:
+    (vault / "Bad.md").write_text("---\nkey: [unclosed\n---\nBody\n", encoding="utf-8")
+    code, out, _err = run("doctor", "--json", vault=vault)
+    assert code == 1
+    data = json.loads(out)
+    assert data["ok"] is False
+    assert data["error"] == "1 problem needs attention"
+    assert data["exit_code"] == 1
+    code, out, _err = run("doctor", "--json", "--fix", vault=vault)
+    assert code == 1
+    data = json.loads(out)
+    assert (data["ok"], data["exit_code"]) == (False, 1) and "fix" in data
