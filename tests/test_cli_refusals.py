@@ -198,3 +198,43 @@ def test_doctor_json_with_a_problem_carries_the_error(vault: Path) -> None:
     assert code == 1
     data = json.loads(out)
     assert (data["ok"], data["exit_code"]) == (False, 1) and "fix" in data
+
+
+# --- 5. show names why a note is not read as a memory: its YAML error, or a template ----------
+
+BAD_YAML = "---\ntype: memory\nid: x1\nkey: [unclosed\n---\nBody\n"
+
+
+def test_show_of_a_memory_whose_yaml_does_not_parse_names_the_yaml_error(vault: Path) -> None:
+    (vault / "STM" / "bad.md").write_text(BAD_YAML, encoding="utf-8")
+    code, out, err = run("show", "STM/bad.md", vault=vault)
+    assert code == 0, err
+    assert "STM/bad.md: frontmatter is not valid YAML: did not find expected ',' or ']'" in out
+    assert "no `type: memory`" not in out
+    code, out, _err = run("show", "STM/bad.md", "--json", vault=vault)
+    data = json.loads(out)
+    assert data["memory"] is False and data["template"] is False
+    assert data["problems"][0].startswith("frontmatter is not valid YAML: ")
+
+
+def test_show_of_a_template_says_it_is_a_template(vault: Path) -> None:
+    code, out, err = run("show", "Templates/Memory.md", vault=vault)
+    assert code == 0
+    assert "Templates/Memory.md is a template (it lies in a template folder)" in out
+    assert "use_count" not in out
+    assert err == ""  # its {{date}} placeholders are not reported as bad values
+    code, out, _err = run("show", "Templates/Memory.md", "--json", vault=vault)
+    data = json.loads(out)
+    assert (data["memory"], data["template"]) == (False, True)
+    assert "score" not in data
+
+
+def test_mcp_show_text_names_the_yaml_error(vault: Path) -> None:
+    from vaultmem import Vault
+    from vaultmem.mcp.rendering import memory_text
+
+    (vault / "STM" / "bad.md").write_text(BAD_YAML, encoding="utf-8")
+    with Vault.open(vault) as opened:
+        text = memory_text(opened.memory("STM/bad.md").as_dict())
+    assert "not read as a memory: STM/bad.md: frontmatter is not valid YAML" in text
+    assert "a note of your own" not in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import sys
 from typing import BinaryIO
@@ -136,11 +137,21 @@ def import_(vault: Vault, file: BinaryIO, as_json: bool, now: dt.datetime) -> No
 
 def _describe(memory: Memory) -> str:
     f = memory.fields
-    if f.type not in ("memory", "box", "trace"):
+    head = f"{memory.title}\n  path        {memory.path}\n"
+    if memory.template:
         return (
-            f"{memory.title}\n  path        {memory.path}\n"
-            "  not a memory: a note of your own (no `type: memory` in its frontmatter); vaultmem "
-            "searches it but never decays, moves or reinforces it"
+            head + f"  not a memory: {memory.path} is a template (it lies in a template folder); "
+            "vaultmem searches it but never decays, moves or reinforces it"
+        )
+    if not memory.managed and memory.problems:  # its frontmatter did not parse: type unknown
+        return (
+            head + f"  not read as a memory: {memory.path}: {memory.problems[0]}; its properties "
+            "cannot be read, so vaultmem never writes it (`vaultmem doctor` lists such notes)"
+        )
+    if not memory.managed:
+        return (
+            head + "  not a memory: a note of your own (no `type: memory` in its frontmatter); "
+            "vaultmem searches it but never decays, moves or reinforces it"
         )
     lines = [
         f"{memory.title}",
@@ -173,9 +184,16 @@ def show(vault: Vault, ref: str, as_json: bool, now: dt.datetime) -> None:
 
     A title is cleaned as `remember` saves it ("Wifi password?" finds Wifi password.md). A note
     of your own (no `type: memory`) is shown as not a memory ("memory": false in JSON, with its
-    properties as written).
+    properties as written); so is a template (a note in a template folder: "template": true)
+    and a note whose frontmatter cannot be read, with the reason (the YAML error: "problems").
     """
+    from vaultmem.services.index.template_folders import in_templates, template_folders
+
     memory = vault.memory(ref, now=now)
+    if in_templates(memory.path, template_folders(vault.root)):
+        memory = dataclasses.replace(memory, template=True)
+        # its {{placeholders}} are not wrong values: no warning about them (as doctor skips it)
+        vault.warnings[:] = [w for w in vault.warnings if not w.startswith(f"{memory.path}: ")]
     if as_json:
         print_json(memory.as_dict())
     else:
