@@ -238,3 +238,24 @@ def test_mcp_show_text_names_the_yaml_error(vault: Path) -> None:
         text = memory_text(opened.memory("STM/bad.md").as_dict())
     assert "not read as a memory: STM/bad.md: frontmatter is not valid YAML" in text
     assert "a note of your own" not in text
+
+
+# --- 6. VAULTMEM_EMBEDDINGS=off is named as the reason embeddings are unavailable -------------
+
+
+@pytest.mark.parametrize("args", [("embed", "--all"), ("consolidate",), ("embed", "--status")])
+def test_embeddings_switched_off_by_the_variable_name_it(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+) -> None:
+    monkeypatch.setenv("VAULTMEM_EMBEDDINGS", "off")
+    _code, out, err = run(*args, vault=vault)
+    assert "embeddings are switched off by VAULTMEM_EMBEDDINGS=off" in out + err
+    assert "no embedding provider is configured" not in out + err
+
+
+def test_embeddings_with_provider_none_still_say_none_is_configured(vault: Path) -> None:
+    toml = vault / "vaultmem.toml"
+    toml.write_text(toml.read_text().replace('provider = "auto"', 'provider = "none"', 1))
+    code, _out, err = run("embed", "--all", vault=vault)
+    assert code == 1
+    assert "no embedding provider is configured: install" in err
