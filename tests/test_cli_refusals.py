@@ -259,3 +259,49 @@ def test_embeddings_with_provider_none_still_say_none_is_configured(vault: Path)
     code, _out, err = run("embed", "--all", vault=vault)
     assert code == 1
     assert "no embedding provider is configured: install" in err
+
+
+# --- 7. observe --context-tags: a blank or '#'-only tag is refused; the help is true ----------
+
+
+@pytest.fixture
+def memory(vault: Path) -> str:
+    code, out, err = run(
+        "remember", "Prefers dark themes", "--tags", "ui", "--json", "--now", NOW, vault=vault
+    )
+    assert code == 0, err
+    return str(json.loads(out)["path"])
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("#", "tag '#' is empty"),
+        ("   ", "'   ' is empty: give the context's tags"),
+        ("", "'' is empty: give the context's tags"),
+        ("work, #", "tag '#' is empty"),
+    ],
+)
+def test_observe_refuses_unusable_context_tags(
+    vault: Path, memory: str, value: str, message: str
+) -> None:
+    before = snapshot_files(vault)
+    code, _out, err = run("observe", memory, "--context-tags", value, "--now", NOW, vault=vault)
+    assert code == 2
+    assert f"Invalid value for '--context-tags': {message}" in err
+    assert snapshot_files(vault) == before
+
+
+def test_observe_context_tags_make_a_cross_domain_use(vault: Path, memory: str) -> None:
+    code, out, err = run(
+        "observe", memory, "--context-tags", "#work,travel", "--json", "--now", NOW, vault=vault
+    )
+    assert code == 0, err
+    assert json.loads(out)["memories"][0]["cross_domain_count"] == 1
+
+
+def test_observe_help_says_an_untagged_memory_is_never_cross_domain() -> None:
+    _code, out, _err = run("observe", "--help")
+    assert "A memory without tags, or a use without --context-tags, is never" in " ".join(
+        out.split()
+    )

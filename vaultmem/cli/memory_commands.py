@@ -24,6 +24,7 @@ from vaultmem.cli.common import (
 from vaultmem.core.notes.fields import LAYERS, SOURCES
 from vaultmem.core.notes.timestamps import format_datetime
 from vaultmem.errors import InputError
+from vaultmem.services.index.note_filters import checked_tag
 from vaultmem.services.memories.memory_view import Memory
 from vaultmem.services.vault import Vault
 
@@ -221,21 +222,44 @@ def touch(vault: Vault, ref: str, boost: bool, as_json: bool, now: dt.datetime) 
     _report(vault.touch(ref, boost=boost, now=now), "touched", as_json)
 
 
+def _context_tags(ctx: click.Context, param: click.Parameter, value: str | None) -> list[str]:
+    """``--context-tags`` as tags (comma- or space-separated, a leading ``#`` dropped); not
+    given, none. A blank value or a tag with nothing but ``#`` is refused (exit 2), never
+    dropped: the use would silently never count as cross-domain."""
+    if value is None:
+        return []
+    tags = _split_tags(value) or []
+    if not tags:
+        raise click.BadParameter(
+            f"{value!r} is empty: give the context's tags, e.g. work,travel, or leave it out"
+        )
+    try:
+        return [checked_tag(tag) for tag in tags]
+    except InputError as err:
+        raise click.BadParameter(str(err)) from None
+
+
 @click.command()
 @click.argument("refs", nargs=-1, required=True, metavar="ID...")
-@click.option("--context-tags", default="", help="Tags of the context the memories were used in.")
+@click.option(
+    "--context-tags",
+    callback=_context_tags,
+    help="Tags of the context the memories were used in, e.g. work,travel (a blank one, or "
+    "one that is only '#', is refused).",
+)
 @json_option
 @now_option
 @vault_command
 def observe(
-    vault: Vault, refs: tuple[str, ...], context_tags: str, as_json: bool, now: dt.datetime
+    vault: Vault, refs: tuple[str, ...], context_tags: list[str], as_json: bool, now: dt.datetime
 ) -> None:
     """Record that memories were used: a touch plus review bookkeeping (docs/user-guide.md).
 
     When the memory's tags overlap the context tags by less than 30 % (Jaccard), the use is
-    cross-domain: cross_domain_count + 1 and strength + 0.1.
+    cross-domain: cross_domain_count + 1 and strength + 0.1. A memory without tags, or a use
+    without --context-tags, is never cross-domain (there is no overlap to measure).
     """
-    memories = vault.observe(list(refs), _split_tags(context_tags) or [], now=now)
+    memories = vault.observe(list(refs), context_tags, now=now)
     if as_json:
         print_json({"memories": [m.as_dict() for m in memories]})
     else:
