@@ -81,8 +81,8 @@ class Memory:
         :data:`~vaultmem.core.notes.excerpts.SHOW_TEXT_CHARS` characters with a marker. A person's
         own note or a template (not :attr:`managed`) gets no memory fields or scores, which
         would be defaults it does not have: path, title, conflicted, text, ``"memory": false``,
-        ``"template"``, ``"problems"`` (why its properties cannot be read, e.g. the YAML error),
-        its ``properties`` as written, and ``edges``.
+        ``"template": true`` for a template, ``"problems"`` when its properties cannot be read
+        (e.g. the YAML error), its ``properties`` as written, and ``edges``.
         """
         if not self.managed:
             return {
@@ -91,8 +91,8 @@ class Memory:
                 "conflicted": self.conflicted,
                 "text": capped_text(self.body, SHOW_TEXT_CHARS),
                 "memory": False,
-                "template": self.template,
-                "problems": list(self.problems),
+                **({"template": True} if self.template else {}),
+                **({"problems": list(self.problems)} if self.problems else {}),
                 "properties": _plain_json(self.properties),
                 "edges": self.edges,
             }
