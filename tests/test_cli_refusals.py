@@ -305,3 +305,35 @@ def test_observe_help_says_an_untagged_memory_is_never_cross_domain() -> None:
     assert "A memory without tags, or a use without --context-tags, is never" in " ".join(
         out.split()
     )
+
+
+# --- 8. --now where it does nothing is refused ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "needs"),
+    [
+        (("doctor",), "--now is used only with --fix"),
+        (("doctor", "--json"), "--now is used only with --fix"),
+        (("embed", "--status"), "--now is used only with --all"),
+        (("embed", "Prefers dark themes"), "--now is used only with --all"),
+    ],
+)
+def test_now_that_would_be_ignored_is_refused(
+    vault: Path, memory: str, args: tuple[str, ...], needs: str
+) -> None:
+    code, out, err = run(*args, "--now", NOW, vault=vault)
+    assert code == 2
+    assert needs in err + out
+
+
+@pytest.mark.parametrize("args", [("doctor", "--fix"), ("doctor",), ("embed", "--status")])
+def test_now_is_accepted_where_it_is_used_or_set_for_the_session(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+) -> None:
+    if "--fix" in args:
+        code, _out, err = run(*args, "--now", NOW, vault=vault)
+    else:  # VAULTMEM_NOW is one setting for a whole simulated session: not refused
+        monkeypatch.setenv("VAULTMEM_NOW", NOW)
+        code, _out, err = run(*args, vault=vault)
+    assert code == 0, err

@@ -44,6 +44,15 @@ def _parse_now(ctx: click.Context, param: click.Parameter, value: str | None) ->
         ) from None
 
 
+def refuse_now_unless(used: bool, needs: str) -> None:
+    """Refuse (exit 2) a ``--now`` typed on the command line that this call would ignore:
+    ``used`` is False, ``needs`` names what it is used with (``"--fix"``). A ``VAULTMEM_NOW``
+    in the environment (one setting for a whole simulated session) is not refused."""
+    ctx = click.get_current_context()
+    if not used and ctx.get_parameter_source("now") is ParameterSource.COMMANDLINE:
+        raise click.UsageError(f"--now is used only with {needs}; leave it out", ctx)
+
+
 def refused_by(
     check: Callable[[str], object],
 ) -> Callable[[click.Context, click.Parameter, str | None], str | None]:

@@ -13,6 +13,7 @@ from vaultmem.cli.common import (
     now_option,
     print_json,
     progress_bar,
+    refuse_now_unless,
     vault_command,
     with_error,
 )
@@ -229,6 +230,7 @@ def doctor(
     merged in; a copy with another name (Obsidian's "Make a copy") gets a new id; conflicted
     properties are merged by the merge driver's rules. Then the checks run.
     """
+    refuse_now_unless(fix, "--fix (the checks do not depend on the time)")
     fixed = vault.fix(now) if fix else None
     if fixed is not None and not as_json:
         for path, what in fixed.fixed:
