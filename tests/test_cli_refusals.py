@@ -337,3 +337,25 @@ def test_now_is_accepted_where_it_is_used_or_set_for_the_session(
         monkeypatch.setenv("VAULTMEM_NOW", NOW)
         code, _out, err = run(*args, vault=vault)
     assert code == 0, err
+
+
+# --- 9. touch --help says what a touch does ---------------------------------------------------
+
+
+def test_touch_help_matches_what_a_touch_writes(vault: Path, memory: str) -> None:
+    _code, out, _err = run("touch", "--help")
+    text = " ".join(out.split())
+    assert "a --now before the memory's last_used counts the use but keeps last_used" in text
+    assert "also adds 1 to use_days (three lines)" in text
+    before = (vault / memory).read_text(encoding="utf-8")
+    code, _out, err = run("touch", memory, "--now", "2026-11-19T09:00:00", vault=vault)
+    assert code == 0, err
+    after = (vault / memory).read_text(encoding="utf-8")
+    assert "last_used: 2026-11-20T09:00:00" in after  # kept, as the help says
+    assert "use_count: 2" in after
+    code, _out, err = run("touch", memory, "--now", "2026-11-21T09:00:00", vault=vault)
+    changed = set((vault / memory).read_text(encoding="utf-8").splitlines()) - set(
+        after.splitlines()
+    )
+    assert {line.split(":")[0] for line in changed} == {"last_used", "use_count", "use_days"}
+    assert before != after

@@ -218,7 +218,13 @@ def _report(memory: Memory, verb: str, as_json: bool) -> None:
 @now_option
 @vault_command
 def touch(vault: Vault, ref: str, boost: bool, as_json: bool, now: dt.datetime) -> None:
-    """Reinforce a memory: last_used = now, use_count + 1 (two changed lines in the note)."""
+    """Reinforce a memory: count a use (use_count + 1).
+
+    last_used becomes now, never earlier: a --now before the memory's last_used counts the use
+    but keeps last_used. A touch
+    changes two lines of the note (use_count, last_used); the first on a later UTC day than the
+    last use also adds 1 to use_days (three lines), and --boost changes strength.
+    """
     _report(vault.touch(ref, boost=boost, now=now), "touched", as_json)
 
 
