@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import snapshot_files
+
 from vaultmem.cli import main
 
 NOW = "2026-11-20T09:00:00"
