@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -43,6 +44,15 @@ def _parse_now(ctx: click.Context, param: click.Parameter, value: str | None) ->
         ) from None
 
 
+def refuse_now_unless(used: bool, needs: str) -> None:
+    """Refuse (exit 2) a ``--now`` typed on the command line that this call would ignore:
+    ``used`` is False, ``needs`` names what it is used with (``"--fix"``). A ``VAULTMEM_NOW``
+    in the environment (one setting for a whole simulated session) is not refused."""
+    ctx = click.get_current_context()
+    if not used and ctx.get_parameter_source("now") is ParameterSource.COMMANDLINE:
+        raise click.UsageError(f"--now is used only with {needs}; leave it out", ctx)
+
+
 def refused_by(
     check: Callable[[str], object],
 ) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
@@ -59,6 +69,26 @@ def refused_by(
         return value
 
     return callback
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option that refuses ``nan`` and ``inf`` (exit 2), which ``click.FloatRange`` and
+    ``type=float`` let through: a NaN compares false with every bound, so it passes any range
+    and only fails later, deep in the library. ``min``/``max`` bound it as in FloatRange."""
+
+    name = "float"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+    def _describe_range(self) -> str:
+        """No ``[x<=None]`` in ``--help`` for an unbounded one."""
+        return "" if self.min is None and self.max is None else super()._describe_range()
 
 
 class UserPath(click.Path):
@@ -83,9 +113,20 @@ class UserFile(click.File):
         return super().convert(value, param, ctx)
 
 
+def _refuse_empty_vault(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> str | None:
+    """An empty ``--vault ""`` is refused (exit 2), never taken as the current folder; an empty
+    ``VAULTMEM_VAULT`` means "not set" (click skips it): the vault is found upward."""
+    if value == "" and ctx.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE:
+        raise click.BadParameter("'' is empty: give the vault folder, or leave --vault out")
+    return value or None
+
+
 vault_option = click.option(
     "--vault",
     "vault_path",
+    callback=_refuse_empty_vault,
     type=UserPath(file_okay=False, path_type=str),
     envvar="VAULTMEM_VAULT",
     show_envvar=True,

@@ -15,6 +15,7 @@ from vaultmem.cli.common import (
     print_json,
     progress_bar,
     progress_shown,
+    refuse_now_unless,
     vault_command,
 )
 from vaultmem.services.semantic.consolidation import consolidate as run_consolidation
@@ -58,6 +59,7 @@ def embed(
     chosen = sum((show_status, all_notes, ref is not None))
     if chosen != 1:
         raise click.UsageError("give exactly one of --status, --all or a note REF")
+    refuse_now_unless(all_notes, "--all (it decides which vectors fade to a coarser tier)")
     if show_status:
         status = embed_status(vault)
         if as_json:

@@ -13,7 +13,9 @@ from vaultmem.cli.common import (
     now_option,
     print_json,
     progress_bar,
+    refuse_now_unless,
     vault_command,
+    with_error,
 )
 from vaultmem.services.vault import Vault
 
@@ -156,6 +158,22 @@ def _by_kind(report: DoctorReport) -> str:
     return ", ".join(f"{kind} {counted(n, noun)}" for (kind, noun), n in ranked)
 
 
+def _doctor_error(problems: int, failing_warnings: int) -> str | None:
+    """Why ``doctor`` exits 1 (``error`` in its JSON), or None: its problems, and its warnings
+    under --strict."""
+    if problems and failing_warnings:
+        return (
+            f"{counted(problems, 'problem')} and {counted(failing_warnings, 'warning')} "
+            "(--strict) need attention"
+        )
+    if problems:
+        return f"{counted(problems, 'problem')} {'needs' if problems == 1 else 'need'} attention"
+    if failing_warnings:
+        verb = "needs" if failing_warnings == 1 else "need"
+        return f"{counted(failing_warnings, 'warning')} (--strict) {verb} attention"
+    return None
+
+
 @click.command()
 @click.option(
     "--strict", is_flag=True, help="Also fail on warnings (unresolved links, wrong types)."
@@ -194,7 +212,8 @@ def doctor(
     """Check the vault and its index; exit 1 when something needs a person's attention.
 
     Prints the first findings of each kind, a count per kind and the totals; --all lists every
-    finding, --json gives them all as data. Notes in template folders (Obsidian's Templates
+    finding, --json gives them all as data ("ok" false, with "error" and "exit_code", when it
+    exits 1: --strict included). Notes in template folders (Obsidian's Templates
     plugin folder and Templates/) are not checked: their {{placeholders}} and links to notes
     yet to be written are not findings.
 
@@ -211,6 +230,7 @@ def doctor(
     merged in; a copy with another name (Obsidian's "Make a copy") gets a new id; conflicted
     properties are merged by the merge driver's rules. Then the checks run.
     """
+    refuse_now_unless(fix, "--fix (the checks do not depend on the time)")
     fixed = vault.fix(now) if fix else None
     if fixed is not None and not as_json:
         for path, what in fixed.fixed:
@@ -220,14 +240,13 @@ def doctor(
         if fixed.journal:
             click.echo(f"journal: .vaultmem/journal/{fixed.journal} (vaultmem undo reverts it)")
     report = vault.doctor()
-    if as_json and fixed is not None:
-        print_json({**report.as_dict(), "fix": fixed.as_dict()})
-        as_json, quiet = False, True
-    else:
-        quiet = False
+    error = _doctor_error(len(report.problems), len(report.warnings) if strict else 0)
     if as_json:
-        print_json(report.as_dict())
-    elif not quiet:
+        data = {**report.as_dict(), "ok": error is None}
+        if fixed is not None:
+            data["fix"] = fixed.as_dict()
+        print_json(with_error(data, error))
+    else:
         lines: list[tuple[str, str]] = []
         for finding in report.stale_index:
             where = f"{finding.path}: " if finding.path else ""
@@ -252,5 +271,5 @@ def doctor(
             f"{counted(report.notes, 'note')} checked: {counted(len(report.problems), 'problem')}, "
             f"{counted(len(report.warnings), 'warning')}"
         )
-    if report.problems or (strict and report.warnings):
+    if error is not None:
         raise SystemExit(1)

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from vaultmem.cli.common import vault_command
+from vaultmem.cli.common import FiniteFloat, vault_command
 from vaultmem.mcp import LOCK_WAIT_SECONDS
 from vaultmem.services.vault import Vault
 
@@ -16,7 +16,7 @@ from vaultmem.services.vault import Vault
 @click.option(
     "--lock-wait",
     "lock_wait",
-    type=click.FloatRange(0.0, 60.0),
+    type=FiniteFloat(0.0, 60.0),
     default=LOCK_WAIT_SECONDS,
     show_default=True,
     metavar="SECONDS",

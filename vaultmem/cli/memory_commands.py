@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import sys
 from typing import BinaryIO
@@ -9,6 +10,7 @@ from typing import BinaryIO
 import click
 
 from vaultmem.cli.common import (
+    FiniteFloat,
     UserFile,
     counted,
     fmt_score,
@@ -22,6 +24,7 @@ from vaultmem.cli.common import (
 from vaultmem.core.notes.fields import LAYERS, SOURCES
 from vaultmem.core.notes.timestamps import format_datetime
 from vaultmem.errors import InputError
+from vaultmem.services.index.note_filters import checked_tag
 from vaultmem.services.memories.memory_view import Memory
 from vaultmem.services.vault import Vault
 
@@ -35,9 +38,11 @@ def _split_tags(value: str | None) -> list[str] | None:
 @click.option("--title", help="Title and file name (default: the first words of TEXT).")
 @click.option("--tags", help="Comma-separated tags, e.g. editor,ui.")
 @click.option("--category", help="fact, preference, decision, commitment, skill, … (default fact).")
-@click.option("--importance", type=float, help="0.0–1.0 (default 0.5).")
+@click.option("--importance", type=FiniteFloat(), help="0.0–1.0 (default 0.5).")
 @click.option("--imp", type=click.IntRange(1, 5), help="Mnemon's importance level 1–5 instead.")
-@click.option("--confidence", type=float, help="0.0–1.0; below 0.40 the memory is speculative.")
+@click.option(
+    "--confidence", type=FiniteFloat(), help="0.0–1.0; below 0.40 the memory is speculative."
+)
 @click.option("--source", type=click.Choice(SOURCES), help="Who says so (sets decay trust).")
 @click.option("--layer", type=click.Choice(LAYERS), help="Memory layer (default working).")
 @click.option(
@@ -133,11 +138,21 @@ def import_(vault: Vault, file: BinaryIO, as_json: bool, now: dt.datetime) -> No
 
 def _describe(memory: Memory) -> str:
     f = memory.fields
-    if f.type not in ("memory", "box", "trace"):
+    head = f"{memory.title}\n  path        {memory.path}\n"
+    if memory.template:
         return (
-            f"{memory.title}\n  path        {memory.path}\n"
-            "  not a memory: a note of your own (no `type: memory` in its frontmatter); vaultmem "
-            "searches it but never decays, moves or reinforces it"
+            head + f"  not a memory: {memory.path} is a template (it lies in a template folder); "
+            "vaultmem searches it but never decays, moves or reinforces it"
+        )
+    if not memory.managed and memory.problems:  # its frontmatter did not parse: type unknown
+        return (
+            head + f"  not read as a memory: {memory.path}: {memory.problems[0]}; its properties "
+            "cannot be read, so vaultmem never writes it (`vaultmem doctor` lists such notes)"
+        )
+    if not memory.managed:
+        return (
+            head + "  not a memory: a note of your own (no `type: memory` in its frontmatter); "
+            "vaultmem searches it but never decays, moves or reinforces it"
         )
     lines = [
         f"{memory.title}",
@@ -170,9 +185,16 @@ def show(vault: Vault, ref: str, as_json: bool, now: dt.datetime) -> None:
 
     A title is cleaned as `remember` saves it ("Wifi password?" finds Wifi password.md). A note
     of your own (no `type: memory`) is shown as not a memory ("memory": false in JSON, with its
-    properties as written).
+    properties as written); so is a template (a note in a template folder: "template": true)
+    and a note whose frontmatter cannot be read, with the reason (the YAML error: "problems").
     """
+    from vaultmem.services.index.template_folders import in_templates, template_folders
+
     memory = vault.memory(ref, now=now)
+    if in_templates(memory.path, template_folders(vault.root)):
+        memory = dataclasses.replace(memory, template=True)
+        # its {{placeholders}} are not wrong values: no warning about them (as doctor skips it)
+        vault.warnings[:] = [w for w in vault.warnings if not w.startswith(f"{memory.path}: ")]
     if as_json:
         print_json(memory.as_dict())
     else:
@@ -196,25 +218,54 @@ def _report(memory: Memory, verb: str, as_json: bool) -> None:
 @now_option
 @vault_command
 def touch(vault: Vault, ref: str, boost: bool, as_json: bool, now: dt.datetime) -> None:
-    """Reinforce a memory: last_used = now, use_count + 1 (two changed lines in the note)."""
+    """Reinforce a memory: count a use (use_count + 1).
+
+    last_used becomes now, never earlier: a --now before the memory's last_used counts the use
+    but keeps last_used. A touch
+    changes two lines of the note (use_count, last_used); the first on a later UTC day than the
+    last use also adds 1 to use_days (three lines), and --boost changes strength.
+    """
     _report(vault.touch(ref, boost=boost, now=now), "touched", as_json)
+
+
+def _context_tags(ctx: click.Context, param: click.Parameter, value: str | None) -> list[str]:
+    """``--context-tags`` as tags (comma- or space-separated, a leading ``#`` dropped); not
+    given, none. A blank value or a tag with nothing but ``#`` is refused (exit 2), never
+    dropped: the use would silently never count as cross-domain."""
+    if value is None:
+        return []
+    tags = _split_tags(value) or []
+    if not tags:
+        raise click.BadParameter(
+            f"{value!r} is empty: give the context's tags, e.g. work,travel, or leave it out"
+        )
+    try:
+        return [checked_tag(tag) for tag in tags]
+    except InputError as err:
+        raise click.BadParameter(str(err)) from None
 
 
 @click.command()
 @click.argument("refs", nargs=-1, required=True, metavar="ID...")
-@click.option("--context-tags", default="", help="Tags of the context the memories were used in.")
+@click.option(
+    "--context-tags",
+    callback=_context_tags,
+    help="Tags of the context the memories were used in, e.g. work,travel (a blank one, or "
+    "one that is only '#', is refused).",
+)
 @json_option
 @now_option
 @vault_command
 def observe(
-    vault: Vault, refs: tuple[str, ...], context_tags: str, as_json: bool, now: dt.datetime
+    vault: Vault, refs: tuple[str, ...], context_tags: list[str], as_json: bool, now: dt.datetime
 ) -> None:
     """Record that memories were used: a touch plus review bookkeeping (docs/user-guide.md).
 
     When the memory's tags overlap the context tags by less than 30 % (Jaccard), the use is
-    cross-domain: cross_domain_count + 1 and strength + 0.1.
+    cross-domain: cross_domain_count + 1 and strength + 0.1. A memory without tags, or a use
+    without --context-tags, is never cross-domain (there is no overlap to measure).
     """
-    memories = vault.observe(list(refs), _split_tags(context_tags) or [], now=now)
+    memories = vault.observe(list(refs), context_tags, now=now)
     if as_json:
         print_json({"memories": [m.as_dict() for m in memories]})
     else:

@@ -14,7 +14,7 @@ from types import FrameType
 
 import click
 
-from vaultmem.cli.common import json_option, vault_command
+from vaultmem.cli.common import FiniteFloat, json_option, vault_command
 from vaultmem.services.index.sync_types import SyncReport
 from vaultmem.services.index.watcher import DEFAULT_DEBOUNCE_SECONDS, VaultWatcher
 from vaultmem.services.semantic.background_embedding import BackgroundEmbedder
@@ -89,7 +89,7 @@ def _log_to_stderr(verbose: bool) -> Iterator[None]:
 @click.option(
     "--debounce",
     "debounce_seconds",
-    type=click.FloatRange(0.0, 10.0),
+    type=FiniteFloat(0.0, 10.0),
     default=DEFAULT_DEBOUNCE_SECONDS,
     show_default=True,
     metavar="SECONDS",

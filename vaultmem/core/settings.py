@@ -157,6 +157,20 @@ def local_extra_installed() -> bool:
         from vaultmem.errors import ConfigError
 
         raise ConfigError(AUTO_SWITCH, f"is {switch!r}; use off (keywords only) or auto")
+    return local_extra_found()
+
+
+def switched_off() -> bool:
+    """Whether ``$VAULTMEM_EMBEDDINGS`` is ``off`` (which keeps ``provider = "auto"`` on
+    keywords)."""
+    import os
+
+    return os.environ.get(AUTO_SWITCH, "").strip().lower() == "off"
+
+
+def local_extra_found() -> bool:
+    """Whether ``vaultmem[embeddings]`` can be imported, whatever ``$VAULTMEM_EMBEDDINGS`` says
+    (looked up on ``sys.path`` once per process)."""
     if not _found_extra:
         from importlib.util import find_spec
 

@@ -26,6 +26,11 @@ def memory_text(data: Mapping[str, Any], verb: str | None = None) -> str:
     head = f"{verb} {_ident(data)}" if verb else _ident(data)
     if data.get("memory") is False:  # a person's own note: no memory fields to speak of
         state = "a note of your own, not a memory: it is searched, never decayed or moved"
+        if data.get("problems"):  # its frontmatter did not parse: whether it is one is unknown
+            state = (
+                f"not read as a memory: {data.get('path')}: {data['problems'][0]}; its "
+                "properties cannot be read, so vaultmem never writes it"
+            )
         return f"{head}\n{state}\n\n{data.get('text', '')}".rstrip()
     tags = ", ".join(data.get("tags") or []) or "—"
     state = (

@@ -19,12 +19,32 @@ def is_vault(folder: Path) -> bool:
 
 def require_vault(folder: Path) -> None:
     """Raise :class:`VaultNotFoundError` unless ``folder`` is an existing vault (``--vault``
-    names a folder that ``vaultmem init`` has not made a vault: nothing is written there)."""
+    names a folder that ``vaultmem init`` has not made a vault: nothing is written there).
+
+    A folder inside a vault (``d/LTM``) is named with its enclosing vault ("pass --vault d"),
+    never told to run ``vaultmem init`` there, which would nest a vault inside the vault."""
     if folder.is_dir() and not is_vault(folder):
+        enclosing = _enclosing_vault(folder)
+        if enclosing is not None:
+            raise VaultNotFoundError(
+                f"{folder} lies inside the vault {enclosing}: pass --vault {enclosing}"
+            )
         raise VaultNotFoundError(
             f"{folder} is not a vault (no vaultmem.toml or .obsidian/); "
             f"run `vaultmem init {folder}` first"
         )
+
+
+def _enclosing_vault(folder: Path) -> Path | None:
+    """The nearest vault above ``folder``, written as ``folder`` is (relative to the current
+    folder when ``folder`` is relative), or None."""
+    import os
+
+    absolute = Path(os.path.abspath(folder))
+    for parent in absolute.parents:
+        if is_vault(parent):
+            return parent if folder.is_absolute() else Path(os.path.relpath(parent))
+    return None
 
 
 def discover_vault(start: Path) -> Path:

@@ -55,11 +55,18 @@ class Memory:
     """The note holds git conflict markers; ``fields`` and ``body`` are its "ours" side."""
     properties: dict[str, Any] = field(default_factory=dict)
     """The note's frontmatter as written (what :meth:`as_dict` shows of a person's own note)."""
+    problems: tuple[str, ...] = ()
+    """Why vaultmem never writes this note (``frontmatter is not valid YAML: …``, conflict
+    markers, not UTF-8); empty for a sound note."""
+    template: bool = False
+    """The note lies in a template folder: a template, never a memory, whatever its
+    frontmatter says (``services/index/template_folders``)."""
 
     @property
     def managed(self) -> bool:
-        """A note vaultmem manages (``type`` memory, box or trace), not a person's own."""
-        return self.fields.type in ("memory", "box", "trace")
+        """A note vaultmem manages (``type`` memory, box or trace, outside the template
+        folders), not a person's own or a template."""
+        return self.fields.type in ("memory", "box", "trace") and not self.template
 
     @property
     def importance_level(self) -> int:
@@ -72,9 +79,10 @@ class Memory:
 
         Datetimes are strings; ``text`` is cut past
         :data:`~vaultmem.core.notes.excerpts.SHOW_TEXT_CHARS` characters with a marker. A person's
-        own note (not :attr:`managed`) gets no memory fields or scores, which would be defaults it
-        does not have: path, title, conflicted, text, ``"memory": false``, its ``properties``
-        as written, and ``edges``.
+        own note or a template (not :attr:`managed`) gets no memory fields or scores, which
+        would be defaults it does not have: path, title, conflicted, text, ``"memory": false``,
+        ``"template": true`` for a template, ``"problems"`` when its properties cannot be read
+        (e.g. the YAML error), its ``properties`` as written, and ``edges``.
         """
         if not self.managed:
             return {
@@ -83,6 +91,8 @@ class Memory:
                 "conflicted": self.conflicted,
                 "text": capped_text(self.body, SHOW_TEXT_CHARS),
                 "memory": False,
+                **({"template": True} if self.template else {}),
+                **({"problems": list(self.problems)} if self.problems else {}),
                 "properties": _plain_json(self.properties),
                 "edges": self.edges,
             }
@@ -153,6 +163,7 @@ def memory_from_note(note: ParsedNote, scores: Scores, edges: int) -> Memory:
         edges=edges,
         conflicted=any(p.startswith(CONFLICT_PROBLEM) for p in note.problems),
         properties=dict(note.frontmatter),
+        problems=note.problems,
     )
 
 

@@ -51,6 +51,20 @@ ENABLE_HINT = (
 )
 
 
+def no_provider_reason(settings: EmbeddingSettings) -> str:
+    """Why :func:`make_provider` gives no provider, and how to get one: ``VAULTMEM_EMBEDDINGS=off``
+    when that switched ``provider = "auto"`` off, else none is configured (:data:`ENABLE_HINT`)."""
+    from vaultmem.core.settings import AUTO_SWITCH, local_extra_found, switched_off
+
+    if settings.provider == "auto" and switched_off():
+        then = "" if local_extra_found() else f", then {ENABLE_HINT}"
+        return (
+            f"embeddings are switched off by {AUTO_SWITCH}=off (keywords only): unset it or set "
+            f"it to auto{then}"
+        )
+    return f"no embedding provider is configured: {ENABLE_HINT}"
+
+
 class EmbeddingUnavailableError(VaultmemError):
     """No embedding provider can run: none configured, the extra missing, or Ollama down."""
 

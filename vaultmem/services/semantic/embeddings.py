@@ -32,10 +32,10 @@ from vaultmem.core.recall.quantisation import stored_bytes, tier_for
 from vaultmem.core.recall.vector_fusion import screened_top_k, top_k
 from vaultmem.services.memories.memory_view import memory_table
 from vaultmem.services.semantic.embedding_providers import (
-    ENABLE_HINT,
     EmbeddingProvider,
     EmbeddingUnavailableError,
     make_provider,
+    no_provider_reason,
 )
 from vaultmem.store.vectors import Assignment, VectorMatrix, VectorStore
 
@@ -106,7 +106,7 @@ def required_provider(vault: VaultContext) -> EmbeddingProvider:
     enable one."""
     state = _state(vault)
     if state.provider is None:
-        raise EmbeddingUnavailableError(f"no embedding provider is configured: {ENABLE_HINT}")
+        raise EmbeddingUnavailableError(no_provider_reason(vault.settings.embeddings))
     state.provider.check()
     return state.provider
 
@@ -296,7 +296,7 @@ def embed_status(vault: VaultContext) -> EmbedStatus:
         return EmbedStatus(
             None,
             False,
-            f"no embedding provider is configured: {ENABLE_HINT}",
+            no_provider_reason(vault.settings.embeddings),
             vault.index.note_count(),
             0,
             0,
