@@ -24,12 +24,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vaultmem.core.notes.fields import normalise_tags
 from vaultmem.core.notes.timestamps import given_now
-from vaultmem.core.scoring.reinforcement import keep_changes, observe_changes, touch_changes
+from vaultmem.core.scoring.reinforcement import keep_changes, touch_changes
 from vaultmem.core.settings import Settings
 from vaultmem.core.user_paths import expand_user_path
-from vaultmem.errors import IndexDamagedError, InputError, VaultNotFoundError
+from vaultmem.errors import IndexDamagedError, VaultNotFoundError
 from vaultmem.services.index.index_lookups import box_notes_of, conflicted_paths
 from vaultmem.services.index.index_reads import WrittenNote
 from vaultmem.services.index.index_sync import sync_index, sync_paths
@@ -43,7 +42,7 @@ from vaultmem.services.lifecycle.pass_commands import (
     undo_last_run,
 )
 from vaultmem.services.lifecycle.progress import progress_of
-from vaultmem.services.memories.memory_edits import ChangeFunction, check_writable, edit_note
+from vaultmem.services.memories.memory_edits import ChangeFunction, edit_note, observe_memories
 from vaultmem.services.memories.memory_listing import (
     current_status,
     filtered_memories,
@@ -310,22 +309,7 @@ class Vault:
         value it cannot read, unparsable YAML, conflict markers): every one is checked before
         any is written, so nothing is written then.
         """
-        if isinstance(refs, str) or not refs:
-            raise InputError("no memories given to observe; name at least one (id or title)")
-        when = given_now(now)
-        tags = normalise_tags(list(context_tags))
-        named = [memory_path(self, ref, "nothing observed") for ref in refs]  # before any write
-        paths = list(dict.fromkeys(named))  # a memory named twice is one use
-        for path in paths:  # every note checked before any is written
-            check_writable(self, path, "nothing observed")
-        for path in paths:
-            if named.count(path) > 1:
-                self.warnings.append(
-                    f"{path} was named {named.count(path)} times: observed once (one use)"
-                )
-        return [
-            self.edit(path, lambda f: observe_changes(f, when, tags), now=when) for path in paths
-        ]
+        return observe_memories(self, refs, context_tags, given_now(now))
 
     def keep(self, ref: str, *, now: dt.datetime | None = None) -> Memory:
         """``gc --keep`` (Mnemon): ``use_count += 3``. Raises what
@@ -396,18 +380,7 @@ class Vault:
         ``None``: none. Raises :class:`~vaultmem.errors.InputError` for any other ``touch``
         (``0``, ``[]``, ``""``), an empty query and the values ``recall_notes`` refuses, before
         anything is read or written."""
-        when = given_now(now)
-        touch = options.get("touch")
-        if touch is not None and not isinstance(touch, bool):  # nothing touched silently
-            items = touch if isinstance(touch, list | tuple) else [touch]
-            if not items:
-                raise InputError("touch: an empty list names no hit; give ranks, ids or titles")
-            for item in items:
-                if isinstance(item, bool) or not isinstance(item, int | str):
-                    raise InputError(f"touch: {item!r} is not a rank, id or title")
-                if (item < 1) if isinstance(item, int) else not item.strip():
-                    raise InputError(f"touch: {item!r} names no hit (ranks start at 1)")
-        hits = recall_notes(self, query, k=k, now=when, **options)
+        hits = recall_notes(self, query, k=k, now=given_now(now), **options)
         conflicted = conflicted_paths(self.index, [h.path for h in hits])
         episodes = box_notes_of(self.index, [h.path for h in hits])
         return [

@@ -11,15 +11,16 @@ whatever key the edit writes) is refused and left as it is, as the passes leave 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from vaultmem.core.notes.fields import MemoryFields
+from vaultmem.core.notes.fields import MemoryFields, normalise_tags
 from vaultmem.core.notes.note_parse import ParsedNote, parse_note
 from vaultmem.core.notes.timestamps import utc_now
-from vaultmem.errors import NoteChangedError, UnsafeNoteError
-from vaultmem.services.memories.memory_lookup import load_memory
+from vaultmem.core.scoring.reinforcement import observe_changes
+from vaultmem.errors import InputError, NoteChangedError, UnsafeNoteError
+from vaultmem.services.memories.memory_lookup import load_memory, memory_path
 from vaultmem.services.vault_context import VaultContext
 from vaultmem.store.confinement import confined_path
 from vaultmem.store.vault_lock import vault_lock
@@ -113,3 +114,33 @@ def edit_note(
 
 
 __all__ = ["ChangeFunction", "NoteEditor", "check_writable", "edit_note", "refuse_unwritable"]
+
+
+def observe_memories(
+    vault: NoteEditor, refs: Sequence[str], context_tags: Iterable[str], when: dt.datetime
+) -> list[Memory]:
+    """:meth:`Vault.observe <vaultmem.services.vault.Vault.observe>`: Mnemex's observed use of
+    each memory ``refs`` names in a context (``observe_changes``; user guide "Scores"), each
+    memory once however many refs name it (a line in ``vault.warnings`` says so), in the order
+    first named.
+
+    Raises :class:`InputError` for no ``refs``, what :func:`memory_path` raises, and
+    :class:`UnsafeNoteError` for a note that must not be written: every one is checked before
+    any is written, so nothing is written then.
+    """
+    if isinstance(refs, str) or not refs:
+        raise InputError("no memories given to observe; name at least one (id or title)")
+    tags = normalise_tags(list(context_tags))
+    named = [memory_path(vault, ref, "nothing observed") for ref in refs]  # before any write
+    paths = list(dict.fromkeys(named))  # a memory named twice is one use
+    for path in paths:  # every note checked before any is written
+        check_writable(vault, path, "nothing observed")
+    for path in paths:
+        if named.count(path) > 1:
+            vault.warnings.append(
+                f"{path} was named {named.count(path)} times: observed once (one use)"
+            )
+    return [
+        edit_note(vault, path, lambda f: observe_changes(f, when, tags), now=when)
+        for path in paths
+    ]

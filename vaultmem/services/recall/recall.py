@@ -104,6 +104,7 @@ def recall_notes(
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise InputError(f"unknown recall option {unknown[0]!r}; known: {', '.join(_OPTIONS)}")
+    _check_touch(options.get("touch"))
     k = _checked_k(vault, k)
     weights = recall_weights(vault, options.get("weights"))
     terms = query_terms(query)
@@ -150,6 +151,22 @@ def _warn_wrong_types(vault: VaultContext, paths: Sequence[str]) -> None:
     for path, text in rows:
         vault.warnings.extend(line for w in json.loads(text)
                               if (line := f"{path}: {w}") not in vault.warnings)
+
+
+def _check_touch(touch: object) -> None:
+    """Raise :class:`InputError` for a ``touch`` that names no hit (nothing is touched
+    silently): accepted are ``True`` (the first memory), ``False``/``None`` (none), a rank from
+    1, an id, title or path, or a non-empty list of them."""
+    if touch is None or isinstance(touch, bool):
+        return
+    items = touch if isinstance(touch, list | tuple) else [touch]
+    if not items:
+        raise InputError("touch: an empty list names no hit; give ranks, ids or titles")
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, int | str):
+            raise InputError(f"touch: {item!r} is not a rank, id or title")
+        if (item < 1) if isinstance(item, int) else not item.strip():
+            raise InputError(f"touch: {item!r} names no hit (ranks start at 1)")
 
 
 def touched_hits(hits: Sequence[Hit], touch: object) -> list[Hit]:
