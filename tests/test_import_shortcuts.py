@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from ulid import ULID
 
 from vaultmem import Vault
-from vaultmem.core.notes import naming, note_text
+from vaultmem.core.notes import naming, note_text, yaml_scalars
 from vaultmem.core.notes.content_hash import content_key
 from vaultmem.core.notes.note_text import (
     FrontmatterError,
@@ -68,7 +68,7 @@ def test_a_note_rendered_from_lines_read_before_is_the_note_rendered_afresh(
         note = split_note(known)
         assert note.body == body and note.has_frontmatter
         assert parse_frontmatter(note.yaml) == {
-            k: note_text._normalise(v) for k, v in second.items()
+            k: yaml_scalars.normalised(v) for k, v in second.items()
         }
 
 
@@ -95,8 +95,8 @@ def test_a_line_that_would_not_read_back_is_refused_beside_lines_read_before(
 ) -> None:
     note_text._CHECKED_LINES.clear()
     render_note({"type": "memory", "importance": 0.5}, "x\n")
-    real = note_text._render_float
-    monkeypatch.setattr(note_text, "_render_float", lambda n: "0.25" if n == 0.75 else real(n))
+    real = yaml_scalars.render_float
+    monkeypatch.setattr(yaml_scalars, "render_float", lambda n: "0.25" if n == 0.75 else real(n))
     with pytest.raises(FrontmatterError, match="importance"):
         render_note({"type": "memory", "importance": 0.75}, "x\n")
     assert render_note({"type": "memory", "importance": 0.5}, "x\n").count("\n") == 5

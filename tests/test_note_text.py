@@ -20,7 +20,7 @@ import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core.notes import frontmatter_yaml, note_text
+from vaultmem.core.notes import frontmatter_yaml, note_text, yaml_scalars
 from vaultmem.core.notes.note_text import (
     DELETE,
     FrontmatterError,
@@ -918,7 +918,7 @@ def test_a_plain_write_reads_back_in_both_yaml_loaders(text: str, flow: bool, ke
     """``_plain_ok`` mostly decides with the fast path, without YAML: whatever it writes plain,
     libyaml and PyYAML both read back as the same text (a key, a value, a flow-list item)."""
     flow = flow and not key
-    if not note_text._plain_ok.__wrapped__(text, flow=flow, key=key):
+    if not yaml_scalars.plain_ok.__wrapped__(text, flow=flow, key=key):
         return
     source = f"{text}: k" if key else f"k: [{text}]" if flow else f"k: {text}"
     expected = {text: "k"} if key else {"k": [text] if flow else text}

@@ -21,9 +21,6 @@ milliseconds, as much as indexing a hundred notes).
 from __future__ import annotations
 
 import datetime as dt
-import functools
-import math
-import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,9 +34,6 @@ from vaultmem.core.notes.frontmatter_comments import (
     one_line_comment,
 )
 from vaultmem.core.notes.frontmatter_fast_path import (
-    PLAIN_INDICATORS,
-    STR_TAG,
-    implicit_tag,
     parse_simple_frontmatter,
 )
 from vaultmem.core.notes.note_reading import (
@@ -49,7 +43,12 @@ from vaultmem.core.notes.note_reading import (
     parse_frontmatter,
 )
 from vaultmem.core.notes.note_reading import remember_written as _remember_written
-from vaultmem.core.notes.timestamps import format_datetime, parse_datetime
+from vaultmem.core.notes.yaml_scalars import (
+    normalised,
+    render_key,
+    render_value,
+    same_value,
+)
 
 if TYPE_CHECKING:  # the YAML reader's module: the fast path does not load it
     from vaultmem.core.notes.frontmatter_yaml import FrontmatterEntry
@@ -62,19 +61,6 @@ __all__ = [
 
 # Lines as YAML counts them (libyaml and PyYAML alike), so that YAML marks index our lines.
 _YAML_LINE: Final = re.compile(r"[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])|.+\Z")
-_NUMBER_1_2: Final = re.compile(  # YAML 1.2 core numbers (Obsidian); 1.1's are checked by loading
-    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:e[-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-f]+|[-+]?\.inf|\.nan",
-    re.IGNORECASE,
-)
-_WORD: Final = re.compile(r"[0-9A-Za-z]+")
-_WORD_NOT_PLAIN: Final = re.compile(  # words YAML may read as a bool, null or number (or not)
-    r"y|yes|n|no|true|false|on|off|null|[0-9]+|0b[01]*|0x[0-9a-f]*|0o?[0-7]*|[0-9]+e[0-9]+",
-    re.IGNORECASE,
-)
-_ESCAPES: Final = {
-    "\0": "\\0", "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
-    "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\",
-}  # fmt: skip
 
 
 class _Delete:
@@ -123,20 +109,6 @@ def split_note(text: str) -> NoteText:
     return NoteText(text, newline, False, "", text[start:], start, start)
 
 
-def render_value(value: object) -> str:
-    """One-line YAML for ``value``, as written after ``key: `` ("The memory note" formats).
-
-    ``str`` plain when unambiguous (YAML 1.1 and 1.2 read it back as the same string), else
-    double-quoted with escapes (``"[[link]]"`` is always quoted, as Obsidian writes it);
-    ``bool`` -> ``true``/``false``; integers; ``float`` -> shortest repr (``0.1``, ``1.0e+20``,
-    ``.inf``, ``.nan``); ``datetime`` -> ``YYYY-MM-DDTHH:MM:SS`` UTC unquoted (YAML reads it back
-    as a naive UTC datetime); ``date`` -> ``YYYY-MM-DD``; ``None`` -> ``""`` (an empty value);
-    list/tuple -> flow sequence ``[a, "[[B]]"]`` (``[]`` when empty, ``null`` for a None item).
-    Raises ``TypeError`` for any other type (dicts, sets, :data:`DELETE`).
-    """
-    return "" if value is None else _render(value, flow=False)
-
-
 def render_note(fields: Mapping[str, object], body: str) -> str:
     """Text of a new note: ``---\\n``, one ``key: value`` line per field in order, ``---\\n``, body.
 
@@ -160,7 +132,7 @@ def render_note(fields: Mapping[str, object], body: str) -> str:
             lines.append(hit[0])
             known[key] = hit[1]
             continue
-        line = _line(_render_key(key), value, "\n")
+        line = _line(render_key(key), value, "\n")
         lines.append(line)
         fresh[key] = value
         if memo is not None:
@@ -186,9 +158,9 @@ def render_note(fields: Mapping[str, object], body: str) -> str:
         simple = False
     else:
         simple = "#" not in yaml_text and "\\" not in yaml_text
-    expected = {key: _normalise(value) for key, value in fresh.items()}
-    if not _same(got, expected):
-        wrong = [k for k in expected if not _same(got.get(k, DELETE), expected[k])]
+    expected = {key: normalised(value) for key, value in fresh.items()}
+    if not same_value(got, expected):
+        wrong = [k for k in expected if not same_value(got.get(k, DELETE), expected[k])]
         raise FrontmatterError(
             "the new note's frontmatter would not read back as its values (keys "
             f"{', '.join(wrong) or 'none'})"
@@ -244,7 +216,7 @@ def _remember_lines(
     if len(_CHECKED_LINES) + len(lines) > CHECKED_LINES_KEPT:
         _CHECKED_LINES.clear()
     for memo, line in lines:
-        _CHECKED_LINES[memo] = (line, _normalise(fields[memo[0]]))  # type: ignore[index]
+        _CHECKED_LINES[memo] = (line, normalised(fields[memo[0]]))  # type: ignore[index]
 
 
 def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> str:
@@ -310,14 +282,14 @@ def set_fields(text: str, changes: Mapping[str, object], *, path: str = "") -> s
             )
         if value is DELETE:
             targets = [(first, last, None) for _, first, last, _ in spans]
-        elif key in original and _same(original[key], _normalise(value)):
+        elif key in original and same_value(original[key], normalised(value)):
             continue
         elif not spans:
-            appended.append(_rendered_line(indent + _render_key(key), rendered[key], ""))
+            appended.append(_rendered_line(indent + render_key(key), rendered[key], ""))
             continue
         else:
             _, first, last, prefix = spans[0]
-            head = prefix if prefix is not None else indent + _render_key(key)
+            head = prefix if prefix is not None else indent + render_key(key)
             if not hashes or not may_comment(lines, first, last):  # most edits: one line
                 old = lines[last]  # its own line ending kept (CRLF, LF; another YAML break: nl)
                 eol = "\r\n" if old.endswith("\r\n") else "\n" if old.endswith("\n") else nl
@@ -399,7 +371,9 @@ def field_changes(before: str, after: str) -> dict[str, object]:
     old = parse_frontmatter(split_note(before).yaml)
     new = parse_frontmatter(split_note(after).yaml)
     changes: dict[str, object] = {
-        key: value for key, value in new.items() if key not in old or not _same(old[key], value)
+        key: value
+        for key, value in new.items()
+        if key not in old or not same_value(old[key], value)
     }
     changes.update((key, DELETE) for key in old if key not in new)
     return changes
@@ -444,160 +418,6 @@ def _rendered_line(head: str, rendered: str, newline: str) -> str:
     return head + ":" + (" " + rendered if rendered else "") + newline
 
 
-def _render(value: object, *, flow: bool) -> str:
-    """YAML for ``value``; ``flow`` when it sits inside a flow sequence."""
-    # the exact types a note's fields hold first: no ABC checks for them
-    if type(value) is str:
-        return value if _plain_ok(value, flow=flow) else _double_quoted(value)
-    if type(value) is int:
-        return int.__repr__(value)
-    if type(value) is list:
-        return "[" + ", ".join([_render(item, flow=True) for item in value]) + "]"
-    if type(value) is float:
-        return _render_float(value)
-    if type(value) is bool:
-        return "true" if value else "false"
-    if type(value) is dt.datetime:
-        return format_datetime(value)
-    if isinstance(value, str):
-        value = str.__str__(value)
-        return value if _plain_ok(value, flow=flow) else _double_quoted(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    if isinstance(value, numbers.Real):
-        return _render_float(float(value))
-    if isinstance(value, dt.datetime):
-        return format_datetime(value)
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if value is None:
-        return "null"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_render(item, flow=True) for item in value) + "]"
-    raise TypeError(f"vaultmem cannot write a {type(value).__name__} into frontmatter: {value!r}")
-
-
-def _render_float(number: float) -> str:
-    """A float as YAML reads it back: shortest repr, ``.inf``/``-.inf``/``.nan``, and an
-    exponent always with a ``.0`` mantissa (PyYAML reads ``1e+20`` as a string)."""
-    if math.isnan(number) or math.isinf(number):
-        return ".nan" if math.isnan(number) else ".inf" if number > 0 else "-.inf"
-    text = float.__repr__(number)
-    if "." not in text:
-        mantissa, _, exponent = text.partition("e")
-        text = f"{mantissa}.0e{exponent}"
-    return text
-
-
-@functools.lru_cache(maxsize=8192)  # keys and tag values repeat from note to note
-def _plain_ok(text: str, *, flow: bool = False, key: bool = False) -> bool:
-    """Whether ``text`` may be written unquoted (as a value, in a ``[...]``, or as a key) and
-    read back identical by YAML 1.1 (PyYAML) and 1.2 (Obsidian)."""
-    if not text or text[0] in PLAIN_INDICATORS or text != text.strip() or not text.isprintable():
-        return False
-    if ": " in text or " #" in text or text.endswith(":") or _NUMBER_1_2.fullmatch(text):
-        return False
-    if flow and any(ch in text for ch in ",[]{}:?"):  # PyYAML ends a flow scalar at "?"
-        return False
-    if _WORD.fullmatch(text) and not _WORD_NOT_PLAIN.fullmatch(text):
-        return True  # letters and digits only (ids), no bool, null or number: plain for sure
-    # read back by the fast path (what YAML reads, without loading YAML), else by YAML itself
-    value: object = [text] if flow else text
-    source = f"{text}: k" if key else f"k: [{text}]" if flow else f"k: {text}"
-    expected = {text: "k"} if key else {"k": value}
-    loaded = parse_simple_frontmatter(source)
-    if loaded is not None and key:  # the fast path keeps keys as text; YAML types them
-        return implicit_tag(text) == STR_TAG and _same(loaded, expected)
-    if loaded is None:
-        from vaultmem.core.notes.frontmatter_yaml import load_or_none
-
-        loaded = load_or_none(source)
-    return loaded is not None and _same(loaded, expected)
-
-
-def _double_quoted(text: str) -> str:
-    """``text`` as a YAML double-quoted scalar; unprintable characters escaped."""
-    if text.isprintable() and '"' not in text and "\\" not in text:
-        return '"' + text + '"'  # nothing to escape (every escaped character is unprintable)
-    out = ['"']
-    for ch in text:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            code = ord(ch)
-            width = 2 if code < 0x100 else 4 if code < 0x10000 else 8
-            out.append(f"\\{'xuU'[width // 4]}{code:0{width}x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _render_key(key: str) -> str:
-    """A mapping key: plain when it reads back as the same string key, else double-quoted."""
-    return key if _plain_ok(key, key=True) else _double_quoted(key)
-
-
-def _normalise(value: object) -> object:
-    """``value`` as YAML reads back what :func:`render_value` writes for it."""
-    kind = type(value)  # the exact types a note's fields hold: themselves, no ABC checks
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
-        return value
-    if type(value) is list:
-        return [_normalise(item) for item in value]
-    if isinstance(value, dt.datetime):
-        return parse_datetime(value).replace(microsecond=0, tzinfo=None)
-    if isinstance(value, list | tuple):
-        return [_normalise(item) for item in value]
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    return value
-
-
-_COMPARED_BY_VALUE: Final = frozenset({str, int, bool, type(None), dt.datetime, dt.date})
-"""Types :func:`_same` compares with ``==`` once both sides have the type (no NaN, no items)."""
-
-
-def _same(a: object, b: object) -> bool:
-    """Strict equality: types must match (``True`` is not ``1``), NaN equals NaN."""
-    kind = type(a)
-    if kind is not type(b):
-        return False
-    if kind in _COMPARED_BY_VALUE:  # most values of a frontmatter: no recursion for them
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        if a.keys() != b.keys():
-            return False
-        for key, value in a.items():  # a frontmatter's values: compared here, not recursed into
-            other = b[key]
-            kind = type(value)
-            if kind is not type(other):
-                return False
-            if kind in _COMPARED_BY_VALUE:
-                if value != other:
-                    return False
-            elif not _same(value, other):
-                return False
-        return True
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return False
-        for x, y in zip(a, b, strict=True):  # tags and links: compared here, not recursed into
-            kind = type(x)
-            if kind is not type(y) or not (x == y if kind in _COMPARED_BY_VALUE else _same(x, y)):
-                return False
-        return True
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return a == b
-
-
 def _check(
     result: str, original: dict[str, Any], changes: Mapping[str, object], body: str, path: str
 ) -> None:
@@ -607,7 +427,7 @@ def _check(
         if value is DELETE:
             expected.pop(key, None)
         else:
-            expected[key] = _normalise(value)
+            expected[key] = normalised(value)
     after = split_note(result)
     simple = parse_simple_frontmatter(after.yaml) if after.has_frontmatter else None
     try:
@@ -620,9 +440,11 @@ def _check(
             f"editing the frontmatter would break it ({exc.problem}); the note was left as it is",
             path=path,
         ) from exc
-    if not after.has_frontmatter or after.body != body or not _same(got, expected):
+    if not after.has_frontmatter or after.body != body or not same_value(got, expected):
         wrong = [  # DELETE stands for a missing key
-            k for k in {**got, **expected} if not _same(got.get(k, DELETE), expected.get(k, DELETE))
+            k
+            for k in {**got, **expected}
+            if not same_value(got.get(k, DELETE), expected.get(k, DELETE))
         ]
         raise FrontmatterError(
             "editing the frontmatter would not give the intended values (keys "
