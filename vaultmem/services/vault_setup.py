@@ -36,15 +36,15 @@ def require_vault(folder: Path) -> None:
 
 
 def _enclosing_vault(folder: Path) -> Path | None:
-    """The nearest vault above ``folder``, written as ``folder`` is (relative to the current
-    folder when ``folder`` is relative), or None."""
+    """The nearest vault above ``folder`` (:func:`discover_vault` from its parent), written as
+    ``folder`` is (relative to the current folder when ``folder`` is relative), or None."""
     import os
 
-    absolute = Path(os.path.abspath(folder))
-    for parent in absolute.parents:
-        if is_vault(parent):
-            return parent if folder.is_absolute() else Path(os.path.relpath(parent))
-    return None
+    try:
+        found = discover_vault(Path(os.path.abspath(folder)).parent)
+    except VaultNotFoundError:
+        return None
+    return found if folder.is_absolute() else Path(os.path.relpath(found))
 
 
 def discover_vault(start: Path) -> Path:
