@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from vaultmem.core.notes.timestamps import given_now
 from vaultmem.errors import InputError, NoteError, VaultmemError
-from vaultmem.services.memories.memory_edits import check_writable
+from vaultmem.services.memories.memory_edits import check_writable, writable_memories
 from vaultmem.services.memories.memory_lookup import managed_path, memory_path
 from vaultmem.store.confinement import left_in_place_warning
 from vaultmem.store.vault_lock import vault_lock
@@ -154,12 +154,7 @@ def collect_garbage(
     """
     check_threshold(threshold)
     now = given_now(now)
-    named = [memory_path(vault, ref, "not kept") for ref in keep]
-    kept = tuple(dict.fromkeys(named))  # a memory named twice (id and title) is kept once
-    for path in kept:
-        check_writable(vault, path, "not kept; nothing was changed")
-        if named.count(path) > 1:
-            vault.warnings.append(f"{path} was named {named.count(path)} times: kept once")
+    kept = tuple(writable_memories(vault, keep, "not kept; nothing was changed", "kept once"))
     run = run_lifecycle(
         vault,
         ("forget",),

@@ -113,9 +113,6 @@ def edit_note(
     return load_memory(vault, path, now or utc_now())
 
 
-__all__ = ["ChangeFunction", "NoteEditor", "check_writable", "edit_note", "refuse_unwritable"]
-
-
 def observe_memories(
     vault: NoteEditor, refs: Sequence[str], context_tags: Iterable[str], when: dt.datetime
 ) -> list[Memory]:
@@ -131,16 +128,31 @@ def observe_memories(
     if isinstance(refs, str) or not refs:
         raise InputError("no memories given to observe; name at least one (id or title)")
     tags = normalise_tags(list(context_tags))
-    named = [memory_path(vault, ref, "nothing observed") for ref in refs]  # before any write
-    paths = list(dict.fromkeys(named))  # a memory named twice is one use
-    for path in paths:  # every note checked before any is written
-        check_writable(vault, path, "nothing observed")
-    for path in paths:
-        if named.count(path) > 1:
-            vault.warnings.append(
-                f"{path} was named {named.count(path)} times: observed once (one use)"
-            )
+    paths = writable_memories(vault, refs, "nothing observed", "observed once (one use)")
     return [
         edit_note(vault, path, lambda f: observe_changes(f, when, tags), now=when)
         for path in paths
     ]
+
+
+def writable_memories(
+    vault: VaultContext, refs: Sequence[str], refused: str, once: str
+) -> list[str]:
+    """The paths of the memories ``refs`` name, each once in the order first named, after
+    checking every one before anything is written: :func:`memory_path` (a memory, not archived)
+    and :func:`check_writable` (``refused`` ends their messages). A memory named more than once
+    (its id and its title) gets a line in ``vault.warnings`` ending with ``once`` ("kept once").
+    """
+    named = [memory_path(vault, ref, refused) for ref in refs]
+    paths = list(dict.fromkeys(named))
+    for path in paths:
+        check_writable(vault, path, refused)
+        if named.count(path) > 1:
+            vault.warnings.append(f"{path} was named {named.count(path)} times: {once}")
+    return paths
+
+
+__all__ = [
+    "ChangeFunction", "NoteEditor", "check_writable", "edit_note", "observe_memories",
+    "refuse_unwritable", "writable_memories",
+]  # fmt: skip
